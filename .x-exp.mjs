@@ -1,0 +1,17 @@
+import { parseHTML } from 'linkedom';
+import { Readability } from '@mozilla/readability';
+import TurndownService from 'turndown';
+import { gfm } from 'turndown-plugin-gfm';
+import fs from 'node:fs';
+const f = process.argv[2];
+const html = fs.readFileSync(f, 'utf8');
+let t=performance.now();
+const { document } = parseHTML(html);
+const t1=performance.now();
+const art = new Readability(document, {keepClasses:false, classesToPreserve:['language-py']}).parse();
+const t2=performance.now();
+const td = new TurndownService({headingStyle:'atx', codeBlockStyle:'fenced'}); td.use(gfm);
+const md = td.turndown(art.content);
+const t3=performance.now();
+console.log(art.title, t1-t, t2-t1, t3-t2);
+console.log(md.slice(0,1500));

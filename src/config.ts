@@ -1,0 +1,78 @@
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+import { z } from 'zod';
+
+/**
+ * Every setting of the service, parsed once from the environment (and an optional `.env`, loaded by the
+ * entry points). Names follow ../shared/API.md "Running it"; our own additions carry the `KB_` prefix.
+ */
+const booleanFromEnv = z
+  .enum(['true', 'false', '1', '0', 'yes', 'no', ''])
+  .transform((v) => v === 'true' || v === '1' || v === 'yes');
+
+const optionalUrl = z.url({ protocol: /^https?$/ }).optional();
+
+const envSchema = z.object({
+  PORT: z.coerce.number().int().min(0).max(65535).default(8080),
+  HOST: z.string().min(1).default('127.0.0.1'),
+  KB_DATA_DIR: z.string().min(1).default('./data'),
+  DATABASE_URL: z.url({ protocol: /^postgres(ql)?$/ }).optional(),
+  KB_ADMIN_TOKEN: z.string().min(16, 'must be at least 16 characters').optional(),
+  KB_MODEL_DIR: z.string().min(1).optional(),
+  KB_MODEL_NAME: z.string().min(1).optional(),
+  KB_MODEL_ALLOW_REMOTE: booleanFromEnv.default(false),
+  KB_EMBEDDING_PROVIDER: z.enum(['local', 'openai']).default('local'),
+  KB_EMBEDDING_BASE_URL: optionalUrl,
+  KB_EMBEDDING_MODEL: z.string().min(1).optional(),
+  KB_EMBEDDING_API_KEY: z.string().min(1).optional(),
+  KB_CRAWL_ALLOW_PRIVATE: booleanFromEnv.default(false),
+  KB_CRAWL_MAX_LIMIT: z.coerce.number().int().min(1).max(1_000_000).default(10_000),
+  KB_NOTES_BASE_URL: optionalUrl,
+  KB_SUPPORT_DESK_BASE_URL: optionalUrl,
+  KB_WIKI_BASE_URL: optionalUrl,
+  KB_STOREFRONT_BASE_URL: optionalUrl,
+  KB_DOCS_SPACE_BASE_URL: optionalUrl,
+  KB_NOTES_OAUTH_BASE_URL: optionalUrl,
+  KB_NOTES_CLIENT_ID: z.string().min(1).optional(),
+  KB_NOTES_CLIENT_SECRET: z.string().min(1).optional(),
+  KB_PUBLIC_URL: optionalUrl,
+  /** base64 of 32 random bytes; encrypts source credentials at rest. Generated into the data dir in embedded mode. */
+  KB_ENCRYPTION_KEY: z.string().optional(),
+  KB_BODY_LIMIT_BYTES: z.coerce.number().int().min(1024).default(1024 * 1024),
+  KB_BULK_BODY_LIMIT_BYTES: z.coerce.number().int().min(1024).default(16 * 1024 * 1024),
+  KB_RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(0).default(600),
+  KB_LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  KB_WORKERS: z.coerce.number().int().min(0).max(64).default(2),
+});
+
+export type Env = z.infer<typeof envSchema>;
+
+export interface Config extends Env {
+  /** `pglite` without DATABASE_URL, `postgres` with it. */
+  storage: 'pglite' | 'postgres';
+  dataDir: string;
+}
+
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+}
+
+/** Parse the environment; throws ConfigError with one readable line per bad setting. */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  // Empty strings in the environment mean "not set", as in most twelve-factor tools.
+  const cleaned = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ''));
+  const parsed = envSchema.safeParse(cleaned);
+  if (!parsed.success) {
+    const lines = parsed.error.issues.map((i) => `  ${i.path.join('.')}: ${i.message}`);
+    throw new ConfigError(`Invalid configuration:\n${lines.join('\n')}`);
+  }
+  const e = parsed.data;
+  return { ...e, storage: e.DATABASE_URL ? 'postgres' : 'pglite', dataDir: path.resolve(e.KB_DATA_DIR) };
+}
+
+/** Load `.env` from the working directory when present, without overriding the real environment. */
+export async function loadDotEnv(): Promise<void> {
+  if (!existsSync('.env')) return;
+  const dotenv = await import('dotenv');
+  dotenv.config({ quiet: true });
+}

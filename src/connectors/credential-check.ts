@@ -1,0 +1,140 @@
+/**
+ * Shared pieces of the connectors' `validate`: one call to the source, turned into the two answers the
+ * API knows (`source_auth_failed`, `source_unreachable`) with messages that say which source and what it
+ * answered, and never a secret.
+ */
+import type { z } from 'zod';
+import { AppError, isAppError } from '../lib/errors.ts';
+import { isSourceHttpError, vendorErrorText } from './http.ts';
+import type { AnyConnector, ConnectorContext, SourceRequestOptions, SourceResponse } from './types.ts';
+
+/** `Zendesk (support_desk)`: how messages name a source. */
+export function sourceName(connector: Pick<AnyConnector, 'label' | 'type'>): string {
+  return `${connector.label} (${connector.type})`;
+}
+
+/** Replaces every occurrence of a secret in `text`, in case a source echoes one back. */
+export function redactSecrets(text: string, secrets: readonly (string | undefined)[]): string {
+  let out = text;
+  for (const secret of secrets) {
+    if (secret && secret.length >= 4) out = out.split(secret).join('[redacted]');
+  }
+  return out;
+}
+
+function hostOf(url: string): string {
+  try {
+    return new URL(url).host;
+  } catch {
+    return 'the configured address';
+  }
+}
+
+/**
+ * Sends the check request. Network failures, timeouts and a source that keeps answering 429/5xx become
+ * `AppError('source_unreachable')`; cancellation propagates unchanged.
+ */
+export async function checkRequest(
+  connector: Pick<AnyConnector, 'label' | 'type'>,
+  ctx: ConnectorContext<unknown>,
+  method: string,
+  url: string,
+  opts: SourceRequestOptions = {},
+): Promise<SourceResponse> {
+  try {
+    return await ctx.http.request(method, url, opts);
+  } catch (err) {
+    if (ctx.signal.aborted) throw err;
+    if (isAppError(err)) {
+      // The outbound guard refused the address: say so, as an unreachable source.
+      throw new AppError('source_unreachable', `${sourceName(connector)} could not be reached: ${err.message}`);
+    }
+    if (isSourceHttpError(err)) {
+      const what =
+        err.kind === 'network'
+          ? `could not be reached at ${hostOf(url)} (${err.detail ?? 'network error'})`
+          : err.kind === 'status'
+            ? `at ${hostOf(url)} kept failing (HTTP ${err.status}${err.vendorMessage ? `: ${err.vendorMessage}` : ''})`
+            : `at ${hostOf(url)} sent an unusable answer`;
+      throw new AppError('source_unreachable', `${sourceName(connector)} ${what}; try again later.`);
+    }
+    throw err;
+  }
+}
+
+/**
+ * The source refused the credentials: `AppError('source_auth_failed')` with the status and the source's
+ * own error text (secrets redacted) and a hint naming the fields to check.
+ */
+export function credentialsRejected(
+  connector: Pick<AnyConnector, 'label' | 'type'>,
+  res: Pick<SourceResponse, 'status' | 'text'>,
+  hint: string,
+  secrets: readonly (string | undefined)[],
+): AppError {
+  const vendor = vendorErrorText(res.text());
+  const said = vendor ? `HTTP ${res.status}: ${redactSecrets(vendor, secrets)}` : `HTTP ${res.status}`;
+  return new AppError('source_auth_failed', `${sourceName(connector)} rejected the credentials (${said}). ${hint}`);
+}
+
+/** A success status whose body shows the call was not authenticated (anonymous user, GraphQL errors). */
+export function credentialsNotAccepted(
+  connector: Pick<AnyConnector, 'label' | 'type'>,
+  what: string,
+  hint: string,
+): AppError {
+  return new AppError('source_auth_failed', `${sourceName(connector)} did not accept the credentials (${what}). ${hint}`);
+}
+
+/**
+ * Parses a 2xx check answer. A body that is not the vendor's shape means the host is not that
+ * vendor's API (a wrong custom domain, a parking page): `source_unreachable` saying so.
+ */
+export function parseCheckBody<T>(
+  connector: Pick<AnyConnector, 'label' | 'type'>,
+  res: SourceResponse,
+  url: string,
+  schema: z.ZodType<T>,
+  hint?: string,
+): T {
+  let body: unknown;
+  try {
+    body = res.json();
+  } catch {
+    body = undefined;
+  }
+  const parsed = schema.safeParse(body);
+  if (!parsed.success) {
+    throw new AppError(
+      'source_unreachable',
+      `${sourceName(connector)} at ${hostOf(url)} answered HTTP ${res.status}, but not like the ${connector.label} API.${hint ? ` ${hint}` : ''}`,
+    );
+  }
+  return parsed.data;
+}
+
+/** Basic authorization header value. */
+export function basicAuth(user: string, password: string): string {
+  return `Basic ${Buffer.from(`${user}:${password}`, 'utf8').toString('base64')}`;
+}
+
+/**
+ * The answer for a check response that is not 2xx: any 4xx means the source refused these credentials
+ * (or the account/space they name): `source_auth_failed` with the hint for that status; anything else
+ * (3xx, 501...) means the host is not answering like the API: `source_unreachable`.
+ */
+export function checkFailure(
+  connector: Pick<AnyConnector, 'label' | 'type'>,
+  res: SourceResponse,
+  url: string,
+  hints: { [status: number]: string; other: string },
+  secrets: readonly (string | undefined)[],
+): AppError {
+  if (res.status >= 400 && res.status <= 499) {
+    return credentialsRejected(connector, res, hints[res.status] ?? hints.other, secrets);
+  }
+  return new AppError(
+    'source_unreachable',
+    `${sourceName(connector)} at ${hostOf(url)} answered HTTP ${res.status}, which the ${connector.label} API does not. ${hints.other}`,
+  );
+}

@@ -1,0 +1,59 @@
+/** `docs_space`: one GitBook space, read with a personal access token. */
+import { z } from 'zod';
+import { joinUrl, pathSegment } from '../base-url.ts';
+import { checkFailure, checkRequest, parseCheckBody } from '../credential-check.ts';
+import { normalizeId, normalizeToken } from '../normalize.ts';
+import type { Connector } from '../types.ts';
+
+export const docsSpaceInputSchema = z.strictObject({
+  access_token: z.string().min(1).describe('GitBook personal access token.'),
+  space_id: z.string().min(1).describe('Id of the space to sync (from its URL: app.gitbook.com/s/<space_id>).'),
+});
+export type DocsSpaceInput = z.infer<typeof docsSpaceInputSchema>;
+export interface DocsSpaceCredentials {
+  access_token: string;
+  /** GitBook ids are `[A-Za-z0-9_-]+`; anything else is refused, as it would alter the request path. */
+  space_id: string;
+}
+
+export function gitbookHeaders(creds: DocsSpaceCredentials): Record<string, string> {
+  return { authorization: `Bearer ${creds.access_token}` };
+}
+
+const spaceSchema = z.object({ object: z.literal('space'), id: z.string() });
+
+const SOURCE = { type: 'docs_space', label: 'GitBook' } as const;
+
+export const docsSpaceConnector: Connector<DocsSpaceCredentials, unknown, DocsSpaceInput> = {
+  ...SOURCE,
+  credentials: docsSpaceInputSchema,
+  normalize(input) {
+    return {
+      access_token: normalizeToken('access_token', input.access_token),
+      space_id: normalizeId('space_id', input.space_id),
+    };
+  },
+  defaultBaseUrl: 'https://api.gitbook.com',
+  async validate(ctx) {
+    // Reading the space itself checks the token and the token's access to that space in one call.
+    const url = joinUrl(ctx.baseUrl, `/v1/spaces/${pathSegment(ctx.credentials.space_id)}`);
+    const res = await checkRequest(SOURCE, ctx, 'GET', url, { headers: gitbookHeaders(ctx.credentials) });
+    const spaceHint = "Check source.space_id: the space must exist and the token's user must have access to it.";
+    if (res.status < 200 || res.status > 299) {
+      throw checkFailure(
+        SOURCE,
+        res,
+        url,
+        {
+          401: 'Check source.access_token (a GitBook personal access token).',
+          403: spaceHint,
+          404: spaceHint,
+          other: 'Check source.access_token and source.space_id.',
+        },
+        [ctx.credentials.access_token],
+      );
+    }
+    parseCheckBody(SOURCE, res, url, spaceSchema);
+  },
+  cursor: z.unknown(),
+};

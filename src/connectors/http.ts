@@ -1,0 +1,546 @@
+/**
+ * The HTTP layer every connector talks to its source through: one retry policy (a pure function of the
+ * response, DESIGN.md rule 4), byte counting for `bytesSynced`, cancellation, and errors that name the
+ * request without ever carrying credentials.
+ */
+import { setTimeout as sleepTimer } from 'node:timers/promises';
+import { z } from 'zod';
+import { isAppError } from '../lib/errors.ts';
+import { appendQuery } from './base-url.ts';
+import type {
+  OutboundFetch,
+  OutboundResponse,
+  SourceHttpClient,
+  SourceRequestOptions,
+  SourceResponse,
+} from './types.ts';
+
+// ---------------------------------------------------------------------------------------------------
+// Retry policy
+// ---------------------------------------------------------------------------------------------------
+
+/** Header access that works for `Headers` and plain objects (keys matched case-insensitively). */
+export type HeaderSource = Headers | Record<string, string | undefined>;
+
+export interface RetryInput {
+  /** The response status; `undefined` for a network error (no response at all). */
+  status: number | undefined;
+  headers?: HeaderSource;
+  /** Attempts made so far, including the one that just failed (1 after the first). */
+  attempt: number;
+  maxAttempts: number;
+  /** Current time, epoch milliseconds (for HTTP-date and epoch reset headers). */
+  now: number;
+  /** First backoff step; doubles per attempt. Default 500 ms. */
+  baseDelayMs?: number;
+  /** Cap of the computed backoff. Default 30 s. */
+  maxDelayMs?: number;
+  /**
+   * Longest wait a source may demand through `Retry-After` / reset headers. A longer demand gives up at
+   * once (retrying earlier is pointless) with reason `wait_too_long`. Default 120 s.
+   */
+  maxWaitMs?: number;
+  /** A number in [0, 1) for jitter; the caller passes `Math.random()`. Default 0.5. */
+  random?: number;
+}
+
+export type RetryDecision =
+  | { retry: true; delayMs: number; basis: 'retry-after' | 'rate-limit-reset' | 'backoff' }
+  | {
+      retry: false;
+      reason: 'not_retryable' | 'attempts_exhausted' | 'wait_too_long';
+      /** What the source asked to wait, when it said. */
+      retryAfterMs?: number;
+    };
+
+export const DEFAULT_BASE_DELAY_MS = 500;
+export const DEFAULT_MAX_DELAY_MS = 30_000;
+export const DEFAULT_MAX_WAIT_MS = 120_000;
+
+/**
+ * Statuses worth another try: 408, 429 and server errors except those that cannot change by waiting
+ * (501 Not Implemented, 505 HTTP Version Not Supported). Notion's 529 `service_overload` is a 5xx.
+ * `undefined` (network error, timeout) is retryable too.
+ */
+export function isRetryableStatus(status: number | undefined): boolean {
+  if (status === undefined) return true;
+  if (status === 408 || status === 429) return true;
+  return status >= 500 && status <= 599 && status !== 501 && status !== 505;
+}
+
+function header(headers: HeaderSource | undefined, name: string): string | undefined {
+  if (!headers) return undefined;
+  if (headers instanceof Headers) return headers.get(name) ?? undefined;
+  const lower = name.toLowerCase();
+  for (const [key, value] of Object.entries(headers)) {
+    if (key.toLowerCase() === lower && value !== undefined) return value;
+  }
+  return undefined;
+}
+
+function headerEntries(headers: HeaderSource | undefined): [string, string][] {
+  if (!headers) return [];
+  if (headers instanceof Headers) return [...headers.entries()];
+  return Object.entries(headers).filter((e): e is [string, string] => e[1] !== undefined);
+}
+
+const NUMBER = /^\s*\d+(?:\.\d+)?\s*$/;
+
+/** `Retry-After`: delta seconds (`2`, `2.0`) or an HTTP date. Milliseconds to wait, or undefined. */
+export function parseRetryAfter(value: string | undefined, now: number): number | undefined {
+  if (value === undefined) return undefined;
+  if (NUMBER.test(value)) return Math.ceil(Number(value) * 1000);
+  const at = Date.parse(value);
+  return Number.isNaN(at) ? undefined : Math.max(0, at - now);
+}
+
+/**
+ * A rate-limit reset value, in whichever form the sources use: delta seconds (IETF `RateLimit-Reset`,
+ * Zendesk `ratelimit-reset`), epoch seconds (GitBook `X-RateLimit-Reset`), epoch milliseconds, or an
+ * ISO-8601 time (Confluence `X-RateLimit-Reset: 2024-05-20T08:43Z`). Milliseconds to wait, or undefined.
+ */
+export function parseResetValue(value: string | undefined, now: number): number | undefined {
+  if (value === undefined) return undefined;
+  if (NUMBER.test(value)) {
+    const n = Number(value);
+    if (n >= 1e12) return n - now; // epoch milliseconds
+    if (n >= 1e9) return n * 1000 - now; // epoch seconds
+    return Math.ceil(n * 1000); // delta seconds
+  }
+  const at = Date.parse(value);
+  return Number.isNaN(at) ? undefined : at - now;
+}
+
+/** Zendesk's per-endpoint header, e.g. `zendesk-ratelimit-tickets-index: total=100; remaining=0; resets=41`. */
+function zendeskResetMs(headers: HeaderSource | undefined): number | undefined {
+  let longest: number | undefined;
+  for (const [key, value] of headerEntries(headers)) {
+    if (!key.toLowerCase().startsWith('zendesk-ratelimit-')) continue;
+    const remaining = /remaining=(\d+)/.exec(value)?.[1];
+    const resets = /resets=(\d+)/.exec(value)?.[1];
+    if (remaining === '0' && resets !== undefined) longest = Math.max(longest ?? 0, Number(resets) * 1000);
+  }
+  return longest;
+}
+
+/** The wait a 429 response asks for through reset headers (not `Retry-After`), when positive. */
+function resetHeaderDelay(headers: HeaderSource | undefined, now: number): number | undefined {
+  const candidates = [
+    parseResetValue(header(headers, 'ratelimit-reset'), now),
+    parseResetValue(header(headers, 'x-ratelimit-reset'), now),
+    parseResetValue(header(headers, 'x-rate-limit-reset'), now),
+    zendeskResetMs(headers),
+  ].filter((v): v is number => v !== undefined && v > 0);
+  return candidates.length > 0 ? Math.max(...candidates) : undefined;
+}
+
+/**
+ * Whether to retry a failed attempt and how long to wait first. Pure: the same input gives the same
+ * answer. Order of evidence: `Retry-After` (any retryable status), then rate-limit reset headers (429
+ * only; a reset in the past is taken as clock skew and ignored), then exponential backoff with equal
+ * jitter (`d/2 + random·d/2`, `d = min(maxDelayMs, baseDelayMs·2^(attempt-1))`).
+ */
+export function decideRetry(input: RetryInput): RetryDecision {
+  const {
+    status,
+    headers,
+    attempt,
+    maxAttempts,
+    now,
+    baseDelayMs = DEFAULT_BASE_DELAY_MS,
+    maxDelayMs = DEFAULT_MAX_DELAY_MS,
+    maxWaitMs = DEFAULT_MAX_WAIT_MS,
+    random = 0.5,
+  } = input;
+  if (!isRetryableStatus(status)) return { retry: false, reason: 'not_retryable' };
+
+  const retryAfter = status === undefined ? undefined : parseRetryAfter(header(headers, 'retry-after'), now);
+  const reset = status === 429 && retryAfter === undefined ? resetHeaderDelay(headers, now) : undefined;
+  const demanded = retryAfter ?? reset;
+
+  if (attempt >= maxAttempts) {
+    return demanded === undefined
+      ? { retry: false, reason: 'attempts_exhausted' }
+      : { retry: false, reason: 'attempts_exhausted', retryAfterMs: demanded };
+  }
+  if (demanded !== undefined) {
+    if (demanded > maxWaitMs) return { retry: false, reason: 'wait_too_long', retryAfterMs: demanded };
+    return { retry: true, delayMs: demanded, basis: retryAfter !== undefined ? 'retry-after' : 'rate-limit-reset' };
+  }
+  const step = Math.min(maxDelayMs, baseDelayMs * 2 ** Math.max(0, attempt - 1));
+  const jitter = Math.min(Math.max(random, 0), 1);
+  return { retry: true, delayMs: Math.round(step / 2 + (jitter * step) / 2), basis: 'backoff' };
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Errors
+// ---------------------------------------------------------------------------------------------------
+
+export type SourceHttpErrorKind = 'status' | 'network' | 'invalid_response' | 'too_large';
+
+/**
+ * A request to a source failed for good. The message names the method, the URL without query or user
+ * info, the status and the source's own error text; never headers or credentials.
+ */
+export class SourceHttpError extends Error {
+  readonly kind: SourceHttpErrorKind;
+  /** The last HTTP status, undefined for network errors. */
+  readonly status: number | undefined;
+  readonly method: string;
+  /** The request URL without query string or user info. */
+  readonly url: string;
+  readonly attempts: number;
+  /** The source's own error text (from its error body), trimmed and shortened. */
+  readonly vendorMessage: string | undefined;
+  /** What the source last asked to wait, when it said (429 / 503 with `Retry-After` or reset headers). */
+  readonly retryAfterMs: number | undefined;
+  /** For network errors: a short reason (`ECONNREFUSED`, `timed out`...). */
+  readonly detail: string | undefined;
+
+  constructor(
+    message: string,
+    fields: {
+      kind: SourceHttpErrorKind;
+      status?: number | undefined;
+      method: string;
+      url: string;
+      attempts: number;
+      vendorMessage?: string | undefined;
+      retryAfterMs?: number | undefined;
+      detail?: string | undefined;
+      cause?: unknown;
+    },
+  ) {
+    super(message, fields.cause === undefined ? undefined : { cause: fields.cause });
+    this.name = 'SourceHttpError';
+    this.kind = fields.kind;
+    this.status = fields.status;
+    this.method = fields.method;
+    this.url = fields.url;
+    this.attempts = fields.attempts;
+    this.vendorMessage = fields.vendorMessage;
+    this.retryAfterMs = fields.retryAfterMs;
+    this.detail = fields.detail;
+  }
+}
+
+export function isSourceHttpError(err: unknown): err is SourceHttpError {
+  return err instanceof SourceHttpError;
+}
+
+/** The URL as it may appear in messages and logs: origin and path only. */
+export function redactUrl(url: string | URL): string {
+  try {
+    const u = new URL(url);
+    return u.origin + u.pathname;
+  } catch {
+    return '(invalid URL)';
+  }
+}
+
+const MAX_VENDOR_TEXT = 300;
+
+/**
+ * The human-readable error text of a source's error body, for the shapes our sources use:
+ * Notion `{message}`, Zendesk `{error, description}` / `{error: "..."}`, Confluence v2
+ * `{errors:[{title, detail}]}` and v1 `{message}`, Shopify `{errors: "..."}` / `{errors:[{message}]}`,
+ * GitBook `{error:{message}}`; plain-text bodies are used as they are (HTML pages are not).
+ */
+export function vendorErrorText(body: string): string | undefined {
+  const trimmed = body.trim();
+  if (!trimmed) return undefined;
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(trimmed);
+  } catch {
+    if (/^<(!doctype|html|\?xml)/i.test(trimmed)) return undefined;
+    return shorten(trimmed);
+  }
+  const text = textFromErrorJson(parsed);
+  return text === undefined ? undefined : shorten(text);
+}
+
+function textFromErrorJson(value: unknown): string | undefined {
+  if (typeof value === 'string') return value;
+  if (!value || typeof value !== 'object') return undefined;
+  const v = value as Record<string, unknown>;
+  if (typeof v.message === 'string') return v.message;
+  if (typeof v.error === 'string') {
+    return typeof v.description === 'string' ? `${v.error}: ${v.description}` : v.error;
+  }
+  if (v.error && typeof v.error === 'object') return textFromErrorJson(v.error);
+  if (typeof v.errors === 'string') return v.errors;
+  if (Array.isArray(v.errors) && v.errors.length > 0) {
+    const first = v.errors[0] as Record<string, unknown> | string;
+    if (typeof first === 'string') return first;
+    if (first && typeof first === 'object') {
+      const parts = [first.title, first.message, first.detail].filter((p) => typeof p === 'string' && p);
+      if (parts.length > 0) return parts.join(': ');
+    }
+  }
+  if (typeof v.reason === 'string') return v.reason;
+  return undefined;
+}
+
+function shorten(text: string): string {
+  const oneLine = text.replace(/\s+/g, ' ').trim();
+  return oneLine.length > MAX_VENDOR_TEXT ? `${oneLine.slice(0, MAX_VENDOR_TEXT - 1)}…` : oneLine;
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Client
+// ---------------------------------------------------------------------------------------------------
+
+export interface SourceHttpClientOptions {
+  fetch: OutboundFetch;
+  /** Cancels requests and waits between retries; the client then rejects with `signal.reason`. */
+  signal?: AbortSignal;
+  /** Attempts per logical request, the first included. Default 5. */
+  maxAttempts?: number;
+  baseDelayMs?: number;
+  maxDelayMs?: number;
+  maxWaitMs?: number;
+  /** Time limit of one attempt; a timeout counts as a network error. Default 60 s. */
+  attemptTimeoutMs?: number;
+  /** Largest response body accepted. Default 32 MiB. */
+  maxResponseBytes?: number;
+  /** Sent with every request unless a request sets the same header. */
+  defaultHeaders?: Record<string, string>;
+  /** Waits `ms`, rejecting when `signal` fires. Default: node:timers/promises. Tests may shorten it. */
+  sleep?: (ms: number, signal: AbortSignal | undefined) => Promise<void>;
+  now?: () => number;
+  random?: () => number;
+  /** Called before each wait, for logging and metrics. Never receives headers or bodies. */
+  onRetry?: (info: {
+    method: string;
+    url: string;
+    attempt: number;
+    status: number | undefined;
+    delayMs: number;
+    basis: string;
+  }) => void;
+}
+
+const DEFAULT_MAX_ATTEMPTS = 5;
+const DEFAULT_ATTEMPT_TIMEOUT_MS = 60_000;
+const DEFAULT_MAX_RESPONSE_BYTES = 32 * 1024 * 1024;
+const DEFAULT_HEADERS: Record<string, string> = {
+  accept: 'application/json',
+  'user-agent': 'kb-connector-service/0.1',
+};
+
+async function defaultSleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
+  await sleepTimer(ms, undefined, signal ? { signal } : undefined);
+}
+
+function abortReason(signal: AbortSignal): unknown {
+  return signal.reason ?? new DOMException('The operation was aborted.', 'AbortError');
+}
+
+function describe(method: string, url: string): string {
+  return `${method} ${url}`;
+}
+
+/** Creates the client connectors use as `ctx.http`. */
+export function createSourceHttpClient(options: SourceHttpClientOptions): SourceHttpClient {
+  const {
+    fetch,
+    signal,
+    maxAttempts = DEFAULT_MAX_ATTEMPTS,
+    baseDelayMs = DEFAULT_BASE_DELAY_MS,
+    maxDelayMs = DEFAULT_MAX_DELAY_MS,
+    maxWaitMs = DEFAULT_MAX_WAIT_MS,
+    attemptTimeoutMs = DEFAULT_ATTEMPT_TIMEOUT_MS,
+    maxResponseBytes = DEFAULT_MAX_RESPONSE_BYTES,
+    sleep = defaultSleep,
+    now = Date.now,
+    random = Math.random,
+    onRetry,
+  } = options;
+  const defaultHeaders = lowerKeys({ ...DEFAULT_HEADERS, ...options.defaultHeaders });
+  let bytesReceived = 0;
+  let requestCount = 0;
+
+  async function wait(ms: number): Promise<void> {
+    if (ms <= 0) return;
+    try {
+      await sleep(ms, signal);
+    } catch (err) {
+      if (signal?.aborted) throw abortReason(signal);
+      throw err;
+    }
+    if (signal?.aborted) throw abortReason(signal);
+  }
+
+  async function request(method: string, url: string | URL, opts: SourceRequestOptions = {}): Promise<SourceResponse> {
+    const target = new URL(url);
+    if (opts.query) appendQuery(target, opts.query);
+    const shownUrl = redactUrl(target);
+    const upperMethod = method.toUpperCase();
+    const headers = { ...defaultHeaders, ...lowerKeys(opts.headers ?? {}) };
+    let body = opts.body;
+    if (opts.json !== undefined) {
+      body = JSON.stringify(opts.json);
+      headers['content-type'] ??= 'application/json';
+    }
+    const maxBytes = opts.maxBytes ?? maxResponseBytes;
+
+    for (let attempt = 1; ; attempt++) {
+      if (signal?.aborted) throw abortReason(signal);
+      const attemptSignal = signal
+        ? AbortSignal.any([signal, AbortSignal.timeout(attemptTimeoutMs)])
+        : AbortSignal.timeout(attemptTimeoutMs);
+      let res: OutboundResponse | undefined;
+      let networkError: unknown;
+      requestCount++;
+      try {
+        res = await fetch(target, {
+          method: upperMethod,
+          headers,
+          ...(body === undefined ? {} : { body }),
+          signal: attemptSignal,
+          maxBytes,
+        });
+      } catch (err) {
+        if (signal?.aborted) throw abortReason(signal);
+        // The outbound guard refusing an address is a decision, not a transient failure.
+        if (isAppError(err)) throw err;
+        networkError = err;
+      }
+
+      if (res) {
+        bytesReceived += res.body.length;
+        if (res.truncated) {
+          throw new SourceHttpError(`${describe(upperMethod, shownUrl)} answered more than ${maxBytes} bytes`, {
+            kind: 'too_large',
+            status: res.status,
+            method: upperMethod,
+            url: shownUrl,
+            attempts: attempt,
+          });
+        }
+      }
+
+      const status = res?.status;
+      const decision = decideRetry({
+        status,
+        ...(res ? { headers: res.headers } : {}),
+        attempt,
+        maxAttempts,
+        now: now(),
+        baseDelayMs,
+        maxDelayMs,
+        maxWaitMs,
+        random: random(),
+      });
+
+      if (decision.retry) {
+        onRetry?.({ method: upperMethod, url: shownUrl, attempt, status, delayMs: decision.delayMs, basis: decision.basis });
+        await wait(decision.delayMs);
+        continue;
+      }
+      if (res && decision.reason === 'not_retryable') return wrapResponse(res, upperMethod, shownUrl, attempt);
+
+      // Gave up on a retryable failure.
+      if (!res) {
+        const detail = networkMessage(networkError);
+        throw new SourceHttpError(
+          `${describe(upperMethod, shownUrl)} failed after ${attempt} attempt${attempt === 1 ? '' : 's'}: ${detail}`,
+          { kind: 'network', method: upperMethod, url: shownUrl, attempts: attempt, detail, cause: networkError },
+        );
+      }
+      const vendorMessage = vendorErrorText(res.text());
+      const why =
+        decision.reason === 'wait_too_long'
+          ? `asked to wait ${Math.ceil((decision.retryAfterMs ?? 0) / 1000)} s, longer than allowed`
+          : `after ${attempt} attempt${attempt === 1 ? '' : 's'}`;
+      throw new SourceHttpError(
+        `${describe(upperMethod, shownUrl)} answered HTTP ${res.status} ${why}${vendorMessage ? `: ${vendorMessage}` : ''}`,
+        {
+          kind: 'status',
+          status: res.status,
+          method: upperMethod,
+          url: shownUrl,
+          attempts: attempt,
+          vendorMessage,
+          retryAfterMs: decision.retryAfterMs,
+        },
+      );
+    }
+  }
+
+  async function sendJson<T>(
+    method: string,
+    url: string | URL,
+    schema: z.ZodType<T>,
+    opts: SourceRequestOptions,
+  ): Promise<T> {
+    const res = await request(method, url, opts);
+    const shownUrl = redactUrl(res.url || url);
+    if (res.status < 200 || res.status > 299) {
+      const vendorMessage = vendorErrorText(res.text());
+      throw new SourceHttpError(
+        `${describe(method.toUpperCase(), shownUrl)} answered HTTP ${res.status}${vendorMessage ? `: ${vendorMessage}` : ''}`,
+        { kind: 'status', status: res.status, method: method.toUpperCase(), url: shownUrl, attempts: 1, vendorMessage },
+      );
+    }
+    const parsed = schema.safeParse(res.json());
+    if (!parsed.success) {
+      throw new SourceHttpError(
+        `${describe(method.toUpperCase(), shownUrl)} answered with an unexpected shape: ${z.prettifyError(parsed.error).replace(/\s+/g, ' ')}`,
+        { kind: 'invalid_response', status: res.status, method: method.toUpperCase(), url: shownUrl, attempts: 1 },
+      );
+    }
+    return parsed.data;
+  }
+
+  return {
+    request,
+    getJson: (url, schema, opts = {}) => sendJson('GET', url, schema, opts),
+    postJson: (url, body, schema, opts = {}) => sendJson('POST', url, schema, { ...opts, json: body }),
+    get bytesReceived() {
+      return bytesReceived;
+    },
+    get requestCount() {
+      return requestCount;
+    },
+  };
+}
+
+function lowerKeys(headers: Record<string, string>): Record<string, string> {
+  return Object.fromEntries(Object.entries(headers).map(([k, v]) => [k.toLowerCase(), v]));
+}
+
+/** A short, secret-free reason for a failed connection: the system error code when there is one. */
+function networkMessage(err: unknown): string {
+  if (err instanceof Error) {
+    if (err.name === 'TimeoutError') return 'timed out';
+    if (typeof (err as { code?: unknown }).code === 'string') return (err as { code: string }).code;
+    const cause = (err as { cause?: { code?: unknown; message?: unknown } }).cause;
+    if (cause && typeof cause.code === 'string') return cause.code;
+    return err.message;
+  }
+  return 'network error';
+}
+
+function wrapResponse(res: OutboundResponse, method: string, url: string, attempts: number): SourceResponse {
+  return {
+    status: res.status,
+    headers: res.headers,
+    url: res.url,
+    text: () => res.text(),
+    json: () => {
+      try {
+        return JSON.parse(res.text());
+      } catch {
+        throw new SourceHttpError(`${describe(method, url)} answered HTTP ${res.status} with a body that is not JSON`, {
+          kind: 'invalid_response',
+          status: res.status,
+          method,
+          url,
+          attempts,
+        });
+      }
+    },
+  };
+}

@@ -1,0 +1,75 @@
+/**
+ * `notes`: a Notion workspace. Authorized through OAuth (the lead's routes store the token under a
+ * secret id and put it into `access_token` before a check or sync), or with an internal integration
+ * token given as `access_token`.
+ */
+import { z } from 'zod';
+import { AppError } from '../../lib/errors.ts';
+import { joinUrl } from '../base-url.ts';
+import { checkFailure, checkRequest, parseCheckBody } from '../credential-check.ts';
+import { normalizeToken } from '../normalize.ts';
+import type { Connector } from '../types.ts';
+
+/**
+ * The API version every request sends (`Notion-Version` is mandatory). 2025-09-03 is the version with
+ * data sources, the official SDK's default; older versions fail on databases with several data sources.
+ */
+export const NOTION_VERSION = '2025-09-03';
+
+export const notesInputSchema = z.strictObject({
+  access_token: z
+    .string()
+    .optional()
+    .describe('Internal integration token; omit to use the token stored by the OAuth flow.'),
+});
+export type NotesInput = z.infer<typeof notesInputSchema>;
+export interface NotesCredentials {
+  /** OAuth access token or internal integration token; absent until OAuth has supplied one. */
+  access_token?: string;
+}
+
+const userSchema = z.object({ object: z.literal('user'), id: z.string() });
+
+/** The headers of every Notion request. */
+export function notionHeaders(token: string): Record<string, string> {
+  return { authorization: `Bearer ${token}`, 'notion-version': NOTION_VERSION };
+}
+
+const SOURCE = { type: 'notes', label: 'Notion' } as const;
+
+export const notesConnector: Connector<NotesCredentials, unknown, NotesInput> = {
+  ...SOURCE,
+  credentials: notesInputSchema,
+  normalize(input) {
+    return input.access_token === undefined ? {} : { access_token: normalizeToken('access_token', input.access_token) };
+  },
+  defaultBaseUrl: 'https://api.notion.com',
+  async validate(ctx) {
+    const token = ctx.credentials.access_token;
+    if (!token) {
+      throw new AppError(
+        'oauth_required',
+        'The notes source has no access token: complete the OAuth consent first (or pass an internal integration token as access_token).',
+      );
+    }
+    // GET /v1/users/me returns the integration's bot user: the cheapest authenticated call there is.
+    const url = joinUrl(ctx.baseUrl, '/v1/users/me');
+    const res = await checkRequest(SOURCE, ctx, 'GET', url, { headers: notionHeaders(token) });
+    if (res.status < 200 || res.status > 299) {
+      throw checkFailure(
+        SOURCE,
+        res,
+        url,
+        {
+          401: 'The token is invalid or revoked: connect again through OAuth, or check source.access_token.',
+          403: 'The token lacks the capability to read user information; check the integration settings.',
+          other: 'Check source.access_token.',
+        },
+        [token],
+      );
+    }
+    parseCheckBody(SOURCE, res, url, userSchema);
+  },
+  // The checkpoint's shape is defined with the content sync.
+  cursor: z.unknown(),
+};

@@ -1,0 +1,200 @@
+/**
+ * The connector contract (DESIGN.md "The connector contract"): what every content source implements and
+ * what the sync runner and the create-connection route may rely on. A connector never reads the
+ * environment or the database; everything it needs arrives in its {@link ConnectorContext}.
+ */
+import type { z } from 'zod';
+
+/** The five canonical source types of the API (neutral stand-ins for the products' names). */
+export const SOURCE_TYPES = ['notes', 'support_desk', 'wiki', 'storefront', 'docs_space'] as const;
+export type SourceType = (typeof SOURCE_TYPES)[number];
+
+/**
+ * One document as a source produced it, before chunking and embedding.
+ * `externalId` is stable per source object and unique within one connection and `table`.
+ */
+export interface SourceDocument {
+  /** The source's own id of the object (page id, article id, product gid...). */
+  externalId: string;
+  title: string;
+  /** Where a person can read the document at the source (becomes the item's `source_url`). */
+  url: string;
+  /** The body converted to markdown. */
+  markdown: string;
+  /** ISO 8601 time of the last change at the source, when the source says. */
+  updatedAt?: string;
+  /** `public` for help-center, storefront and public docs content; `private` for internal content. */
+  visibility: 'public' | 'private';
+  /** The source type plus useful source labels (space, section, collection...). */
+  tags: string[];
+  /** The kind of source record, `<type>_<object>`: e.g. `support_desk_articles`, `notes_pages`. */
+  table: string;
+}
+
+/**
+ * What a sync yields, in order. The runner commits documents and deletions as they come and saves a
+ * checkpoint only after everything before it is committed, in the same transaction.
+ */
+export type SyncEvent<Cursor> =
+  | { kind: 'document'; doc: SourceDocument }
+  /** The source object no longer exists (or is no longer shared / published). */
+  | { kind: 'deleted'; externalId: string; table?: string }
+  /** One document could not be read; the job becomes `incomplete`, not `failed`. */
+  | { kind: 'failure'; externalId?: string; error: Error; retryable: boolean }
+  /** Everything before this event is committed; a restarted job resumes from `cursor`. */
+  | { kind: 'checkpoint'; cursor: Cursor };
+
+/** `incremental`: only what changed since the cursor; `full`: re-read everything (reset). */
+export type SyncMode = 'incremental' | 'full';
+
+/** The small pino-compatible logger connectors get. Never pass secrets to it. */
+export interface ConnectorLogger {
+  info(obj: Record<string, unknown>, msg: string): void;
+  warn(obj: Record<string, unknown>, msg: string): void;
+  error(obj: Record<string, unknown>, msg: string): void;
+}
+
+/**
+ * The outbound fetch of `src/net/outbound.ts` (guarded against private addresses, follows redirects
+ * with the same guard, caps the body at `maxBytes`). Declared here structurally so the connector layer
+ * does not depend on that module's internals.
+ */
+export type OutboundFetch = (
+  url: string | URL,
+  init?: {
+    method?: string;
+    headers?: Record<string, string>;
+    body?: string;
+    signal?: AbortSignal;
+    maxBytes?: number;
+  },
+) => Promise<OutboundResponse>;
+
+export interface OutboundResponse {
+  status: number;
+  headers: Headers;
+  /** The final URL after redirects. */
+  url: string;
+  redirected: boolean;
+  body: Buffer;
+  /** True when the body was cut at `maxBytes`. */
+  truncated: boolean;
+  text(): string;
+  json(): unknown;
+}
+
+/** Query-string values; arrays repeat the key, `undefined` leaves it out. */
+export type QueryValue = string | number | boolean | undefined | readonly (string | number | boolean)[];
+export type Query = Record<string, QueryValue>;
+
+/** Options of one request through {@link SourceHttpClient}. */
+export interface SourceRequestOptions {
+  headers?: Record<string, string>;
+  /** A raw body (sent as is). */
+  body?: string;
+  /** A JSON body: serialized, and `Content-Type: application/json` is set. */
+  json?: unknown;
+  query?: Query;
+  /** Cap on this response's size; a larger body is an error. Defaults to the client's cap. */
+  maxBytes?: number;
+}
+
+/** A response of a source, after retries. */
+export interface SourceResponse {
+  status: number;
+  headers: Headers;
+  /** The final URL (after redirects). */
+  url: string;
+  /** Parses the body as JSON; throws a {@link SourceHttpErrorLike} of kind `invalid_response` if it is not. */
+  json(): unknown;
+  text(): string;
+}
+
+/** The shape of `SourceHttpError` (src/connectors/http.ts), for consumers that only need to read it. */
+export interface SourceHttpErrorLike extends Error {
+  kind: 'status' | 'network' | 'invalid_response' | 'too_large';
+  status: number | undefined;
+}
+
+/**
+ * The HTTP client a connector talks to its source with: retries 429/5xx/network errors with
+ * `Retry-After` / rate-limit-reset headers and backoff, counts received bytes, honours the AbortSignal.
+ */
+export interface SourceHttpClient {
+  /**
+   * One logical request (retried as needed). Answers any status that is not retried, 4xx included;
+   * throws `SourceHttpError` when it gives up on a retryable status or a network error.
+   */
+  request(method: string, url: string | URL, opts?: SourceRequestOptions): Promise<SourceResponse>;
+  /** GET, require 2xx, parse JSON with `schema`. Non-2xx or a mismatching body throw `SourceHttpError`. */
+  getJson<T>(url: string | URL, schema: z.ZodType<T>, opts?: SourceRequestOptions): Promise<T>;
+  /** POST `body` as JSON, require 2xx, parse the answer with `schema`. */
+  postJson<T>(url: string | URL, body: unknown, schema: z.ZodType<T>, opts?: SourceRequestOptions): Promise<T>;
+  /** Bytes of response bodies received so far (all attempts), for the job's `bytesSynced`. */
+  readonly bytesReceived: number;
+  /** Requests sent so far (all attempts). */
+  readonly requestCount: number;
+}
+
+/** Everything a connector may use. Built per job (or per credential check) by the caller. */
+export interface ConnectorContext<Creds> {
+  /** Normalized credentials (the output of {@link Connector.normalize}). */
+  credentials: Creds;
+  http: SourceHttpClient;
+  /**
+   * Origin (and optional path prefix) of the source's API, without a trailing slash, already resolved
+   * from the connector's {@link Connector.defaultBaseUrl} or the operator's override.
+   */
+  baseUrl: string;
+  /** Fires on cancel (disconnect, job cancel) and shutdown. */
+  signal: AbortSignal;
+  log: ConnectorLogger;
+}
+
+/** Options of one sync pass. */
+export interface SyncOptions<Cursor> {
+  /** The last checkpoint saved, or null for a first (or reset) pass. */
+  cursor: Cursor | null;
+  mode: SyncMode;
+}
+
+/**
+ * A content source. `Input` is the public input shape of API.md (the seed's field names, without
+ * `type`); `Creds` is what {@link normalize} makes of it and what is stored (encrypted).
+ */
+export interface Connector<Creds = unknown, Cursor = unknown, Input = unknown> {
+  type: SourceType;
+  /** The product behind the stand-in, for messages: `Notion`, `Zendesk`, `Confluence`, `Shopify`, `GitBook`. */
+  label: string;
+  /** The public input fields of API.md, strict (unknown fields are rejected). */
+  credentials: z.ZodType<Input>;
+  /**
+   * Checks and canonicalizes input values (host names, e-mails, tokens). Throws
+   * `AppError('invalid_request')` whose message names the field (`source.<field>`).
+   */
+  normalize(input: Input): Creds;
+  /**
+   * The API origin with `{placeholders}` naming credential fields, e.g. `https://{subdomain}.zendesk.com`.
+   * Resolve with `resolveBaseUrl` (src/connectors/base-url.ts); operators may override it.
+   */
+  defaultBaseUrl: string;
+  /**
+   * One cheap authenticated call. Rejected credentials: `AppError('source_auth_failed')` naming the
+   * source and what it answered (status, vendor error text; never secrets). Network failure or a source
+   * that keeps failing: `AppError('source_unreachable')`.
+   */
+  validate(ctx: ConnectorContext<Creds>): Promise<void>;
+  /**
+   * Streams the source's content. Optional until each source's content sync lands; the runner answers
+   * `400 invalid_request` for a source without it.
+   */
+  sync?(ctx: ConnectorContext<Creds>, opts: SyncOptions<Cursor>): AsyncGenerator<SyncEvent<Cursor>>;
+  /** All live external ids, in batches, to find deletions after a complete pass. */
+  listIds?(ctx: ConnectorContext<Creds>): AsyncGenerator<string[]>;
+  /** The checkpoint's shape (parsed when a job resumes). */
+  cursor: z.ZodType<Cursor>;
+}
+
+/** A connector with its type parameters erased, as the registry holds it. */
+// biome-ignore lint/suspicious/noExplicitAny: the registry erases each connector's own types on purpose
+export type AnyConnector = Connector<any, any, any>;

@@ -1,0 +1,143 @@
+import { newId } from '../../lib/ids.ts';
+import type { Queryable } from '../database.ts';
+
+export type Visibility = 'public' | 'private';
+export type ItemSourceType = 'integration' | 'crawl' | 'upload';
+export type IndexingStatus = 'pending' | 'indexed' | 'failed';
+
+/** An item as the API lists it (seed fields plus our extensions). */
+export interface ItemView {
+  id: string;
+  title: string;
+  visibility: Visibility;
+  source_type: ItemSourceType;
+  source_table_name: string;
+  source_url: string;
+  tags: string[];
+  indexing_status: IndexingStatus;
+  created_at: string;
+  updated_at: string;
+}
+
+const VIEW_COLUMNS = `id, title, visibility, source_type, source_table_name, source_url, tags, indexing_status,
+  to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS created_at,
+  to_char(updated_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS updated_at`;
+
+/** Escape LIKE wildcards so a user's `%` or `_` matches itself. */
+function likePattern(search: string): string {
+  return `%${search.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+}
+
+export async function queryItems(
+  q: Queryable,
+  organizationId: string,
+  opts: { limit: number; page: number; search?: string | undefined },
+): Promise<{ items: ItemView[]; total: number }> {
+  const params: unknown[] = [organizationId];
+  let where = 'organization_id = $1';
+  if (opts.search) {
+    params.push(likePattern(opts.search));
+    where += ` AND (title ILIKE $2 OR content ILIKE $2)`;
+  }
+  const [countRow] = await q.query<{ n: number }>(`SELECT count(*)::int AS n FROM items WHERE ${where}`, params);
+  const offset = (opts.page - 1) * opts.limit;
+  const items = await q.query<ItemView>(
+    `SELECT ${VIEW_COLUMNS} FROM items WHERE ${where}
+      ORDER BY created_at DESC, seq DESC LIMIT ${opts.limit} OFFSET ${offset}`,
+    params,
+  );
+  return { items, total: countRow!.n };
+}
+
+export async function getItem(q: Queryable, organizationId: string, id: string): Promise<ItemView | null> {
+  const rows = await q.query<ItemView>(`SELECT ${VIEW_COLUMNS} FROM items WHERE organization_id = $1 AND id = $2`, [
+    organizationId,
+    id,
+  ]);
+  return rows[0] ?? null;
+}
+
+export interface ItemUpdate {
+  id: string;
+  title: string;
+  tags?: string[] | undefined;
+  visibility?: Visibility | undefined;
+}
+
+/** Apply title (and optional tags/visibility) updates; returns the ids that exist and were updated. */
+export async function updateItems(q: Queryable, organizationId: string, updates: ItemUpdate[]): Promise<Set<string>> {
+  const rows = await q.query<{ id: string }>(
+    `UPDATE items AS i SET
+        title = u.title,
+        tags = COALESCE(u.tags, i.tags),
+        visibility = COALESCE(u.visibility, i.visibility),
+        updated_at = now()
+       FROM jsonb_to_recordset($2::jsonb) AS u(id text, title text, tags text[], visibility text)
+      WHERE i.organization_id = $1 AND i.id = u.id
+      RETURNING i.id`,
+    [organizationId, JSON.stringify(updates)],
+  );
+  return new Set(rows.map((r) => r.id));
+}
+
+/**
+ * Delete items of one organization. Items that came from a source (integration, crawl) leave a
+ * tombstone so an incremental sync or a crawl of other pages does not bring them back.
+ */
+export async function deleteItems(q: Queryable, organizationId: string, ids: string[]): Promise<number> {
+  const rows = await q.query<{ source_key: string; source_type: ItemSourceType }>(
+    'DELETE FROM items WHERE organization_id = $1 AND id = ANY($2::text[]) RETURNING source_key, source_type',
+    [organizationId, ids],
+  );
+  const keys = rows.filter((r) => r.source_type !== 'upload').map((r) => r.source_key);
+  if (keys.length > 0) {
+    await q.query(
+      `INSERT INTO item_tombstones (organization_id, source_key)
+       SELECT $1, k FROM unnest($2::text[]) AS k ON CONFLICT DO NOTHING`,
+      [organizationId, keys],
+    );
+  }
+  return rows.length;
+}
+
+export interface NewItem {
+  organizationId: string;
+  title: string;
+  content: string;
+  contentHash: string;
+  visibility: Visibility;
+  sourceType: ItemSourceType;
+  sourceTableName: string;
+  sourceUrl: string;
+  sourceKey?: string;
+  connectionId?: string | null;
+  crawlJobId?: string | null;
+  tags: string[];
+}
+
+/** Insert an uploaded document (always a new item). */
+export async function insertItem(q: Queryable, item: NewItem): Promise<ItemView> {
+  const id = newId();
+  const rows = await q.query<ItemView>(
+    `INSERT INTO items (id, organization_id, title, content, content_hash, visibility, source_type,
+                        source_table_name, source_url, source_key, connection_id, crawl_job_id, tags)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)
+     RETURNING ${VIEW_COLUMNS}`,
+    [
+      id,
+      item.organizationId,
+      item.title,
+      item.content,
+      item.contentHash,
+      item.visibility,
+      item.sourceType,
+      item.sourceTableName,
+      item.sourceUrl,
+      item.sourceKey ?? `${item.sourceType}:${id}`,
+      item.connectionId ?? null,
+      item.crawlJobId ?? null,
+      item.tags,
+    ],
+  );
+  return rows[0]!;
+}

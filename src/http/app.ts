@@ -1,0 +1,113 @@
+import rateLimit from '@fastify/rate-limit';
+import swagger from '@fastify/swagger';
+import swaggerUi from '@fastify/swagger-ui';
+import Fastify, { type FastifyServerOptions } from 'fastify';
+import {
+  jsonSchemaTransform,
+  jsonSchemaTransformObject,
+  serializerCompiler,
+  validatorCompiler,
+  type ZodTypeProvider,
+} from 'fastify-type-provider-zod';
+import { AppError } from '../lib/errors.ts';
+import { newId } from '../lib/ids.ts';
+import { apiKeyAuth } from './auth.ts';
+import type { App, AppContext } from './context.ts';
+import { errorHandler, notFoundHandler } from './errors.ts';
+import { registerRoutes } from './routes/index.ts';
+
+export interface BuildAppOptions {
+  /** Pino options or false; tests pass false or a level. */
+  logger?: FastifyServerOptions['logger'];
+}
+
+/** Fields pino must never print: credentials in headers and request bodies. */
+export const REDACT_PATHS = [
+  'req.headers.authorization',
+  'req.headers.cookie',
+  'req.headers["x-api-key"]',
+  '*.api_token',
+  '*.access_token',
+  '*.apiKey',
+  '*.password',
+  '*.client_secret',
+];
+
+/** Build the Fastify instance. Tests call this with their own context (database, model, fakes). */
+export async function buildApp(ctx: AppContext, opts: BuildAppOptions = {}): Promise<App> {
+  const app = Fastify({
+    logger: opts.logger ?? { level: ctx.config.KB_LOG_LEVEL, redact: { paths: REDACT_PATHS, censor: '[redacted]' } },
+    bodyLimit: ctx.config.KB_BODY_LIMIT_BYTES,
+    genReqId: (req) => {
+      const given = req.headers['x-request-id'];
+      return typeof given === 'string' && /^[\w.-]{1,100}$/.test(given) ? given : newId();
+    },
+    requestIdHeader: false,
+    // The seed's crawl path has a trailing slash and others have none: match exactly as written.
+    routerOptions: { ignoreTrailingSlash: false, maxParamLength: 200 },
+    forceCloseConnections: false,
+  }).withTypeProvider<ZodTypeProvider>();
+
+  app.setValidatorCompiler(validatorCompiler);
+  app.setSerializerCompiler(serializerCompiler);
+  app.setErrorHandler(errorHandler);
+  app.setNotFoundHandler(notFoundHandler);
+  app.decorateRequest('caller', null);
+  app.addHook('onSend', async (request, reply) => {
+    reply.header('x-request-id', request.id);
+  });
+
+  // Only JSON bodies exist in this API. Fastify's default text/plain parser is removed so a wrong
+  // Content-Type is a 415, not a string handed to a route.
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (_req, body, done) => {
+    if (body === '' || body === undefined) {
+      done(new AppError('invalid_request', 'The body is empty; send a JSON object.'), undefined);
+      return;
+    }
+    try {
+      done(null, JSON.parse(body as string));
+    } catch {
+      done(new AppError('invalid_request', 'The body is not valid JSON.'), undefined);
+    }
+  });
+
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: {
+        title: 'Knowledge-base connector service',
+        version: '1.0.0',
+        description:
+          'Connect content sources, crawl websites, and search the resulting knowledge base. ' +
+          'Every /api route except the OAuth callback and the admin API takes `Authorization: Bearer <api key>`.',
+      },
+      components: { securitySchemes: { apiKey: { type: 'http', scheme: 'bearer' } } },
+      security: [{ apiKey: [] }],
+    },
+    transform: jsonSchemaTransform,
+    transformObject: jsonSchemaTransformObject,
+  });
+  await app.register(swaggerUi, { routePrefix: '/docs', staticCSP: true });
+
+  app.addHook('onRequest', apiKeyAuth(ctx.db));
+
+  if (ctx.config.KB_RATE_LIMIT_PER_MINUTE > 0) {
+    await app.register(rateLimit, {
+      global: true,
+      hook: 'preHandler',
+      max: ctx.config.KB_RATE_LIMIT_PER_MINUTE,
+      timeWindow: 60_000,
+      keyGenerator: (req) => req.caller?.keyId ?? req.ip,
+      allowList: (req) => !req.url.startsWith('/api/'),
+      errorResponseBuilder: (_req, context) =>
+        new AppError('rate_limited', `Too many requests for this API key; retry in ${Math.ceil(context.ttl / 1000)} s.`),
+    });
+  }
+
+  await registerRoutes(app as App, ctx);
+  app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+  return app as App;
+}
+
+export type { ZodTypeProvider };

@@ -1,0 +1,48 @@
+import { timingSafeEqual } from 'node:crypto';
+import type { FastifyRequest } from 'fastify';
+import type { Database } from '../db/database.ts';
+import { findApiKey, touchApiKey } from '../db/repositories/organizations.ts';
+import { parseApiKey, secretMatches } from '../lib/crypto.ts';
+import { AppError } from '../lib/errors.ts';
+
+/** Paths under /api that carry no API key: the OAuth callback (the browser lands there) and the admin API. */
+function isPublicApiPath(path: string): boolean {
+  return path === '/api/connect/oauth/callback' || path.startsWith('/api/admin/');
+}
+
+function bearerToken(request: FastifyRequest): string | null {
+  const header = request.headers.authorization;
+  if (!header) return null;
+  const m = /^Bearer\s+(\S+)\s*$/i.exec(header);
+  return m ? m[1]! : null;
+}
+
+/** onRequest hook: resolve `Authorization: Bearer <api key>` to the caller's organization. */
+export function apiKeyAuth(db: Database) {
+  return async (request: FastifyRequest): Promise<void> => {
+    const path = request.url.split('?')[0]!;
+    if (!path.startsWith('/api/') || isPublicApiPath(path)) return;
+    const token = bearerToken(request);
+    if (!token) throw new AppError('unauthorized', 'Send an API key as "Authorization: Bearer <key>".');
+    const parsed = parseApiKey(token);
+    const record = parsed ? await findApiKey(db, parsed.keyId) : null;
+    if (!parsed || !record || record.revoked_at || !secretMatches(parsed.secret, record.secret_hash)) {
+      throw new AppError('unauthorized', 'The API key is unknown or revoked.');
+    }
+    request.caller = { organizationId: record.organization_id, keyId: record.id };
+    await touchApiKey(db, record.id);
+  };
+}
+
+/** Admin routes: `Authorization: Bearer <KB_ADMIN_TOKEN>`; without the setting the admin API does not exist. */
+export function requireAdmin(adminToken: string | undefined) {
+  return async (request: FastifyRequest): Promise<void> => {
+    if (!adminToken) throw new AppError('not_found', 'The admin API is disabled; set KB_ADMIN_TOKEN to enable it.');
+    const token = bearerToken(request);
+    const a = Buffer.from(token ?? '');
+    const b = Buffer.from(adminToken);
+    if (!token || a.length !== b.length || !timingSafeEqual(a, b)) {
+      throw new AppError('unauthorized', 'Send the admin token as "Authorization: Bearer <KB_ADMIN_TOKEN>".');
+    }
+  };
+}

@@ -1,0 +1,79 @@
+import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
+import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
+import { AppError, ERROR_STATUS, type ErrorCode } from '../lib/errors.ts';
+
+/** Fastify's own error codes, mapped onto ours. Anything else from Fastify falls back on its status. */
+const FASTIFY_CODES: Record<string, [ErrorCode, string]> = {
+  FST_ERR_CTP_INVALID_MEDIA_TYPE: ['unsupported_media_type', 'Send the request body as application/json.'],
+  FST_ERR_CTP_BODY_TOO_LARGE: ['payload_too_large', 'The request body is larger than this endpoint accepts.'],
+  FST_ERR_CTP_EMPTY_JSON_BODY: ['invalid_request', 'The body is empty; send a JSON object.'],
+  FST_ERR_CTP_INVALID_JSON_BODY: ['invalid_request', 'The body is not valid JSON.'],
+  FST_ERR_CTP_INVALID_CONTENT_LENGTH: ['invalid_request', 'The Content-Length header does not match the body.'],
+};
+
+const STATUS_FALLBACK: Record<number, ErrorCode> = {
+  400: 'invalid_request',
+  401: 'unauthorized',
+  403: 'forbidden',
+  404: 'not_found',
+  409: 'conflict',
+  413: 'payload_too_large',
+  415: 'unsupported_media_type',
+  429: 'rate_limited',
+  503: 'unavailable',
+};
+
+export interface ErrorBody {
+  error: ErrorCode;
+  message: string;
+  [extra: string]: unknown;
+}
+
+/** Turn any thrown value into our status + body; nothing internal (stack, SQL, secrets) leaks. */
+export function toErrorResponse(err: unknown): { status: number; body: ErrorBody } {
+  if (err instanceof AppError) {
+    return { status: err.status, body: { ...(err.details ?? {}), error: err.code, message: err.message } };
+  }
+  const fe = err as FastifyError & { validationContext?: string };
+  if (hasZodFastifySchemaValidationErrors(fe)) {
+    const first = fe.validation[0]!;
+    const where = fe.validationContext ?? 'body';
+    const field = first.instancePath ? first.instancePath.slice(1).replaceAll('/', '.') : '';
+    const params = first.params as { issue?: { code?: string; keys?: string[] } } | undefined;
+    let message: string;
+    if (params?.issue?.code === 'unrecognized_keys' && params.issue.keys) {
+      const at = field ? ` in ${where}.${field}` : ` in the ${where}`;
+      message = `Unknown field${params.issue.keys.length > 1 ? 's' : ''} ${params.issue.keys.map((k) => `"${k}"`).join(', ')}${at}.`;
+    } else {
+      message = field ? `${where}.${field}: ${first.message}` : `${where}: ${first.message}`;
+    }
+    return { status: 400, body: { error: 'invalid_request', message } };
+  }
+  if (fe && typeof fe.code === 'string' && FASTIFY_CODES[fe.code]) {
+    const [code, message] = FASTIFY_CODES[fe.code]!;
+    return { status: ERROR_STATUS[code], body: { error: code, message } };
+  }
+  const status = typeof fe?.statusCode === 'number' ? fe.statusCode : 500;
+  const code = STATUS_FALLBACK[status];
+  if (code && status < 500) {
+    return { status, body: { error: code, message: 'The request could not be processed.' } };
+  }
+  if (status === 503) return { status, body: { error: 'unavailable', message: 'The service is not ready; try again shortly.' } };
+  return { status: 500, body: { error: 'internal_error', message: 'Something went wrong on our side; the error was logged.' } };
+}
+
+export function errorHandler(err: unknown, request: FastifyRequest, reply: FastifyReply): void {
+  const { status, body } = toErrorResponse(err);
+  if (status >= 500) request.log.error({ err }, 'request failed');
+  if (err instanceof AppError && err.code === 'rate_limited') {
+    const after = err.details?.['retryAfterSeconds'];
+    if (typeof after === 'number') reply.header('retry-after', String(after));
+  }
+  void reply.status(status).send(body);
+}
+
+export function notFoundHandler(request: FastifyRequest, reply: FastifyReply): void {
+  void reply
+    .status(404)
+    .send({ error: 'not_found', message: `No route ${request.method} ${request.url.split('?')[0]}; see /openapi.json.` });
+}

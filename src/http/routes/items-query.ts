@@ -1,0 +1,32 @@
+import { z } from 'zod';
+import { queryItems } from '../../db/repositories/items.ts';
+import { type App, type AppContext, callerOf } from '../context.ts';
+import { commonErrors, itemSchema, paginate, paginationSchema } from '../schemas.ts';
+
+const bodySchema = z.strictObject({
+  limit: z.number().int().min(1).max(100).default(20).describe('page size, 1-100 (default 20)'),
+  page: z.number().int().min(1).max(1_000_000).default(1).describe('page number from 1 (default 1)'),
+  search: z.string().max(500).optional().describe('case-insensitive match on title and content'),
+});
+
+/** Endpoint 8: the organization's items, newest first, paged, optionally filtered by a search string. */
+export function register(app: App, ctx: AppContext): void {
+  app.post(
+    '/api/connect/knowledgebase-items/query',
+    {
+      schema: {
+        tags: ['knowledge base'],
+        summary: 'Query knowledge base items',
+        body: bodySchema,
+        response: { 200: z.object({ items: z.array(itemSchema), pagination: paginationSchema }), ...commonErrors },
+      },
+    },
+    async (request) => {
+      const { organizationId } = callerOf(request);
+      const { limit, page, search } = request.body;
+      const trimmed = search?.trim();
+      const { items, total } = await queryItems(ctx.db, organizationId, { limit, page, search: trimmed || undefined });
+      return { items, pagination: paginate(total, page, limit) };
+    },
+  );
+}

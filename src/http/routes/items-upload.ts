@@ -1,0 +1,51 @@
+import { z } from 'zod';
+import { insertItem } from '../../db/repositories/items.ts';
+import { sha256Hex } from '../../lib/crypto.ts';
+import { type App, type AppContext, callerOf } from '../context.ts';
+import { commonErrors, itemSchema, tagsSchema, visibilitySchema } from '../schemas.ts';
+
+const bodySchema = z.strictObject({
+  title: z.string().trim().min(1).max(1000),
+  content: z.string().min(1).max(5_000_000).describe('markdown or plain text'),
+  source_url: z.url({ protocol: /^https?$/ }).max(2000).optional(),
+  tags: tagsSchema.default([]),
+  visibility: visibilitySchema.default('public'),
+});
+
+/**
+ * Extension: push a document of your own. Answers at once with the item in `indexing_status: pending`;
+ * the indexer embeds it off the request path and it becomes searchable when its chunks land.
+ */
+export function register(app: App, ctx: AppContext): void {
+  app.post(
+    '/api/connect/knowledgebase-items',
+    {
+      bodyLimit: ctx.config.KB_BULK_BODY_LIMIT_BYTES,
+      schema: {
+        tags: ['knowledge base'],
+        summary: 'Upload a document (extension)',
+        body: bodySchema,
+        response: { 200: z.object({ success: z.boolean(), item: itemSchema }), ...commonErrors },
+      },
+    },
+    async (request) => {
+      const { organizationId } = callerOf(request);
+      const b = request.body;
+      const item = await ctx.db.transaction((tx) =>
+        insertItem(tx, {
+          organizationId,
+          title: b.title,
+          content: b.content,
+          contentHash: sha256Hex(b.content),
+          visibility: b.visibility,
+          sourceType: 'upload',
+          sourceTableName: 'uploaded_documents',
+          sourceUrl: b.source_url ?? '',
+          tags: [...new Set(b.tags)],
+        }),
+      );
+      ctx.onItemsChanged?.();
+      return { success: true, item };
+    },
+  );
+}

@@ -1,0 +1,20 @@
+import { ConfigError, loadConfig, loadDotEnv } from './config.ts';
+import { MissingExtensionError } from './db/database.ts';
+import { startServer } from './server.ts';
+
+/** `npm start`: API and workers in one process on the configured storage. */
+async function main(): Promise<void> {
+  await loadDotEnv();
+  try {
+    const config = loadConfig();
+    await startServer(config, { workers: true });
+  } catch (err) {
+    if (err instanceof ConfigError || err instanceof MissingExtensionError) {
+      console.error(`kb: ${err.message}`);
+      process.exit(2);
+    }
+    throw err;
+  }
+}
+
+await main();

@@ -1,0 +1,63 @@
+import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import type { Config } from './config.ts';
+import { ConfigError } from './config.ts';
+import type { Database } from './db/database.ts';
+import { migrate } from './db/migrate.ts';
+import { openDatabase } from './db/open.ts';
+import { countOrganizations, createApiKey, createOrganization } from './db/repositories/organizations.ts';
+import { CredentialCipher } from './lib/crypto.ts';
+
+/**
+ * The credential-encryption key: from KB_ENCRYPTION_KEY, or (embedded mode only) generated once into
+ * the data directory. Server mode requires it explicitly: several processes must share one key, and a
+ * key generated on one machine would make the credentials unreadable on the others.
+ */
+export function resolveEncryptionKey(config: Config): string {
+  if (config.KB_ENCRYPTION_KEY) {
+    new CredentialCipher(config.KB_ENCRYPTION_KEY); // validates length
+    return config.KB_ENCRYPTION_KEY;
+  }
+  if (config.storage === 'postgres') {
+    throw new ConfigError(
+      'KB_ENCRYPTION_KEY is required with DATABASE_URL (base64 of 32 random bytes, the same for every process). ' +
+        'Make one with: node -e "console.log(require(\'crypto\').randomBytes(32).toString(\'base64\'))"',
+    );
+  }
+  const file = path.join(config.dataDir, 'encryption.key');
+  if (existsSync(file)) return readFileSync(file, 'utf8').trim();
+  mkdirSync(config.dataDir, { recursive: true });
+  const key = CredentialCipher.generateKey();
+  writeFileSync(file, `${key}\n`, { mode: 0o600 });
+  chmodSync(file, 0o600);
+  return key;
+}
+
+export interface Storage {
+  db: Database;
+  cipher: CredentialCipher;
+  /** Set on the very first start of an empty database: the `default` organization's one-time key. */
+  firstStartKey: string | null;
+}
+
+/** Open the database, apply migrations, and on a brand-new installation create the `default` organization. */
+export async function openStorage(config: Config, opts: { createDefaultOrg: boolean }): Promise<Storage> {
+  const cipher = new CredentialCipher(resolveEncryptionKey(config));
+  const db = await openDatabase(config);
+  try {
+    await migrate(db);
+    let firstStartKey: string | null = null;
+    if (opts.createDefaultOrg) {
+      firstStartKey = await db.transaction(async (tx) => {
+        await tx.query('SELECT pg_advisory_xact_lock(7240511932)');
+        if ((await countOrganizations(tx)) > 0) return null;
+        const org = await createOrganization(tx, 'default');
+        return (await createApiKey(tx, org.id)).apiKey;
+      });
+    }
+    return { db, cipher, firstStartKey };
+  } catch (err) {
+    await db.close().catch(() => {});
+    throw err;
+  }
+}

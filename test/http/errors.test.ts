@@ -1,0 +1,121 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { expectError, startTestApp, type TestApp } from '../support/harness.ts';
+
+// Error handling lives in the HTTP layer and is the same on both storage modes; PGlite keeps this fast.
+describe('errors and limits', () => {
+  let t: TestApp;
+  const countItems = async () => (await t.db.query<{ n: number }>('SELECT count(*)::int AS n FROM items'))[0]!.n;
+
+  before(async () => {
+    t = await startTestApp('pglite', { config: { KB_BODY_LIMIT_BYTES: '4096', KB_BULK_BODY_LIMIT_BYTES: '8192' } });
+  });
+  after(async () => t?.close());
+
+  test('missing, malformed, unknown and revoked keys are 401', async () => {
+    expectError(await t.call('POST', '/api/connect/knowledgebase-items/query', { key: null, body: {} }), 401, 'unauthorized');
+    expectError(
+      await t.call('POST', '/api/connect/knowledgebase-items/query', { key: 'not-a-key', body: {} }),
+      401,
+      'unauthorized',
+    );
+    const forged = `${t.orgA.key.slice(0, 20)}${'A'.repeat(t.orgA.key.length - 20)}`;
+    expectError(await t.call('POST', '/api/connect/knowledgebase-items/query', { key: forged, body: {} }), 401, 'unauthorized');
+    const basic = await t.call('POST', '/api/connect/knowledgebase-items/query', {
+      key: null,
+      headers: { authorization: `Basic ${t.orgA.key}` },
+      body: {},
+    });
+    expectError(basic, 401, 'unauthorized');
+    // A revoked key stops working at once.
+    const keyId = t.orgB.key.split('_')[1]!;
+    await t.db.query('UPDATE api_keys SET revoked_at = now() WHERE id = $1', [keyId]);
+    expectError(
+      await t.call('POST', '/api/connect/knowledgebase-items/query', { key: t.orgB.key, body: {} }),
+      401,
+      'unauthorized',
+    );
+    await t.db.query('UPDATE api_keys SET revoked_at = NULL WHERE id = $1', [keyId]);
+  });
+
+  test('malformed JSON, wrong types, unknown fields and bad pagination are 400 and change nothing', async () => {
+    const before = await countItems();
+    const bad = await t.call('POST', '/api/connect/knowledgebase-items', { body: '{"title": "x", ' });
+    expectError(bad, 400, 'invalid_request');
+    expectError(await t.call('POST', '/api/connect/knowledgebase-items', { body: { title: 5, content: 'x' } }), 400, 'invalid_request');
+    const unknown = await t.call('POST', '/api/connect/knowledgebase-items', {
+      body: { title: 'x', content: 'y', colour: 'red' },
+    });
+    expectError(unknown, 400, 'invalid_request');
+    assert.match(unknown.body.message, /colour/);
+    const missing = await t.call('POST', '/api/connect/knowledgebase-items', { body: { title: 'x' } });
+    expectError(missing, 400, 'invalid_request');
+    assert.match(missing.body.message, /content/);
+    for (const body of [{ limit: 0 }, { limit: 101 }, { page: 0 }, { page: 1.5 }, { limit: '10' }, { page: -1 }]) {
+      const res = await t.call('POST', '/api/connect/knowledgebase-items/query', { body });
+      expectError(res, 400, 'invalid_request');
+      assert.match(res.body.message, /limit|page/);
+    }
+    expectError(await t.call('PUT', '/api/connect/knowledgebase-items', { body: [] }), 400, 'invalid_request');
+    expectError(await t.call('PUT', '/api/connect/knowledgebase-items', { body: { id: 'x', title: 'y' } }), 400, 'invalid_request');
+    expectError(await t.call('DELETE', '/api/connect/knowledgebase-items', { body: { ids: 'x' } }), 400, 'invalid_request');
+    expectError(await t.call('POST', '/api/connect/knowledgebase-items/query', { body: '' }), 400, 'invalid_request');
+    assert.equal(await countItems(), before);
+  });
+
+  test('oversized bodies are 413, wrong content types 415, and neither changes anything', async () => {
+    const before = await countItems();
+    const big = await t.call('POST', '/api/connect/knowledgebase-items/query', { body: { search: 'x'.repeat(5000) } });
+    expectError(big, 413, 'payload_too_large');
+    // The upload endpoint allows more than the default limit, but not more than its own.
+    const bigUpload = await t.call('POST', '/api/connect/knowledgebase-items', { body: { title: 't', content: 'y'.repeat(6000) } });
+    assert.equal(bigUpload.status, 200);
+    const tooBig = await t.call('POST', '/api/connect/knowledgebase-items', { body: { title: 't', content: 'y'.repeat(9000) } });
+    expectError(tooBig, 413, 'payload_too_large');
+    const form = await t.call('POST', '/api/connect/knowledgebase-items', {
+      body: 'title=x&content=y',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    });
+    expectError(form, 415, 'unsupported_media_type');
+    const text = await t.call('POST', '/api/connect/knowledgebase-items', {
+      body: '{"title":"x","content":"y"}',
+      headers: { 'content-type': 'text/plain' },
+    });
+    expectError(text, 415, 'unsupported_media_type');
+    assert.equal(await countItems(), before + 1);
+  });
+
+  test('unknown routes and wrong methods are 404 in our shape', async () => {
+    expectError(await t.call('GET', '/api/nope'), 404, 'not_found');
+    expectError(await t.call('GET', '/nope', { key: null }), 404, 'not_found');
+    expectError(await t.call('GET', '/api/connect/knowledgebase-items/query'), 404, 'not_found');
+  });
+
+  test('the admin API is absent without KB_ADMIN_TOKEN', async () => {
+    expectError(await t.call('POST', '/api/admin/organizations', { body: { name: 'x' }, key: null }), 404, 'not_found');
+  });
+
+  test('every response carries a request id', async () => {
+    const res = await t.call('GET', '/healthz', { key: null, headers: { 'x-request-id': 'abc-123' } });
+    assert.equal(res.headers['x-request-id'], 'abc-123');
+  });
+});
+
+describe('rate limit', () => {
+  let t: TestApp;
+  before(async () => {
+    t = await startTestApp('pglite', { config: { KB_RATE_LIMIT_PER_MINUTE: '3' } });
+  });
+  after(async () => t?.close());
+
+  test('past the per-key limit: 429 with Retry-After; other keys are unaffected', async () => {
+    for (let i = 0; i < 3; i++) {
+      assert.equal((await t.call('POST', '/api/connect/knowledgebase-items/query', { body: {} })).status, 200);
+    }
+    const limited = await t.call('POST', '/api/connect/knowledgebase-items/query', { body: {} });
+    expectError(limited, 429, 'rate_limited');
+    assert.ok(Number(limited.headers['retry-after']) > 0);
+    const other = await t.call('POST', '/api/connect/knowledgebase-items/query', { body: {}, key: t.orgB.key });
+    assert.equal(other.status, 200);
+  });
+});

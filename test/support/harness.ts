@@ -1,0 +1,144 @@
+import { randomBytes } from 'node:crypto';
+import pg from 'pg';
+import { type Config, loadConfig } from '../../src/config.ts';
+import type { Database } from '../../src/db/database.ts';
+import { migrate } from '../../src/db/migrate.ts';
+import { openPglite } from '../../src/db/pglite.ts';
+import { openPostgres } from '../../src/db/postgres.ts';
+import { createApiKey, createOrganization } from '../../src/db/repositories/organizations.ts';
+import { buildApp } from '../../src/http/app.ts';
+import type { App, AppContext } from '../../src/http/context.ts';
+import { startNativePostgres } from './native-postgres.ts';
+
+export type StorageMode = 'pglite' | 'postgres';
+
+/** Both storage modes; every storage test runs against each. */
+export const STORAGE_MODES: StorageMode[] = ['pglite', 'postgres'];
+
+let sharedServer: Promise<{ url: string; stop(): Promise<void> }> | null = null;
+
+/**
+ * A native Postgres with pgvector for this test process. `scripts/run-tests.ts` starts one for the whole
+ * run and passes its URL in KB_TEST_DATABASE_URL; a test file run on its own starts its own.
+ */
+async function adminUrl(): Promise<string> {
+  if (process.env['KB_TEST_DATABASE_URL']) return process.env['KB_TEST_DATABASE_URL'];
+  sharedServer ??= startNativePostgres();
+  const server = await sharedServer;
+  process.once('beforeExit', () => void server.stop());
+  return server.url;
+}
+
+/** A fresh, empty database of the given mode (a new database on the native server, or PGlite in memory). */
+export async function freshDatabase(mode: StorageMode): Promise<{ db: Database; url?: string; drop(): Promise<void> }> {
+  if (mode === 'pglite') {
+    const db = await openPglite(null);
+    return { db, drop: () => db.close() };
+  }
+  const admin = new URL(await adminUrl());
+  const name = `kbtest_${randomBytes(6).toString('hex')}`;
+  const client = new pg.Client({ connectionString: admin.toString() });
+  await client.connect();
+  await client.query(`CREATE DATABASE ${name}`);
+  await client.end();
+  const url = new URL(admin);
+  url.pathname = `/${name}`;
+  const db = await openPostgres(url.toString(), { max: 5 });
+  return {
+    db,
+    url: url.toString(),
+    async drop() {
+      await db.close();
+      const c = new pg.Client({ connectionString: admin.toString() });
+      await c.connect();
+      await c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      await c.end();
+    },
+  };
+}
+
+export function testConfig(overrides: Record<string, string> = {}): Config {
+  return loadConfig({
+    KB_DATA_DIR: '/nonexistent-test-data-dir',
+    KB_LOG_LEVEL: 'silent',
+    KB_RATE_LIMIT_PER_MINUTE: '0',
+    KB_ENCRYPTION_KEY: randomBytes(32).toString('base64'),
+    ...overrides,
+  });
+}
+
+export interface TestOrg {
+  id: string;
+  key: string;
+}
+
+export interface TestApp {
+  app: App;
+  db: Database;
+  ctx: AppContext;
+  /** Two organizations: every test that creates data in `a` checks that `b` cannot see or touch it. */
+  orgA: TestOrg;
+  orgB: TestOrg;
+  call(
+    method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE',
+    url: string,
+    opts?: { key?: string | null; body?: unknown; headers?: Record<string, string> },
+  ): Promise<{ status: number; body: any; headers: Record<string, unknown> }>;
+  close(): Promise<void>;
+}
+
+/** Build the real app on a fresh database of the given mode, with two organizations and a key each. */
+export async function startTestApp(
+  mode: StorageMode,
+  opts: { config?: Record<string, string>; extend?: (ctx: AppContext) => void | Promise<void> } = {},
+): Promise<TestApp> {
+  const fresh = await freshDatabase(mode);
+  const db = fresh.db;
+  await migrate(db);
+  const makeOrg = async (name: string): Promise<TestOrg> => {
+    const org = await createOrganization(db, name);
+    return { id: org.id, key: (await createApiKey(db, org.id)).apiKey };
+  };
+  const orgA = await makeOrg('org-a');
+  const orgB = await makeOrg('org-b');
+  const ctx: AppContext = { config: testConfig(opts.config), db };
+  await opts.extend?.(ctx);
+  const app = await buildApp(ctx, { logger: false });
+  await app.ready();
+  return {
+    app,
+    db,
+    ctx,
+    orgA,
+    orgB,
+    async call(method, url, o = {}) {
+      const headers: Record<string, string> = { ...(o.headers ?? {}) };
+      const key = o.key === undefined ? orgA.key : o.key;
+      if (key) headers['authorization'] = `Bearer ${key}`;
+      let payload: string | undefined;
+      if (o.body !== undefined) {
+        payload = typeof o.body === 'string' ? o.body : JSON.stringify(o.body);
+        headers['content-type'] ??= 'application/json';
+      }
+      const res = await app.inject({ method, url, headers, ...(payload !== undefined ? { payload } : {}) });
+      let body: unknown = res.body;
+      try {
+        body = res.json();
+      } catch {}
+      return { status: res.statusCode, body, headers: res.headers };
+    },
+    async close() {
+      await app.close();
+      await fresh.drop();
+    },
+  };
+}
+
+/** Assert the `{error, message}` shape and code. */
+export function expectError(res: { status: number; body: any }, status: number, code: string): void {
+  if (res.status !== status || res.body?.error !== code || typeof res.body?.message !== 'string') {
+    throw new Error(`expected ${status} ${code}, got ${res.status} ${JSON.stringify(res.body)}`);
+  }
+  const keys = Object.keys(res.body).sort();
+  if (!keys.includes('error') || !keys.includes('message')) throw new Error('error body lacks error/message');
+}
