@@ -42,7 +42,10 @@ export function resolveBaseUrl(template: string, creds: Record<string, unknown>)
     throw new AppError('internal_error', 'The source base URL must use http or https.');
   }
   if (url.username || url.password || url.search || url.hash) {
-    throw new AppError('internal_error', 'The source base URL must not carry user info, a query or a fragment.');
+    throw new AppError(
+      'internal_error',
+      'The source base URL must not carry user info, a query or a fragment.',
+    );
   }
   return url.origin + url.pathname.replace(/\/+$/, '');
 }

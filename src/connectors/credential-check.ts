@@ -5,6 +5,7 @@
  */
 import type { z } from 'zod';
 import { AppError, isAppError } from '../lib/errors.ts';
+import { OutboundBlockedError, OutboundError } from '../net/outbound.ts';
 import { isSourceHttpError, vendorErrorText } from './http.ts';
 import type { AnyConnector, ConnectorContext, SourceRequestOptions, SourceResponse } from './types.ts';
 
@@ -45,9 +46,13 @@ export async function checkRequest(
     return await ctx.http.request(method, url, opts);
   } catch (err) {
     if (ctx.signal.aborted) throw err;
-    if (isAppError(err)) {
-      // The outbound guard refused the address: say so, as an unreachable source.
-      throw new AppError('source_unreachable', `${sourceName(connector)} could not be reached: ${err.message}`);
+    if (isAppError(err)) throw err;
+    if (err instanceof OutboundBlockedError || err instanceof OutboundError) {
+      // The outbound guard refused the address (or a redirect loop): an unreachable source, said plainly.
+      throw new AppError(
+        'source_unreachable',
+        `${sourceName(connector)} could not be reached: ${err.message}.`,
+      );
     }
     if (isSourceHttpError(err)) {
       const what =
@@ -74,7 +79,10 @@ export function credentialsRejected(
 ): AppError {
   const vendor = vendorErrorText(res.text());
   const said = vendor ? `HTTP ${res.status}: ${redactSecrets(vendor, secrets)}` : `HTTP ${res.status}`;
-  return new AppError('source_auth_failed', `${sourceName(connector)} rejected the credentials (${said}). ${hint}`);
+  return new AppError(
+    'source_auth_failed',
+    `${sourceName(connector)} rejected the credentials (${said}). ${hint}`,
+  );
 }
 
 /** A success status whose body shows the call was not authenticated (anonymous user, GraphQL errors). */
@@ -83,7 +91,10 @@ export function credentialsNotAccepted(
   what: string,
   hint: string,
 ): AppError {
-  return new AppError('source_auth_failed', `${sourceName(connector)} did not accept the credentials (${what}). ${hint}`);
+  return new AppError(
+    'source_auth_failed',
+    `${sourceName(connector)} did not accept the credentials (${what}). ${hint}`,
+  );
 }
 
 /**

@@ -6,6 +6,7 @@
 import { setTimeout as sleepTimer } from 'node:timers/promises';
 import { z } from 'zod';
 import { isAppError } from '../lib/errors.ts';
+import { OutboundBlockedError, OutboundError } from '../net/outbound.ts';
 import { appendQuery } from './base-url.ts';
 import type {
   OutboundFetch,
@@ -165,7 +166,11 @@ export function decideRetry(input: RetryInput): RetryDecision {
   }
   if (demanded !== undefined) {
     if (demanded > maxWaitMs) return { retry: false, reason: 'wait_too_long', retryAfterMs: demanded };
-    return { retry: true, delayMs: demanded, basis: retryAfter !== undefined ? 'retry-after' : 'rate-limit-reset' };
+    return {
+      retry: true,
+      delayMs: demanded,
+      basis: retryAfter !== undefined ? 'retry-after' : 'rate-limit-reset',
+    };
   }
   const step = Math.min(maxDelayMs, baseDelayMs * 2 ** Math.max(0, attempt - 1));
   const jitter = Math.min(Math.max(random, 0), 1);
@@ -372,7 +377,11 @@ export function createSourceHttpClient(options: SourceHttpClientOptions): Source
     if (signal?.aborted) throw abortReason(signal);
   }
 
-  async function request(method: string, url: string | URL, opts: SourceRequestOptions = {}): Promise<SourceResponse> {
+  async function request(
+    method: string,
+    url: string | URL,
+    opts: SourceRequestOptions = {},
+  ): Promise<SourceResponse> {
     const target = new URL(url);
     if (opts.query) appendQuery(target, opts.query);
     const shownUrl = redactUrl(target);
@@ -403,21 +412,24 @@ export function createSourceHttpClient(options: SourceHttpClientOptions): Source
         });
       } catch (err) {
         if (signal?.aborted) throw abortReason(signal);
-        // The outbound guard refusing an address is a decision, not a transient failure.
-        if (isAppError(err)) throw err;
+        // The outbound guard refusing an address, or a redirect loop, is not a transient failure.
+        if (isPermanentFetchError(err)) throw err;
         networkError = err;
       }
 
       if (res) {
         bytesReceived += res.body.length;
         if (res.truncated) {
-          throw new SourceHttpError(`${describe(upperMethod, shownUrl)} answered more than ${maxBytes} bytes`, {
-            kind: 'too_large',
-            status: res.status,
-            method: upperMethod,
-            url: shownUrl,
-            attempts: attempt,
-          });
+          throw new SourceHttpError(
+            `${describe(upperMethod, shownUrl)} answered more than ${maxBytes} bytes`,
+            {
+              kind: 'too_large',
+              status: res.status,
+              method: upperMethod,
+              url: shownUrl,
+              attempts: attempt,
+            },
+          );
         }
       }
 
@@ -435,18 +447,33 @@ export function createSourceHttpClient(options: SourceHttpClientOptions): Source
       });
 
       if (decision.retry) {
-        onRetry?.({ method: upperMethod, url: shownUrl, attempt, status, delayMs: decision.delayMs, basis: decision.basis });
+        onRetry?.({
+          method: upperMethod,
+          url: shownUrl,
+          attempt,
+          status,
+          delayMs: decision.delayMs,
+          basis: decision.basis,
+        });
         await wait(decision.delayMs);
         continue;
       }
-      if (res && decision.reason === 'not_retryable') return wrapResponse(res, upperMethod, shownUrl, attempt);
+      if (res && decision.reason === 'not_retryable')
+        return wrapResponse(res, upperMethod, shownUrl, attempt);
 
       // Gave up on a retryable failure.
       if (!res) {
         const detail = networkMessage(networkError);
         throw new SourceHttpError(
           `${describe(upperMethod, shownUrl)} failed after ${attempt} attempt${attempt === 1 ? '' : 's'}: ${detail}`,
-          { kind: 'network', method: upperMethod, url: shownUrl, attempts: attempt, detail, cause: networkError },
+          {
+            kind: 'network',
+            method: upperMethod,
+            url: shownUrl,
+            attempts: attempt,
+            detail,
+            cause: networkError,
+          },
         );
       }
       const vendorMessage = vendorErrorText(res.text());
@@ -481,14 +508,27 @@ export function createSourceHttpClient(options: SourceHttpClientOptions): Source
       const vendorMessage = vendorErrorText(res.text());
       throw new SourceHttpError(
         `${describe(method.toUpperCase(), shownUrl)} answered HTTP ${res.status}${vendorMessage ? `: ${vendorMessage}` : ''}`,
-        { kind: 'status', status: res.status, method: method.toUpperCase(), url: shownUrl, attempts: 1, vendorMessage },
+        {
+          kind: 'status',
+          status: res.status,
+          method: method.toUpperCase(),
+          url: shownUrl,
+          attempts: 1,
+          vendorMessage,
+        },
       );
     }
     const parsed = schema.safeParse(res.json());
     if (!parsed.success) {
       throw new SourceHttpError(
         `${describe(method.toUpperCase(), shownUrl)} answered with an unexpected shape: ${z.prettifyError(parsed.error).replace(/\s+/g, ' ')}`,
-        { kind: 'invalid_response', status: res.status, method: method.toUpperCase(), url: shownUrl, attempts: 1 },
+        {
+          kind: 'invalid_response',
+          status: res.status,
+          method: method.toUpperCase(),
+          url: shownUrl,
+          attempts: 1,
+        },
       );
     }
     return parsed.data;
@@ -511,16 +551,22 @@ function lowerKeys(headers: Record<string, string>): Record<string, string> {
   return Object.fromEntries(Object.entries(headers).map(([k, v]) => [k.toLowerCase(), v]));
 }
 
+/** Errors of the fetch layer that another attempt cannot change. */
+function isPermanentFetchError(err: unknown): boolean {
+  if (isAppError(err) || err instanceof OutboundBlockedError) return true;
+  return err instanceof OutboundError && (err.code === 'too_many_redirects' || err.code === 'invalid_url');
+}
+
 /** A short, secret-free reason for a failed connection: the system error code when there is one. */
 function networkMessage(err: unknown): string {
-  if (err instanceof Error) {
-    if (err.name === 'TimeoutError') return 'timed out';
-    if (typeof (err as { code?: unknown }).code === 'string') return (err as { code: string }).code;
-    const cause = (err as { cause?: { code?: unknown; message?: unknown } }).cause;
-    if (cause && typeof cause.code === 'string') return cause.code;
-    return err.message;
-  }
-  return 'network error';
+  if (!(err instanceof Error)) return 'network error';
+  if (err.name === 'TimeoutError' || (err instanceof OutboundError && err.code === 'timeout'))
+    return 'timed out';
+  const causeCode: unknown = (err.cause as { code?: unknown } | undefined)?.code;
+  if (typeof causeCode === 'string') return causeCode;
+  const code: unknown = (err as { code?: unknown }).code;
+  if (typeof code === 'string' && code !== 'network') return code;
+  return err.message;
 }
 
 function wrapResponse(res: OutboundResponse, method: string, url: string, attempts: number): SourceResponse {
@@ -533,13 +579,16 @@ function wrapResponse(res: OutboundResponse, method: string, url: string, attemp
       try {
         return JSON.parse(res.text());
       } catch {
-        throw new SourceHttpError(`${describe(method, url)} answered HTTP ${res.status} with a body that is not JSON`, {
-          kind: 'invalid_response',
-          status: res.status,
-          method,
-          url,
-          attempts,
-        });
+        throw new SourceHttpError(
+          `${describe(method, url)} answered HTTP ${res.status} with a body that is not JSON`,
+          {
+            kind: 'invalid_response',
+            status: res.status,
+            method,
+            url,
+            attempts,
+          },
+        );
       }
     },
   };

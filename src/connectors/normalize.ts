@@ -18,7 +18,8 @@ function invalid(field: string, message: string): AppError {
 
 /** Why `value` is not a bare host name, or undefined when it has none of the refused parts. */
 function structuralProblem(value: string): string | undefined {
-  if (/^[a-z][a-z0-9+.-]*:\/\//i.test(value) || value.startsWith('//')) return 'must not include a scheme (https://)';
+  if (/^[a-z][a-z0-9+.-]*:\/\//i.test(value) || value.startsWith('//'))
+    return 'must not include a scheme (https://)';
   if (value.includes('@')) return 'must not include user info';
   if (/[/?#\\]/.test(value)) return 'must not include a path, query or fragment';
   if (value.includes('[') || value.includes(']')) return 'must not be an IP address';

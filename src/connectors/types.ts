@@ -55,33 +55,10 @@ export interface ConnectorLogger {
 }
 
 /**
- * The outbound fetch of `src/net/outbound.ts` (guarded against private addresses, follows redirects
- * with the same guard, caps the body at `maxBytes`). Declared here structurally so the connector layer
- * does not depend on that module's internals.
+ * The guarded fetch of `src/net/outbound.ts` (refuses private addresses, follows redirects with the same
+ * guard, caps the body at `maxBytes`): the only way a connector reaches its source.
  */
-export type OutboundFetch = (
-  url: string | URL,
-  init?: {
-    method?: string;
-    headers?: Record<string, string>;
-    body?: string;
-    signal?: AbortSignal;
-    maxBytes?: number;
-  },
-) => Promise<OutboundResponse>;
-
-export interface OutboundResponse {
-  status: number;
-  headers: Headers;
-  /** The final URL after redirects. */
-  url: string;
-  redirected: boolean;
-  body: Buffer;
-  /** True when the body was cut at `maxBytes`. */
-  truncated: boolean;
-  text(): string;
-  json(): unknown;
-}
+export type { OutboundFetch, OutboundResponse } from '../net/outbound.ts';
 
 /** Query-string values; arrays repeat the key, `undefined` leaves it out. */
 export type QueryValue = string | number | boolean | undefined | readonly (string | number | boolean)[];
@@ -129,7 +106,12 @@ export interface SourceHttpClient {
   /** GET, require 2xx, parse JSON with `schema`. Non-2xx or a mismatching body throw `SourceHttpError`. */
   getJson<T>(url: string | URL, schema: z.ZodType<T>, opts?: SourceRequestOptions): Promise<T>;
   /** POST `body` as JSON, require 2xx, parse the answer with `schema`. */
-  postJson<T>(url: string | URL, body: unknown, schema: z.ZodType<T>, opts?: SourceRequestOptions): Promise<T>;
+  postJson<T>(
+    url: string | URL,
+    body: unknown,
+    schema: z.ZodType<T>,
+    opts?: SourceRequestOptions,
+  ): Promise<T>;
   /** Bytes of response bodies received so far (all attempts), for the job's `bytesSynced`. */
   readonly bytesReceived: number;
   /** Requests sent so far (all attempts). */

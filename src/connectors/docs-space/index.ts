@@ -7,7 +7,10 @@ import type { Connector } from '../types.ts';
 
 export const docsSpaceInputSchema = z.strictObject({
   access_token: z.string().min(1).describe('GitBook personal access token.'),
-  space_id: z.string().min(1).describe('Id of the space to sync (from its URL: app.gitbook.com/s/<space_id>).'),
+  space_id: z
+    .string()
+    .min(1)
+    .describe('Id of the space to sync (from its URL: app.gitbook.com/s/<space_id>).'),
 });
 export type DocsSpaceInput = z.infer<typeof docsSpaceInputSchema>;
 export interface DocsSpaceCredentials {
@@ -38,7 +41,8 @@ export const docsSpaceConnector: Connector<DocsSpaceCredentials, unknown, DocsSp
     // Reading the space itself checks the token and the token's access to that space in one call.
     const url = joinUrl(ctx.baseUrl, `/v1/spaces/${pathSegment(ctx.credentials.space_id)}`);
     const res = await checkRequest(SOURCE, ctx, 'GET', url, { headers: gitbookHeaders(ctx.credentials) });
-    const spaceHint = "Check source.space_id: the space must exist and the token's user must have access to it.";
+    const spaceHint =
+      "Check source.space_id: the space must exist and the token's user must have access to it.";
     if (res.status < 200 || res.status > 299) {
       throw checkFailure(
         SOURCE,

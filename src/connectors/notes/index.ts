@@ -41,7 +41,9 @@ export const notesConnector: Connector<NotesCredentials, unknown, NotesInput> = 
   ...SOURCE,
   credentials: notesInputSchema,
   normalize(input) {
-    return input.access_token === undefined ? {} : { access_token: normalizeToken('access_token', input.access_token) };
+    return input.access_token === undefined
+      ? {}
+      : { access_token: normalizeToken('access_token', input.access_token) };
   },
   defaultBaseUrl: 'https://api.notion.com',
   async validate(ctx) {

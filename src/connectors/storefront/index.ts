@@ -32,9 +32,14 @@ export function shopifyHeaders(creds: StorefrontCredentials): Record<string, str
 }
 
 const shopQuerySchema = z.object({
-  data: z.object({ shop: z.object({ name: z.string() }).nullable() }).nullable().optional(),
+  data: z
+    .object({ shop: z.object({ name: z.string() }).nullable() })
+    .nullable()
+    .optional(),
   errors: z
-    .array(z.object({ message: z.string(), extensions: z.object({ code: z.string().optional() }).optional() }))
+    .array(
+      z.object({ message: z.string(), extensions: z.object({ code: z.string().optional() }).optional() }),
+    )
     .optional(),
 });
 
@@ -78,7 +83,11 @@ export const storefrontConnector: Connector<StorefrontCredentials, unknown, Stor
     const firstError = body.errors?.[0];
     if (firstError) {
       const code = firstError.extensions?.code;
-      throw credentialsNotAccepted(SOURCE, `${code ? `${code}: ` : ''}${firstError.message}`.slice(0, 300), hint);
+      throw credentialsNotAccepted(
+        SOURCE,
+        `${code ? `${code}: ` : ''}${firstError.message}`.slice(0, 300),
+        hint,
+      );
     }
     if (!body.data?.shop) throw credentialsNotAccepted(SOURCE, 'no shop in the answer', hint);
   },

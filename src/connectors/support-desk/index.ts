@@ -1,7 +1,13 @@
 /** `support_desk`: a Zendesk account (its Help Center articles), with an API token. */
 import { z } from 'zod';
 import { joinUrl } from '../base-url.ts';
-import { basicAuth, checkFailure, checkRequest, credentialsNotAccepted, parseCheckBody } from '../credential-check.ts';
+import {
+  basicAuth,
+  checkFailure,
+  checkRequest,
+  credentialsNotAccepted,
+  parseCheckBody,
+} from '../credential-check.ts';
 import { normalizeEmail, normalizeTenantLabel, normalizeToken } from '../normalize.ts';
 import type { Connector } from '../types.ts';
 
@@ -41,8 +47,11 @@ export const supportDeskConnector: Connector<SupportDeskCredentials, unknown, Su
   defaultBaseUrl: 'https://{subdomain}.zendesk.com',
   async validate(ctx) {
     const url = joinUrl(ctx.baseUrl, '/api/v2/users/me.json');
-    const res = await checkRequest(SOURCE, ctx, 'GET', url, { headers: { authorization: zendeskAuthHeader(ctx.credentials) } });
-    const hint = 'Check source.email and source.api_token (token access must be enabled in the Zendesk admin center).';
+    const res = await checkRequest(SOURCE, ctx, 'GET', url, {
+      headers: { authorization: zendeskAuthHeader(ctx.credentials) },
+    });
+    const hint =
+      'Check source.email and source.api_token (token access must be enabled in the Zendesk admin center).';
     if (res.status < 200 || res.status > 299) {
       throw checkFailure(
         SOURCE,

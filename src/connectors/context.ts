@@ -1,0 +1,77 @@
+/**
+ * Building a connector's context, and the credential check the create-connection route runs before it
+ * stores anything.
+ */
+import { resolveBaseUrl } from './base-url.ts';
+import { createSourceHttpClient, type SourceHttpClientOptions } from './http.ts';
+import type {
+  AnyConnector,
+  ConnectorContext,
+  ConnectorLogger,
+  OutboundFetch,
+  SourceHttpClient,
+} from './types.ts';
+
+/** A logger that drops everything (for checks without a request logger). */
+export const silentLogger: ConnectorLogger = { info() {}, warn() {}, error() {} };
+
+export interface ConnectorContextOptions<Creds> {
+  connector: AnyConnector;
+  /** Normalized credentials (`connector.normalize` output, or decrypted from storage). */
+  credentials: Creds;
+  fetch: OutboundFetch;
+  signal: AbortSignal;
+  log?: ConnectorLogger;
+  /**
+   * The operator's override of the connector's base-URL template (KB_<TYPE>_BASE_URL), from the config.
+   * Never from a request.
+   */
+  baseUrlTemplate?: string | undefined;
+  /** Retry and size settings of the HTTP client (fetch and signal are taken from above). */
+  http?: Omit<SourceHttpClientOptions, 'fetch' | 'signal'>;
+}
+
+/** A context whose `http.bytesReceived` the caller reads for the job's `bytesSynced`. */
+export function createConnectorContext<Creds extends object>(
+  opts: ConnectorContextOptions<Creds>,
+): ConnectorContext<Creds> & { http: SourceHttpClient } {
+  const template = opts.baseUrlTemplate || opts.connector.defaultBaseUrl;
+  return {
+    credentials: opts.credentials,
+    baseUrl: resolveBaseUrl(template, opts.credentials as Record<string, unknown>),
+    signal: opts.signal,
+    log: opts.log ?? silentLogger,
+    http: createSourceHttpClient({ ...opts.http, fetch: opts.fetch, signal: opts.signal }),
+  };
+}
+
+/**
+ * Retry budget of a credential check: it runs inside an API request, so it gives up after a few
+ * seconds rather than waiting out a long rate limit.
+ */
+export const CREDENTIAL_CHECK_HTTP: Omit<SourceHttpClientOptions, 'fetch' | 'signal'> = {
+  maxAttempts: 3,
+  baseDelayMs: 250,
+  maxDelayMs: 2_000,
+  maxWaitMs: 5_000,
+  attemptTimeoutMs: 10_000,
+  maxResponseBytes: 1024 * 1024,
+};
+
+/**
+ * Runs `connector.validate` with a fresh context: resolves on accepted credentials, throws
+ * `AppError('source_auth_failed' | 'source_unreachable' | 'oauth_required')` otherwise.
+ */
+export async function checkCredentials<Creds extends object>(
+  opts: Omit<ConnectorContextOptions<Creds>, 'signal' | 'http'> & {
+    signal?: AbortSignal;
+    http?: ConnectorContextOptions<Creds>['http'];
+  },
+): Promise<void> {
+  const ctx = createConnectorContext({
+    ...opts,
+    signal: opts.signal ?? new AbortController().signal,
+    http: opts.http ?? CREDENTIAL_CHECK_HTTP,
+  });
+  await opts.connector.validate(ctx);
+}

@@ -1,0 +1,329 @@
+/**
+ * HTML page → title, main-content markdown and links. The page is parsed once with linkedom; links,
+ * canonical URL and robots meta come from the whole page, then boilerplate (navigation, headers, footers,
+ * sidebars, cookie banners, scripts) is removed and the main content is located by its semantic element
+ * (`<main>`, `<article>`, ...) or, when the page has none, by @mozilla/readability. Turndown with the GFM
+ * plugin writes markdown that keeps headings, lists, tables and fenced code blocks with their language.
+ */
+import { Readability } from '@mozilla/readability';
+import { parseHTML } from 'linkedom';
+import TurndownService from 'turndown';
+import { gfm } from 'turndown-plugin-gfm';
+import { canonicalizeUrl, resolveLink } from './url.ts';
+
+export interface ExtractedPage {
+  /** Page title: the main heading when the `<title>` repeats it plus a site name, else the `<title>`. */
+  title: string;
+  /** Main content as GitHub-flavoured markdown. */
+  markdown: string;
+  /** Canonical absolute http(s) URLs of every link on the page (navigation included), deduplicated. */
+  links: string[];
+  /** `<link rel="canonical">`, resolved. */
+  canonical?: string;
+  /** `<meta name="robots" content="noindex">` (or `none`). */
+  noindex: boolean;
+}
+
+// Removed everywhere: never content.
+const JUNK_SELECTOR = [
+  'script',
+  'style',
+  'noscript',
+  'template',
+  'iframe',
+  'object',
+  'embed',
+  'canvas',
+  'svg',
+  'link',
+  'meta',
+  'input',
+  'button',
+  'select',
+  'textarea',
+  'dialog',
+  'nav',
+  'aside',
+  'footer',
+  '[role=navigation]',
+  '[role=banner]',
+  '[role=contentinfo]',
+  '[role=complementary]',
+  '[role=search]',
+  '[role=dialog]',
+  '[aria-hidden=true]',
+  '[hidden]',
+  'a.headerlink',
+  'a.anchor',
+  '.linenos',
+  '.lineno',
+].join(',');
+
+// Boilerplate recognised by id or class name (cookie banners, sidebars, tables of contents...).
+const BOILERPLATE_NAME =
+  /(?:^|[\s_-])(?:cookies?|consent|gdpr|cookiebanner|sidebar|side-bar|sidenav|breadcrumbs?|skip-link|skiplink|toc|table-of-contents|navbar|nav|share|sharing|social-share|newsletter|advert|ads)(?:$|[\s_-])/i;
+
+// Where authors put the main content, most specific first.
+const MAIN_SELECTORS = [
+  'main',
+  '[role=main]',
+  'article',
+  '#content',
+  '#main-content',
+  '#main',
+  '.main-content',
+  '.post-content',
+  '.entry-content',
+  '.markdown-body',
+  '.content',
+];
+
+/** Below this many characters a semantic container is not trusted to hold the page's content. */
+const MIN_MAIN_TEXT = 140;
+
+const LANGUAGE_CLASS = /(?:^|\s)(?:language|lang|highlight-source|highlight)-([\w#+.-]+)/i;
+
+const turndown = createTurndown();
+
+function createTurndown(): TurndownService {
+  const td = new TurndownService({
+    headingStyle: 'atx',
+    codeBlockStyle: 'fenced',
+    bulletListMarker: '-',
+    emDelimiter: '_',
+    hr: '---',
+  });
+  td.use(gfm);
+  // Code blocks: one rule for every highlighter's markup (`<pre><span></span><code>`, `<pre>` alone,
+  // language on the code, the pre or a wrapper), with a fence longer than any run of backticks inside.
+  td.addRule('preCodeBlock', {
+    filter: (node) => node.nodeName === 'PRE',
+    replacement: (_content, node) => {
+      const el = node as HTMLElement;
+      const lang = el.getAttribute('data-lang') ?? '';
+      const code = (el.textContent ?? '').replace(/\n+$/, '');
+      const longest = Math.max(2, ...Array.from(code.matchAll(/`+/g), (m) => m[0].length));
+      const fence = '`'.repeat(longest + 1);
+      return `\n\n${fence}${lang}\n${code}\n${fence}\n\n`;
+    },
+  });
+  // Images: alt text carries the meaning; decorative images (no alt) and inline data are dropped.
+  td.addRule('imageWithAlt', {
+    filter: 'img',
+    replacement: (_content, node) => {
+      const el = node as HTMLElement;
+      const alt = (el.getAttribute('alt') ?? '').replace(/\s+/g, ' ').trim();
+      const src = el.getAttribute('src') ?? '';
+      if (!alt || !src || src.startsWith('data:')) return '';
+      return `![${alt.replace(/[[\]]/g, '')}](${src})`;
+    },
+  });
+  return td;
+}
+
+/** Extracts title, markdown, links and indexing hints from an HTML page fetched from `url`. */
+export function extractPage(html: string, url: string): ExtractedPage {
+  const { document } = parseHTML(html) as unknown as { document: Document };
+  const baseHref = document.querySelector('base[href]')?.getAttribute('href');
+  const base = (baseHref && canonicalizeUrl(baseHref, url)) || url;
+
+  const links = collectLinks(document, base);
+  const canonical = findCanonical(document, base);
+  const noindex = hasNoindex(document);
+  const docTitle = normalizeSpace(
+    document.querySelector('title')?.textContent ??
+      document.querySelector('meta[property="og:title"]')?.getAttribute('content') ??
+      '',
+  );
+
+  removeBoilerplate(document);
+  markCodeLanguages(document);
+  absolutizeUrls(document, base);
+
+  let root = findMainElement(document);
+  let readabilityTitle: string | undefined;
+  if (!root || textLength(root) < MIN_MAIN_TEXT) {
+    const fallback = readabilityContent(document);
+    if (fallback && textLength(fallback.element) > (root ? textLength(root) : 0)) {
+      root = fallback.element;
+      readabilityTitle = fallback.title;
+    }
+  }
+  root ??= document.body ?? document.documentElement;
+
+  const h1 = root ? normalizeSpace(root.querySelector('h1')?.textContent ?? '') : '';
+  const title = chooseTitle(docTitle, h1, readabilityTitle, url);
+  const markdown = root ? toMarkdown(root) : '';
+  return canonical ? { title, markdown, links, canonical, noindex } : { title, markdown, links, noindex };
+}
+
+function collectLinks(document: Document, base: string): string[] {
+  const seen = new Set<string>();
+  for (const a of document.querySelectorAll('a[href], area[href]')) {
+    const resolved = resolveLink(a.getAttribute('href') ?? '', base);
+    if (resolved) seen.add(resolved);
+  }
+  return [...seen];
+}
+
+function findCanonical(document: Document, base: string): string | undefined {
+  for (const link of document.querySelectorAll('link[rel][href]')) {
+    const rel = (link.getAttribute('rel') ?? '').toLowerCase().split(/\s+/);
+    if (rel.includes('canonical')) return canonicalizeUrl(link.getAttribute('href') ?? '', base) ?? undefined;
+  }
+  return undefined;
+}
+
+function hasNoindex(document: Document): boolean {
+  for (const meta of document.querySelectorAll('meta[name][content]')) {
+    if ((meta.getAttribute('name') ?? '').toLowerCase() !== 'robots') continue;
+    if (/\b(?:noindex|none)\b/i.test(meta.getAttribute('content') ?? '')) return true;
+  }
+  return false;
+}
+
+function removeBoilerplate(document: Document): void {
+  for (const el of Array.from(document.querySelectorAll(JUNK_SELECTOR))) el.remove();
+  // A page-wide header is boilerplate; a header inside the article usually holds its title.
+  for (const el of Array.from(document.querySelectorAll('header'))) {
+    if (!el.closest('main, article, [role=main]')) el.remove();
+  }
+  for (const el of Array.from(document.querySelectorAll('[class], [id]'))) {
+    if (el.tagName === 'HTML' || el.tagName === 'BODY' || !el.isConnected) continue;
+    const name = `${el.getAttribute('id') ?? ''} ${el.getAttribute('class') ?? ''}`;
+    if (!BOILERPLATE_NAME.test(name)) continue;
+    // Never drop a wrapper of the content itself (`<div class="with-sidebar"><main>...`).
+    if (el.matches('main, article, [role=main]') || el.querySelector('main, article, [role=main], h1')) continue;
+    el.remove();
+  }
+}
+
+/** Records each code block's language on its `<pre>` before any cleaning removes the classes. */
+function markCodeLanguages(document: Document): void {
+  for (const pre of document.querySelectorAll('pre')) {
+    const code = pre.querySelector('code');
+    const candidates = [code, pre, pre.parentElement, pre.parentElement?.parentElement];
+    for (const el of candidates) {
+      const m = el ? LANGUAGE_CLASS.exec(el.getAttribute('class') ?? '') : null;
+      if (m?.[1]) {
+        pre.setAttribute('data-lang', m[1]);
+        break;
+      }
+    }
+    const dataLang = pre.getAttribute('data-lang') ?? code?.getAttribute('data-lang');
+    if (dataLang) pre.setAttribute('data-lang', dataLang.replace(/[^\w#+.-]/g, ''));
+  }
+}
+
+/** Markdown must stand on its own: links and images point to absolute URLs. */
+function absolutizeUrls(document: Document, base: string): void {
+  for (const a of document.querySelectorAll('a[href]')) {
+    const href = a.getAttribute('href') ?? '';
+    if (href.startsWith('#')) continue;
+    try {
+      a.setAttribute('href', new URL(href, base).href);
+    } catch {
+      a.removeAttribute('href');
+    }
+  }
+  for (const img of document.querySelectorAll('img[src]')) {
+    try {
+      img.setAttribute('src', new URL(img.getAttribute('src') ?? '', base).href);
+    } catch {
+      img.removeAttribute('src');
+    }
+  }
+}
+
+function findMainElement(document: Document): Element | null {
+  for (const selector of MAIN_SELECTORS) {
+    const matches = document.querySelectorAll(selector);
+    // Several <article>s make a listing page, not an article: leave that to Readability.
+    if (matches.length !== 1) continue;
+    const el = matches[0]!;
+    if (textLength(el) > 0) return el;
+  }
+  return null;
+}
+
+function readabilityContent(document: Document): { element: Element; title?: string } | null {
+  try {
+    const article = new Readability<Element>(document, {
+      serializer: (node) => node as Element,
+      charThreshold: 200,
+    }).parse();
+    if (!article?.content) return null;
+    return { element: article.content, title: article.title ?? undefined };
+  } catch {
+    return null;
+  }
+}
+
+function chooseTitle(docTitle: string, h1: string, readabilityTitle: string | undefined, url: string): string {
+  // "First Steps - FastAPI" with <h1>First Steps</h1>: the heading is the page's own title.
+  if (h1 && docTitle && docTitle.toLowerCase().includes(h1.toLowerCase())) return h1;
+  if (docTitle) return docTitle;
+  if (h1) return h1;
+  if (readabilityTitle) return normalizeSpace(readabilityTitle);
+  const path = new URL(url).pathname.replace(/\/(index\.html?)?$/i, '');
+  return decodeURIComponent(path.split('/').pop() ?? '') || new URL(url).hostname;
+}
+
+function toMarkdown(root: Element): string {
+  promoteHeaderRows(root);
+  return tidyMarkdown(turndown.turndown(root.outerHTML));
+}
+
+/** Drops empty links and trailing spaces and collapses blank lines, leaving code blocks byte for byte. */
+function tidyMarkdown(md: string): string {
+  const out: string[] = [];
+  let fence: string | null = null;
+  let blank = 0;
+  for (const line of md.split('\n')) {
+    if (fence !== null) {
+      out.push(line);
+      if (line.startsWith(fence) && line.trim() === fence) fence = null;
+      continue;
+    }
+    const opening = /^(`{3,}|~{3,})/.exec(line);
+    if (opening?.[1]) {
+      fence = opening[1];
+      blank = 0;
+      out.push(line);
+      continue;
+    }
+    // Links without text (icons) carry nothing a reader or a search can use.
+    const tidy = line.replace(/(?<!!)\[\s*\]\([^)]*\)/g, '').replace(/\s+$/, '');
+    if (tidy === '') {
+      if (++blank > 1) continue;
+    } else {
+      blank = 0;
+    }
+    out.push(tidy);
+  }
+  return out.join('\n').trim();
+}
+
+/** GFM tables need a header row; tables without one would otherwise stay raw HTML. */
+function promoteHeaderRows(root: Element): void {
+  for (const table of root.querySelectorAll('table')) {
+    if (table.querySelector('th')) continue;
+    const firstRow = table.querySelector('tr');
+    if (!firstRow) continue;
+    const doc = table.ownerDocument;
+    for (const td of Array.from(firstRow.children)) {
+      if (td.tagName !== 'TD') continue;
+      const th = doc.createElement('th');
+      while (td.firstChild) th.appendChild(td.firstChild);
+      td.replaceWith(th);
+    }
+  }
+}
+
+function textLength(el: Element): number {
+  return (el.textContent ?? '').replace(/\s+/g, '').length;
+}
+
+function normalizeSpace(s: string): string {
+  return s.replace(/\s+/g, ' ').trim();
+}

@@ -1,0 +1,10 @@
+// turndown-plugin-gfm ships no types; these are the plugins it exports.
+declare module 'turndown-plugin-gfm' {
+  import type TurndownService from 'turndown';
+
+  export const gfm: TurndownService.Plugin;
+  export const tables: TurndownService.Plugin;
+  export const strikethrough: TurndownService.Plugin;
+  export const taskListItems: TurndownService.Plugin;
+  export const highlightedCodeBlock: TurndownService.Plugin;
+}
