@@ -270,7 +270,7 @@ function chooseTitle(docTitle: string, h1: string, readabilityTitle: string | un
 }
 
 function toMarkdown(root: Element): string {
-  promoteHeaderRows(root);
+  prepareTables(root);
   return tidyMarkdown(turndown.turndown(root.outerHTML));
 }
 
@@ -304,13 +304,40 @@ function tidyMarkdown(md: string): string {
   return out.join('\n').trim();
 }
 
-/** GFM tables need a header row; tables without one would otherwise stay raw HTML. */
-function promoteHeaderRows(root: Element): void {
-  for (const table of root.querySelectorAll('table')) {
+/**
+ * GFM tables are one line per row under a header row: cells lose their block structure (nested tables
+ * become inline text) and a table without a header row gets its first row promoted, instead of either
+ * breaking the table or leaving it as raw HTML.
+ */
+function prepareTables(root: Element): void {
+  const doc = root.ownerDocument;
+  for (const cell of Array.from(root.querySelectorAll('td, th'))) {
+    if (!cell.isConnected) continue;
+    for (const nested of Array.from(cell.querySelectorAll('table'))) {
+      if (!nested.isConnected) continue;
+      const rows = Array.from(nested.querySelectorAll('tr'), (tr) =>
+        Array.from(tr.children, (c) => normalizeSpace(c.textContent ?? ''))
+          .filter(Boolean)
+          .join(' – '),
+      ).filter(Boolean);
+      nested.replaceWith(doc.createTextNode(` ${rows.join('; ')} `));
+    }
+    for (const block of Array.from(cell.querySelectorAll('p, div, ul, ol, li, blockquote, h1, h2, h3, h4, h5, h6, pre, br, hr'))) {
+      if (block.tagName === 'BR' || block.tagName === 'HR') {
+        block.replaceWith(doc.createTextNode(' '));
+      } else if (block.tagName === 'PRE') {
+        const code = doc.createElement('code');
+        code.textContent = normalizeSpace(block.textContent ?? '');
+        block.replaceWith(code);
+      } else {
+        block.replaceWith(...Array.from(block.childNodes), doc.createTextNode(' '));
+      }
+    }
+  }
+  for (const table of Array.from(root.querySelectorAll('table'))) {
     if (table.querySelector('th')) continue;
     const firstRow = table.querySelector('tr');
     if (!firstRow) continue;
-    const doc = table.ownerDocument;
     for (const td of Array.from(firstRow.children)) {
       if (td.tagName !== 'TD') continue;
       const th = doc.createElement('th');

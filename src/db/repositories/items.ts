@@ -77,7 +77,14 @@ export async function updateItems(q: Queryable, organizationId: string, updates:
       RETURNING i.id`,
     [organizationId, JSON.stringify(updates)],
   );
-  return new Set(rows.map((r) => r.id));
+  const ids = rows.map((r) => r.id);
+  // Chunks carry copies of tags and visibility for search filters; keep them in step.
+  await q.query(
+    `UPDATE chunks AS c SET tags = i.tags, visibility = i.visibility
+       FROM items AS i WHERE c.item_id = i.id AND i.id = ANY($1::text[])`,
+    [ids],
+  );
+  return new Set(ids);
 }
 
 /**

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { insertItem } from '../../db/repositories/items.ts';
-import { sha256Hex } from '../../lib/crypto.ts';
+import { contentHash } from '../../ingest/store.ts';
 import { type App, type AppContext, callerOf } from '../context.ts';
 import { commonErrors, itemSchema, tagsSchema, visibilitySchema } from '../schemas.ts';
 
@@ -36,7 +36,7 @@ export function register(app: App, ctx: AppContext): void {
           organizationId,
           title: b.title,
           content: b.content,
-          contentHash: sha256Hex(b.content),
+          contentHash: contentHash(b.title, b.content),
           visibility: b.visibility,
           sourceType: 'upload',
           sourceTableName: 'uploaded_documents',

@@ -1,0 +1,118 @@
+import type { Queryable } from '../db/database.ts';
+import type { ItemSourceType, Visibility } from '../db/repositories/items.ts';
+import { sha256Hex } from '../lib/crypto.ts';
+import { newId } from '../lib/ids.ts';
+
+/**
+ * A document on its way into the knowledge base, whatever produced it (connector, crawler, upload).
+ * `sourceKey` identifies it at its source, so storing it again updates the same item.
+ */
+export interface IngestDocument {
+  sourceType: ItemSourceType;
+  /** e.g. `support_desk_articles`, `crawled_pages`, `uploaded_documents` */
+  sourceTableName: string;
+  /** e.g. `integration:<connectionId>:<externalId>` or `crawl:<canonical url>` */
+  sourceKey: string;
+  title: string;
+  markdown: string;
+  url: string;
+  visibility: Visibility;
+  tags: string[];
+  connectionId?: string | null;
+  crawlJobId?: string | null;
+}
+
+export type StoreOutcome = 'created' | 'updated' | 'unchanged' | 'tombstoned';
+
+export function integrationSourceKey(connectionId: string, externalId: string): string {
+  return `integration:${connectionId}:${externalId}`;
+}
+
+export function crawlSourceKey(canonicalUrl: string): string {
+  return `crawl:${canonicalUrl}`;
+}
+
+/** What decides whether chunks must be rebuilt: the text and the title (chunks embed the title). */
+export function contentHash(title: string, markdown: string): string {
+  return sha256Hex(`${title}\u0000${markdown}`);
+}
+
+/**
+ * Store one document as an item, in the caller's transaction. Unchanged content (same hash) only
+ * refreshes metadata and embeds nothing; new or changed content marks the item `pending` for the indexer.
+ * With `respectTombstones` (incremental syncs, crawls of other pages) an item the user deleted stays
+ * deleted; without it (reset syncs, a new crawl of that same URL) the tombstone is lifted.
+ */
+export async function storeDocument(
+  q: Queryable,
+  organizationId: string,
+  doc: IngestDocument,
+  opts: { respectTombstones: boolean },
+): Promise<{ outcome: StoreOutcome; itemId: string | null }> {
+  if (opts.respectTombstones) {
+    const dead = await q.query('SELECT 1 FROM item_tombstones WHERE organization_id = $1 AND source_key = $2', [
+      organizationId,
+      doc.sourceKey,
+    ]);
+    if (dead.length > 0) return { outcome: 'tombstoned', itemId: null };
+  } else {
+    await q.query('DELETE FROM item_tombstones WHERE organization_id = $1 AND source_key = $2', [
+      organizationId,
+      doc.sourceKey,
+    ]);
+  }
+  const hash = contentHash(doc.title, doc.markdown);
+  const tags = [...new Set(doc.tags)];
+  // One statement decides insert / changed / unchanged, so concurrent writers of one key cannot duplicate it.
+  const rows = await q.query<{ id: string; inserted: boolean; old_hash: string | null }>(
+    `WITH old AS (SELECT content_hash FROM items WHERE organization_id = $2 AND source_key = $10)
+     INSERT INTO items AS i (id, organization_id, title, content, content_hash, visibility, source_type,
+                             source_table_name, source_url, source_key, connection_id, crawl_job_id, tags)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)
+     ON CONFLICT (organization_id, source_key) DO UPDATE SET
+       title = EXCLUDED.title,
+       content = EXCLUDED.content,
+       content_hash = EXCLUDED.content_hash,
+       visibility = EXCLUDED.visibility,
+       source_table_name = EXCLUDED.source_table_name,
+       source_url = EXCLUDED.source_url,
+       connection_id = EXCLUDED.connection_id,
+       crawl_job_id = COALESCE(EXCLUDED.crawl_job_id, i.crawl_job_id),
+       tags = EXCLUDED.tags,
+       indexing_status = CASE WHEN i.content_hash = EXCLUDED.content_hash THEN i.indexing_status ELSE 'pending' END,
+       indexing_error = CASE WHEN i.content_hash = EXCLUDED.content_hash THEN i.indexing_error ELSE NULL END,
+       updated_at = CASE WHEN i.content_hash = EXCLUDED.content_hash AND i.visibility = EXCLUDED.visibility
+                          AND i.tags = EXCLUDED.tags AND i.source_url = EXCLUDED.source_url
+                         THEN i.updated_at ELSE now() END
+     RETURNING id, (xmax = 0) AS inserted, (SELECT content_hash FROM old) AS old_hash`,
+    [
+      newId(),
+      organizationId,
+      doc.title,
+      doc.markdown,
+      hash,
+      doc.visibility,
+      doc.sourceType,
+      doc.sourceTableName,
+      doc.url,
+      doc.sourceKey,
+      doc.connectionId ?? null,
+      doc.crawlJobId ?? null,
+      tags,
+    ],
+  );
+  const row = rows[0]!;
+  // Chunks copy tags and visibility for filtering; keep them in step when only metadata changed.
+  await q.query('UPDATE chunks SET tags = $2, visibility = $3 WHERE item_id = $1', [row.id, tags, doc.visibility]);
+  if (row.inserted) return { outcome: 'created', itemId: row.id };
+  return { outcome: row.old_hash === hash ? 'unchanged' : 'updated', itemId: row.id };
+}
+
+/** Remove a document that is gone at its source (no tombstone: if it comes back, it is welcome). */
+export async function removeDocument(q: Queryable, organizationId: string, sourceKey: string): Promise<boolean> {
+  const rows = await q.query('DELETE FROM items WHERE organization_id = $1 AND source_key = $2 RETURNING id', [
+    organizationId,
+    sourceKey,
+  ]);
+  return rows.length > 0;
+}
