@@ -1,6 +1,7 @@
 import type { Config } from './config.ts';
 import { buildApp } from './http/app.ts';
 import type { AppContext } from './http/context.ts';
+import { EmbeddingRuntime } from './runtime.ts';
 import { openStorage } from './service.ts';
 
 export interface RunningServer {
@@ -15,7 +16,15 @@ export interface RunningServer {
 export async function startServer(config: Config, opts: { workers: boolean }): Promise<RunningServer> {
   const storage = await openStorage(config, { createDefaultOrg: config.storage === 'pglite' });
   const ctx: AppContext = { config, db: storage.db };
+  ctx.readinessChecks = [async () => embedding.problem];
+  ctx.onItemsChanged = () => embedding.notify();
   const app = await buildApp(ctx);
+  const embedding = new EmbeddingRuntime(config, storage.db, app.log, {
+    runIndexer: opts.workers,
+    onReady: (embedder) => {
+      ctx.embedder = embedder;
+    },
+  });
   await app.listen({ port: config.PORT, host: config.HOST });
   const address = app.server.address();
   const port = typeof address === 'object' && address ? address.port : config.PORT;
@@ -28,12 +37,12 @@ export async function startServer(config: Config, opts: { workers: boolean }): P
     console.log('kb: first start: created organization "default". Its API key (shown once, store it now):');
     console.log(storage.firstStartKey);
   }
-  void opts;
 
   let closing: Promise<void> | null = null;
   const close = () => {
     closing ??= (async () => {
       await app.close();
+      await embedding.close();
       await storage.db.close();
     })();
     return closing;

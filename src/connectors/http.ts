@@ -329,10 +329,8 @@ export interface SourceHttpClientOptions {
 const DEFAULT_MAX_ATTEMPTS = 5;
 const DEFAULT_ATTEMPT_TIMEOUT_MS = 60_000;
 const DEFAULT_MAX_RESPONSE_BYTES = 32 * 1024 * 1024;
-const DEFAULT_HEADERS: Record<string, string> = {
-  accept: 'application/json',
-  'user-agent': 'kb-connector-service/0.1',
-};
+// No user-agent here: the outbound fetch sets the operator's one.
+const DEFAULT_HEADERS: Record<string, string> = { accept: 'application/json' };
 
 async function defaultSleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
   await sleepTimer(ms, undefined, signal ? { signal } : undefined);

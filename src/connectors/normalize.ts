@@ -38,10 +38,15 @@ function looksLikeIp(host: string): boolean {
 function toAsciiHost(field: string, raw: string): string {
   let value = raw.trim().toLowerCase();
   if (!value) throw invalid(field, 'must not be empty.');
+  // Checked first so that `::1` is called an IP address rather than a value with a port. A bare label
+  // (no dot) is never an address here: it gets the vendor's domain appended.
+  if (/[.:]/.test(value) && ipaddr.isValid(value.replace(/^\[|\]$/g, '')))
+    throw invalid(field, 'must be a host name, not an IP address.');
   const problem = structuralProblem(value);
   if (problem) throw invalid(field, `${problem}; give the host name only.`);
   if (value.endsWith('.')) value = value.slice(0, -1);
-  if (looksLikeIp(value)) throw invalid(field, 'must be a host name, not an IP address.');
+  if (value.includes('.') && looksLikeIp(value))
+    throw invalid(field, 'must be a host name, not an IP address.');
   // biome-ignore lint/suspicious/noControlCharactersInRegex: the range is the point: only ASCII passes unchanged
   if (/[^\x00-\x7f]/.test(value)) {
     const ascii = domainToASCII(value);

@@ -143,17 +143,24 @@ export function extractPage(html: string, url: string): ExtractedPage {
   let root = findMainElement(document);
   let readabilityTitle: string | undefined;
   if (!root || textLength(root) < MIN_MAIN_TEXT) {
+    // No trustworthy semantic container: let Readability find the densest block, but keep a short
+    // <main> (a landing page, a stub) unless Readability finds clearly more text elsewhere.
+    const mainLength = root ? textLength(root) : 0;
     const fallback = readabilityContent(document);
-    if (fallback && textLength(fallback.element) > (root ? textLength(root) : 0)) {
+    const fallbackLength = fallback ? textLength(fallback.element) : 0;
+    if (fallback && (!root || (fallbackLength >= MIN_MAIN_TEXT && fallbackLength > 3 * mainLength))) {
       root = fallback.element;
       readabilityTitle = fallback.title;
     }
   }
   root ??= document.body ?? document.documentElement;
 
-  const h1 = root ? normalizeSpace(root.querySelector('h1')?.textContent ?? '') : '';
+  const rootH1 = root?.querySelector('h1');
+  // Readability drops a heading that repeats the title; the page's own <h1> still names it.
+  const h1 = normalizeSpace((rootH1 ?? document.querySelector('h1'))?.textContent ?? '');
   const title = chooseTitle(docTitle, h1, readabilityTitle, url);
-  const markdown = root ? toMarkdown(root) : '';
+  let markdown = root ? toMarkdown(root) : '';
+  if (!rootH1 && h1 && title === h1) markdown = `# ${h1}\n\n${markdown}`.trim();
   return canonical ? { title, markdown, links, canonical, noindex } : { title, markdown, links, noindex };
 }
 
@@ -248,7 +255,8 @@ function findMainElement(document: Document): Element | null {
 
 function readabilityContent(document: Document): { element: Element; title?: string } | null {
   try {
-    const article = new Readability<Element>(document, {
+    // Readability takes apart the document it reads; the original must survive for the <main> fallback.
+    const article = new Readability<Element>(document.cloneNode(true) as Document, {
       serializer: (node) => node as Element,
       charThreshold: 200,
     }).parse();
@@ -260,13 +268,26 @@ function readabilityContent(document: Document): { element: Element; title?: str
 }
 
 function chooseTitle(docTitle: string, h1: string, readabilityTitle: string | undefined, url: string): string {
-  // "First Steps - FastAPI" with <h1>First Steps</h1>: the heading is the page's own title.
-  if (h1 && docTitle && docTitle.toLowerCase().includes(h1.toLowerCase())) return h1;
+  // "First Steps - FastAPI" with <h1>First Steps</h1>: the heading is the page's own title, the rest
+  // the site's name. Compared on letters and digits only ("`APIRouter` class" vs "APIRouter class").
+  if (h1 && comparable(docTitle).includes(comparable(h1))) return h1;
   if (docTitle) return docTitle;
   if (h1) return h1;
   if (readabilityTitle) return normalizeSpace(readabilityTitle);
   const path = new URL(url).pathname.replace(/\/(index\.html?)?$/i, '');
-  return decodeURIComponent(path.split('/').pop() ?? '') || new URL(url).hostname;
+  return safeDecode(path.split('/').pop() ?? '') || new URL(url).hostname;
+}
+
+function comparable(s: string): string {
+  return s.toLowerCase().replace(/[^\p{L}\p{N}]+/gu, ' ').trim();
+}
+
+function safeDecode(s: string): string {
+  try {
+    return decodeURIComponent(s);
+  } catch {
+    return s;
+  }
 }
 
 function toMarkdown(root: Element): string {

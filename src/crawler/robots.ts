@@ -2,8 +2,12 @@
  * robots.txt for the crawler (RFC 9309, parsed by robots-parser): which paths our user agent may fetch,
  * the Crawl-delay it asks for, and the sitemaps it lists.
  */
-import robotsParser from 'robots-parser';
+import robotsParserModule from 'robots-parser';
 import { type OutboundFetch, OutboundBlockedError } from '../net/outbound.ts';
+
+// robots-parser is CommonJS (`module.exports = fn`) but its types declare an ES default export, so under
+// Node's ESM interop the default import is the function itself while TypeScript sees `{ default: fn }`.
+const robotsParser = robotsParserModule as unknown as typeof robotsParserModule.default;
 
 /** RFC 9309 asks crawlers to parse at least 500 KiB; more than that is ignored. */
 const MAX_ROBOTS_BYTES = 512 * 1024;

@@ -100,8 +100,8 @@ export interface SitemapDiscovery {
 
 /**
  * Reads the site's sitemaps breadth first: robots.txt's list plus {@link USUAL_SITEMAP_PATHS}, following
- * sitemap indexes, within the bounds. Failures of single sitemaps are collected, not thrown; policy
- * refusals ({@link OutboundBlockedError}) and aborts are rethrown.
+ * sitemap indexes, within the bounds. Failures of single sitemaps, policy refusals
+ * ({@link OutboundBlockedError}) included, are collected in `errors`, not thrown; aborts are rethrown.
  */
 export async function discoverSitemaps(fetch: OutboundFetch, opts: SitemapDiscoveryOptions): Promise<SitemapDiscovery> {
   const maxUrls = opts.maxUrls ?? 10_000;
@@ -146,8 +146,10 @@ export async function discoverSitemaps(fetch: OutboundFetch, opts: SitemapDiscov
       result.sitemaps.push(sitemapUrl);
       body = decodeBody(res.body, maxBytes);
     } catch (err) {
-      if (err instanceof OutboundBlockedError || opts.signal?.aborted) throw err;
-      result.errors.push({ url: sitemapUrl, message: err instanceof Error ? err.message : String(err) });
+      if (opts.signal?.aborted) throw err;
+      // A refused sitemap (say, one listed at a private address) is skipped like any unreadable one.
+      const message = err instanceof Error ? err.message : String(err);
+      result.errors.push({ url: sitemapUrl, message: err instanceof OutboundBlockedError ? `blocked: ${message}` : message });
       continue;
     }
     const parsed = parseSitemap(body, sitemapUrl);

@@ -26,7 +26,8 @@ export function canonicalizeUrl(input: string | URL, base?: string | URL): strin
   url.hash = '';
   url.username = '';
   url.password = '';
-  if (url.search === '?') url.search = '';
+  // An empty query (`/x?`) reads as '' but stays in href until cleared.
+  if (url.search === '') url.search = '';
   return url.href;
 }
 

@@ -2,11 +2,14 @@ import type { FastifyBaseLogger, FastifyInstance, RawReplyDefaultExpression, Raw
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import type { Config } from '../config.ts';
 import type { Database } from '../db/database.ts';
+import type { Embedder } from '../embedding/index.ts';
 
 /** What the routes need from the rest of the service; tests build it with their own parts. */
 export interface AppContext {
   config: Config;
   db: Database;
+  /** The embedding model (query embeddings for search). Absent until loaded: search answers 503. */
+  embedder?: Embedder;
   /** Wakes the indexer after items were written (uploads, syncs, crawls). */
   onItemsChanged?: () => void;
   /** Readiness checks beyond the database (embedding model loaded, ...). */

@@ -68,7 +68,9 @@ describe('createOutboundFetch', () => {
   before(async () => {
     site = await serveRoutes({
       '/': { body: '<p>hello</p>' },
-      '/ua': (req, res) => res.end(String(req.headers['user-agent'])),
+      '/ua': (req, res) => {
+        res.end(String(req.headers['user-agent']));
+      },
       '/echo': (req, res) => {
         let data = '';
         req.on('data', (c) => {

@@ -19,3 +19,6 @@ CREATE TABLE chunks (
 CREATE INDEX chunks_org_idx ON chunks (organization_id);
 CREATE INDEX chunks_tsv_idx ON chunks USING gin (tsv);
 CREATE INDEX chunks_tags_idx ON chunks USING gin (tags);
+
+-- The indexer leases pending items for a while so that several workers do not embed the same item.
+ALTER TABLE items ADD COLUMN indexing_lease_until timestamptz;

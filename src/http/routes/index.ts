@@ -6,6 +6,7 @@ import * as itemsDelete from './items-delete.ts';
 import * as itemsQuery from './items-query.ts';
 import * as itemsUpdate from './items-update.ts';
 import * as itemsUpload from './items-upload.ts';
+import * as search from './search.ts';
 
 /** Every endpoint lives in its own file; adding one means one file and one line here. */
 const routes: Array<{ register(app: App, ctx: AppContext): void }> = [
@@ -14,6 +15,7 @@ const routes: Array<{ register(app: App, ctx: AppContext): void }> = [
   itemsUpdate,
   itemsDelete,
   itemsUpload,
+  search,
   adminOrganizations,
   adminKeys,
 ];

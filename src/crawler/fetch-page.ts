@@ -1,0 +1,307 @@
+/**
+ * Polite fetching of one page: conditional requests (ETag / Last-Modified), retries with backoff on 429
+ * and 5xx honouring Retry-After, an HTML content-type check, and a per-host gate (concurrency and delay
+ * between requests, Crawl-delay included) shared by every worker of a crawl.
+ */
+import { setTimeout as sleep } from 'node:timers/promises';
+import { type OutboundFetch, OutboundBlockedError, OutboundError, type OutboundResponse } from '../net/outbound.ts';
+import { isHtmlContentType } from './filters.ts';
+
+export interface RetryPolicy {
+  /** Attempts in all, the first included. */
+  maxAttempts: number;
+  /** Backoff before the second attempt; doubles each time. */
+  baseDelayMs: number;
+  /** Longest wait accepted; a Retry-After beyond it ends the retries. */
+  maxDelayMs: number;
+}
+
+export const DEFAULT_RETRY_POLICY: RetryPolicy = { maxAttempts: 3, baseDelayMs: 1000, maxDelayMs: 30_000 };
+
+const RETRYABLE_STATUSES = new Set([408, 425, 429, 500, 502, 503, 504]);
+
+export interface RetryDecision {
+  retry: boolean;
+  /** How long to wait before the next attempt (0 when not retrying). */
+  delayMs: number;
+}
+
+/**
+ * Parses a Retry-After value (delay in seconds or an HTTP date) to milliseconds from `now`; undefined
+ * when absent or malformed.
+ */
+export function parseRetryAfter(value: string | null, now: number = Date.now()): number | undefined {
+  if (value === null) return undefined;
+  const v = value.trim();
+  if (/^\d+$/.test(v)) return Number(v) * 1000;
+  const at = Date.parse(v);
+  return Number.isNaN(at) ? undefined : Math.max(0, at - now);
+}
+
+/**
+ * Whether to try again after a response with `status`, `attempt` attempts having been made (1 after the
+ * first). Retries 408, 425, 429, 500, 502, 503 and 504 with exponential backoff, or after Retry-After when
+ * the server names a wait; gives up when attempts are spent or the server asks for more than
+ * `policy.maxDelayMs`.
+ */
+export function decideRetry(
+  status: number,
+  headers: Headers,
+  attempt: number,
+  policy: RetryPolicy = DEFAULT_RETRY_POLICY,
+  now: number = Date.now(),
+): RetryDecision {
+  if (!RETRYABLE_STATUSES.has(status) || attempt >= policy.maxAttempts) return { retry: false, delayMs: 0 };
+  const backoff = Math.min(policy.baseDelayMs * 2 ** Math.max(0, attempt - 1), policy.maxDelayMs);
+  const retryAfter = parseRetryAfter(headers.get('retry-after'), now);
+  if (retryAfter === undefined) return { retry: true, delayMs: backoff };
+  if (retryAfter > policy.maxDelayMs) return { retry: false, delayMs: 0 };
+  return { retry: true, delayMs: retryAfter };
+}
+
+/** Transport failures worth another attempt (timeouts, resets); policy refusals and loops are not. */
+export function isRetryableError(err: unknown): boolean {
+  return err instanceof OutboundError && (err.code === 'timeout' || err.code === 'network');
+}
+
+export interface HostGateOptions {
+  /** Requests in flight per host. Default 2. */
+  concurrency?: number;
+  /** Least time between the starts of two requests to one host, in ms. Default 250. */
+  minDelayMs?: number;
+}
+
+interface Waiter {
+  grant: (release: () => void) => void;
+}
+
+interface HostState {
+  active: number;
+  nextStartAt: number;
+  queue: Waiter[];
+  timer: NodeJS.Timeout | undefined;
+  crawlDelayMs: number | undefined;
+}
+
+/**
+ * Per-host politeness shared by all workers of a process: at most `concurrency` requests in flight per
+ * host and at least `minDelayMs` (or the host's Crawl-delay, when larger) between request starts. A host
+ * with a Crawl-delay gets one request at a time.
+ */
+export class HostGate {
+  readonly #concurrency: number;
+  readonly #minDelayMs: number;
+  readonly #hosts = new Map<string, HostState>();
+
+  constructor(opts: HostGateOptions = {}) {
+    this.#concurrency = Math.max(1, opts.concurrency ?? 2);
+    this.#minDelayMs = Math.max(0, opts.minDelayMs ?? 250);
+  }
+
+  /** Applies a host's robots.txt Crawl-delay (ms); undefined clears it. */
+  setCrawlDelay(host: string, crawlDelayMs: number | undefined): void {
+    this.#state(host).crawlDelayMs = crawlDelayMs;
+  }
+
+  /** Holds every request to `host` back for `ms` (a 429 or 503 with Retry-After slows the whole host). */
+  pause(host: string, ms: number): void {
+    const s = this.#state(host);
+    s.nextStartAt = Math.max(s.nextStartAt, Date.now() + ms);
+  }
+
+  /** Waits for a slot on `host`; call the returned function when the request is done. */
+  acquire(host: string, signal?: AbortSignal): Promise<() => void> {
+    if (signal?.aborted) return Promise.reject(signal.reason);
+    const s = this.#state(host);
+    return new Promise((resolve, reject) => {
+      const onAbort = () => {
+        const i = s.queue.indexOf(waiter);
+        if (i >= 0) s.queue.splice(i, 1);
+        reject(signal?.reason);
+      };
+      const waiter: Waiter = {
+        grant: (release) => {
+          signal?.removeEventListener('abort', onAbort);
+          resolve(release);
+        },
+      };
+      signal?.addEventListener('abort', onAbort, { once: true });
+      s.queue.push(waiter);
+      this.#pump(host, s);
+    });
+  }
+
+  /** Runs `fn` inside a slot on `host`. */
+  async run<T>(host: string, fn: () => Promise<T>, signal?: AbortSignal): Promise<T> {
+    const release = await this.acquire(host, signal);
+    try {
+      return await fn();
+    } finally {
+      release();
+    }
+  }
+
+  #state(host: string): HostState {
+    const key = host.toLowerCase();
+    let s = this.#hosts.get(key);
+    if (!s) {
+      s = { active: 0, nextStartAt: 0, queue: [], timer: undefined, crawlDelayMs: undefined };
+      this.#hosts.set(key, s);
+    }
+    return s;
+  }
+
+  #pump(host: string, s: HostState): void {
+    const delay = Math.max(this.#minDelayMs, s.crawlDelayMs ?? 0);
+    const concurrency = s.crawlDelayMs ? 1 : this.#concurrency;
+    while (s.queue.length > 0 && s.active < concurrency) {
+      const now = Date.now();
+      if (now < s.nextStartAt) {
+        if (!s.timer) {
+          s.timer = setTimeout(() => {
+            s.timer = undefined;
+            this.#pump(host, s);
+          }, s.nextStartAt - now);
+        }
+        return;
+      }
+      const waiter = s.queue.shift()!;
+      s.active++;
+      s.nextStartAt = now + delay;
+      let released = false;
+      waiter.grant(() => {
+        if (released) return;
+        released = true;
+        s.active--;
+        this.#pump(host, s);
+      });
+    }
+  }
+}
+
+export interface FetchPageOptions {
+  /** Validators from the previous fetch of this URL: the server may answer 304. */
+  etag?: string;
+  lastModified?: string;
+  gate?: HostGate;
+  signal?: AbortSignal;
+  retry?: Partial<RetryPolicy>;
+  /** Body cap for this page (the fetch's default otherwise). */
+  maxBytes?: number;
+}
+
+interface Fetched {
+  /** Final URL after redirects. */
+  url: string;
+  attempts: number;
+}
+
+export type FetchPageResult =
+  | (Fetched & {
+      kind: 'ok';
+      status: number;
+      html: string;
+      contentType: string;
+      etag?: string;
+      lastModified?: string;
+      truncated: boolean;
+      /** `X-Robots-Tag: noindex` on the response. */
+      noindex: boolean;
+    })
+  | (Fetched & { kind: 'not_modified'; status: 304 })
+  | (Fetched & { kind: 'gone'; status: 404 | 410 })
+  | (Fetched & { kind: 'skipped'; reason: 'not_html'; status: number; contentType: string })
+  | (Fetched & { kind: 'failed'; status?: number; message: string; blocked: boolean });
+
+const ACCEPT_HTML = 'text/html,application/xhtml+xml;q=0.9,*/*;q=0.1';
+
+/**
+ * Fetches one page through the outbound guard and the host gate, retrying transient failures. Never throws
+ * except when `signal` aborts; every other outcome is a {@link FetchPageResult}.
+ */
+export async function fetchPage(
+  fetch: OutboundFetch,
+  url: string,
+  opts: FetchPageOptions = {},
+): Promise<FetchPageResult> {
+  const policy: RetryPolicy = { ...DEFAULT_RETRY_POLICY, ...opts.retry };
+  const host = new URL(url).host;
+  const headers: Record<string, string> = { accept: ACCEPT_HTML };
+  if (opts.etag) headers['if-none-match'] = opts.etag;
+  if (opts.lastModified) headers['if-modified-since'] = opts.lastModified;
+
+  for (let attempt = 1; ; attempt++) {
+    let res: OutboundResponse;
+    try {
+      const request = () => fetch(url, { headers, signal: opts.signal, maxBytes: opts.maxBytes });
+      res = opts.gate ? await opts.gate.run(host, request, opts.signal) : await request();
+    } catch (err) {
+      if (opts.signal?.aborted) throw opts.signal.reason;
+      if (isRetryableError(err) && attempt < policy.maxAttempts) {
+        await sleep(Math.min(policy.baseDelayMs * 2 ** (attempt - 1), policy.maxDelayMs), undefined, {
+          signal: opts.signal,
+        });
+        continue;
+      }
+      return {
+        kind: 'failed',
+        url,
+        attempts: attempt,
+        message: err instanceof Error ? err.message : String(err),
+        blocked: err instanceof OutboundBlockedError,
+      };
+    }
+
+    const decision = decideRetry(res.status, res.headers, attempt, policy);
+    if (decision.retry) {
+      if (res.status === 429 || res.status === 503) opts.gate?.pause(host, decision.delayMs);
+      await sleep(decision.delayMs, undefined, { signal: opts.signal });
+      continue;
+    }
+    return classify(res, attempt);
+  }
+}
+
+function classify(res: OutboundResponse, attempts: number): FetchPageResult {
+  const base = { url: res.url, attempts };
+  if (res.status === 304) return { ...base, kind: 'not_modified', status: 304 };
+  if (res.status === 404 || res.status === 410) return { ...base, kind: 'gone', status: res.status };
+  if (res.status < 200 || res.status >= 300) {
+    return { ...base, kind: 'failed', status: res.status, message: `HTTP ${res.status}`, blocked: false };
+  }
+  const contentType = res.headers.get('content-type') ?? '';
+  const html = contentType ? isHtmlContentType(contentType) : looksLikeHtml(res.body);
+  if (!html) return { ...base, kind: 'skipped', reason: 'not_html', status: res.status, contentType };
+  const etag = res.headers.get('etag') ?? undefined;
+  const lastModified = res.headers.get('last-modified') ?? undefined;
+  return {
+    ...base,
+    kind: 'ok',
+    status: res.status,
+    html: decodeHtml(res),
+    contentType: contentType || 'text/html',
+    ...(etag ? { etag } : {}),
+    ...(lastModified ? { lastModified } : {}),
+    truncated: res.truncated,
+    noindex: /\b(?:noindex|none)\b/i.test(res.headers.get('x-robots-tag') ?? ''),
+  };
+}
+
+function looksLikeHtml(body: Buffer): boolean {
+  return /^\s*(?:<!doctype html|<html|<head|<body)/i.test(body.subarray(0, 512).toString('latin1'));
+}
+
+/** The header's charset wins; without one, a `<meta charset>` in the first KiB; else UTF-8. */
+function decodeHtml(res: OutboundResponse): string {
+  if (/charset=/i.test(res.headers.get('content-type') ?? '')) return res.text();
+  const head = res.body.subarray(0, 1024).toString('latin1');
+  const charset = /<meta[^>]+charset\s*=\s*["']?([\w.:-]+)/i.exec(head)?.[1];
+  if (charset) {
+    try {
+      return new TextDecoder(charset).decode(res.body);
+    } catch {
+      // Unknown label: UTF-8 below.
+    }
+  }
+  return res.text();
+}

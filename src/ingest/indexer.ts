@@ -1,0 +1,180 @@
+import type { Database } from '../db/database.ts';
+import type { Embedder } from '../embedding/index.ts';
+import { chunkMarkdown } from './chunker.ts';
+
+/** Text form pgvector reads (`[0.1,0.2,...]`). */
+export function toVectorLiteral(v: ArrayLike<number>): string {
+  let out = '[';
+  for (let i = 0; i < v.length; i++) {
+    if (i > 0) out += ',';
+    out += (v[i] as number).toPrecision(7);
+  }
+  return `${out}]`;
+}
+
+interface PendingItem {
+  id: string;
+  organization_id: string;
+  title: string;
+  content: string;
+  content_hash: string;
+  tags: string[];
+  visibility: string;
+  source_type: string;
+}
+
+export interface IndexerOptions {
+  /** Items leased per round. */
+  batchItems?: number;
+  /** Texts per call to the model. */
+  embedBatch?: number;
+  /** Token overlap between consecutive chunks of a section. */
+  overlapTokens?: number;
+  /** How long an item stays leased to one worker (then another may take it). */
+  leaseSeconds?: number;
+  /** Poll interval when idle (other processes may write items). */
+  pollMs?: number;
+  log?: { error(obj: object, msg: string): void };
+  /** Called after each committed round with the number of items indexed. */
+  onProgress?: (indexed: number) => void;
+}
+
+/**
+ * The embedding half of the pipeline: takes items in `pending`, chunks them (markdown-aware, in the
+ * model's tokens), embeds the chunks in batches off the request path, and swaps the item's chunks in
+ * one transaction. An item whose content changed while it was being embedded is left pending and
+ * taken again, so search never serves chunks of content that is no longer there.
+ */
+export class Indexer {
+  readonly #db: Database;
+  readonly #embedder: Embedder;
+  readonly #opts: Required<Omit<IndexerOptions, 'log' | 'onProgress'>> & Pick<IndexerOptions, 'log' | 'onProgress'>;
+  #wake: (() => void) | null = null;
+  #dirty = true;
+  #stopping = false;
+  #loop: Promise<void> | null = null;
+  readonly #abort = new AbortController();
+
+  constructor(db: Database, embedder: Embedder, opts: IndexerOptions = {}) {
+    this.#db = db;
+    this.#embedder = embedder;
+    this.#opts = {
+      batchItems: opts.batchItems ?? 16,
+      embedBatch: opts.embedBatch ?? 32,
+      overlapTokens: opts.overlapTokens ?? 32,
+      leaseSeconds: opts.leaseSeconds ?? 300,
+      pollMs: opts.pollMs ?? 2000,
+      log: opts.log,
+      onProgress: opts.onProgress,
+    };
+  }
+
+  /** Items were written: index them soon. */
+  notify(): void {
+    this.#dirty = true;
+    this.#wake?.();
+  }
+
+  start(): void {
+    this.#loop ??= this.#run();
+  }
+
+  async stop(): Promise<void> {
+    this.#stopping = true;
+    this.#abort.abort();
+    this.#wake?.();
+    await this.#loop;
+  }
+
+  async #run(): Promise<void> {
+    while (!this.#stopping) {
+      let did = 0;
+      try {
+        this.#dirty = false;
+        did = await this.indexOnce();
+      } catch (err) {
+        if (this.#stopping) break;
+        this.#opts.log?.error({ err }, 'indexer round failed');
+      }
+      if (did > 0 || this.#dirty) continue;
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, this.#opts.pollMs);
+        this.#wake = () => {
+          clearTimeout(timer);
+          resolve();
+        };
+      });
+      this.#wake = null;
+    }
+  }
+
+  /** Index until nothing is pending (CLI, tests, benchmarks). Returns the number of items indexed. */
+  async drain(): Promise<number> {
+    let total = 0;
+    for (;;) {
+      const n = await this.indexOnce();
+      if (n === 0) return total;
+      total += n;
+    }
+  }
+
+  /** One round: lease a batch of pending items, embed, commit. Returns items indexed. */
+  async indexOnce(): Promise<number> {
+    const items = await this.#db.query<PendingItem>(
+      `UPDATE items SET indexing_lease_until = now() + make_interval(secs => $2)
+        WHERE id IN (SELECT id FROM items
+                      WHERE indexing_status = 'pending'
+                        AND (indexing_lease_until IS NULL OR indexing_lease_until < now())
+                      ORDER BY updated_at LIMIT $1 FOR UPDATE SKIP LOCKED)
+        RETURNING id, organization_id, title, content, content_hash, tags, visibility, source_type`,
+      [this.#opts.batchItems, this.#opts.leaseSeconds],
+    );
+    if (items.length === 0) return 0;
+    const e = this.#embedder;
+    const perItem = items.map((item) =>
+      chunkMarkdown(
+        { title: item.title, markdown: item.content },
+        { maxTokens: e.maxTokens, overlapTokens: this.#opts.overlapTokens, countTokens: (s) => e.countTokens(s) },
+      ),
+    );
+    const texts = perItem.flat().map((c) => c.embedText);
+    const vectors: Float32Array[] = [];
+    for (let i = 0; i < texts.length; i += this.#opts.embedBatch) {
+      vectors.push(...(await e.embed(texts.slice(i, i + this.#opts.embedBatch), this.#abort.signal)));
+    }
+    let v = 0;
+    await this.#db.transaction(async (tx) => {
+      for (const [n, item] of items.entries()) {
+        const chunks = perItem[n]!;
+        const mine = vectors.slice(v, v + chunks.length);
+        v += chunks.length;
+        // Only if the content is still what we embedded; otherwise it stays pending for the next round.
+        const still = await tx.query(
+          `UPDATE items SET indexing_status = 'indexed', indexing_error = NULL, indexing_lease_until = NULL
+            WHERE id = $1 AND content_hash = $2 AND indexing_status = 'pending' RETURNING id`,
+          [item.id, item.content_hash],
+        );
+        if (still.length === 0) continue;
+        await tx.query('DELETE FROM chunks WHERE item_id = $1', [item.id]);
+        if (chunks.length === 0) continue;
+        await tx.query(
+          `INSERT INTO chunks (item_id, organization_id, chunk_index, text, embedding, model_id, tsv, tags, visibility, source_type)
+           SELECT $1, $2, u.idx, u.txt, u.emb::vector, $3, to_tsvector('english', u.et), i.tags, i.visibility, i.source_type
+             FROM unnest($4::int[], $5::text[], $6::text[], $7::text[]) AS u(idx, txt, emb, et)
+             JOIN items AS i ON i.id = $1`,
+          [
+            item.id,
+            item.organization_id,
+            e.modelId,
+            chunks.map((c) => c.index),
+            chunks.map((c) => c.text),
+            mine.map(toVectorLiteral),
+            chunks.map((c) => c.embedText),
+          ],
+        );
+      }
+    });
+    this.#opts.onProgress?.(items.length);
+    return items.length;
+  }
+}

@@ -1,0 +1,79 @@
+import type { Database, Queryable } from '../db/database.ts';
+
+/** The model that made the stored vectors, recorded in service_settings. */
+export interface StoredModel {
+  id: string;
+  dimensions: number;
+}
+
+export class ModelMismatchError extends Error {
+  override name = 'ModelMismatchError';
+}
+
+/** The expression the HNSW index is built on; search must use the very same expression to hit it. */
+export function vectorExpr(dimensions: number, column = 'embedding'): string {
+  return `(${column}::vector(${Math.trunc(dimensions)}))`;
+}
+
+function indexName(dimensions: number): string {
+  return `chunks_embedding_hnsw_${Math.trunc(dimensions)}`;
+}
+
+export async function readStoredModel(q: Queryable): Promise<StoredModel | null> {
+  const rows = await q.query<{ value: StoredModel }>("SELECT value FROM service_settings WHERE key = 'embedding_model'");
+  return rows[0]?.value ?? null;
+}
+
+async function writeStoredModel(q: Queryable, model: StoredModel): Promise<void> {
+  await q.query(
+    `INSERT INTO service_settings (key, value) VALUES ('embedding_model', $1::jsonb)
+     ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value`,
+    [JSON.stringify(model)],
+  );
+}
+
+/**
+ * Bind the database to the embedding model: record it on first use, create the HNSW cosine index for
+ * its dimension, and refuse to start when the stored vectors came from another model (mixing vectors of
+ * two models gives meaningless distances). `kb reembed` is the way out.
+ */
+export async function ensureVectorIndex(db: Database, model: StoredModel): Promise<void> {
+  await db.transaction(async (tx) => {
+    await tx.query('SELECT pg_advisory_xact_lock(7240511933)');
+    const stored = await readStoredModel(tx);
+    if (stored && (stored.id !== model.id || stored.dimensions !== model.dimensions)) {
+      const [{ n } = { n: 0 }] = await tx.query<{ n: number }>('SELECT count(*)::int AS n FROM chunks');
+      if (n > 0) {
+        throw new ModelMismatchError(
+          `The knowledge base was embedded with "${stored.id}" (${stored.dimensions} dimensions) but the service ` +
+            `is configured with "${model.id}" (${model.dimensions}). Start with the original model, or run ` +
+            '`kb reembed` to re-embed everything with the configured one.',
+        );
+      }
+    }
+    if (!stored || stored.id !== model.id || stored.dimensions !== model.dimensions) await writeStoredModel(tx, model);
+    await tx.exec(
+      `CREATE INDEX IF NOT EXISTS ${indexName(model.dimensions)} ON chunks
+         USING hnsw (${vectorExpr(model.dimensions)} vector_cosine_ops) WITH (m = 16, ef_construction = 64)`,
+    );
+  });
+}
+
+/**
+ * Switch the knowledge base to another model: drop the chunks and the old index, record the new model,
+ * and mark every item pending so the indexer embeds it again (progress: items still pending).
+ */
+export async function resetForModel(db: Database, model: StoredModel): Promise<number> {
+  return db.transaction(async (tx) => {
+    const stored = await readStoredModel(tx);
+    if (stored) await tx.exec(`DROP INDEX IF EXISTS ${indexName(stored.dimensions)}`);
+    await tx.exec('TRUNCATE chunks');
+    await writeStoredModel(tx, model);
+    await tx.exec(
+      `CREATE INDEX IF NOT EXISTS ${indexName(model.dimensions)} ON chunks
+         USING hnsw (${vectorExpr(model.dimensions)} vector_cosine_ops) WITH (m = 16, ef_construction = 64)`,
+    );
+    const rows = await tx.query("UPDATE items SET indexing_status = 'pending', indexing_lease_until = NULL RETURNING id");
+    return rows.length;
+  });
+}
