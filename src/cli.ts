@@ -10,6 +10,10 @@ import {
   listApiKeys,
   revokeApiKey,
 } from './db/repositories/organizations.ts';
+import { createEmbedder } from './embedding/index.ts';
+import { embedderConfigFrom } from './embedding/from-config.ts';
+import { Indexer } from './ingest/indexer.ts';
+import { resetForModel } from './search/vector-index.ts';
 import { startServer } from './server.ts';
 
 const USAGE = `usage: kb <command>
@@ -20,6 +24,7 @@ const USAGE = `usage: kb <command>
   key create <org>       create an API key for an organization (id or name); prints the key on the last line
   key list <org>         list an organization's keys (ids, dates; never the keys)
   key revoke <key id>    revoke a key
+  reembed                re-embed every item with the configured model (after changing models), with progress
 
 Settings come from the environment (and .env): DATABASE_URL, KB_DATA_DIR, PORT, HOST, ... (see README).`;
 
@@ -81,6 +86,25 @@ async function run(argv: string[]): Promise<void> {
             console.log(`${k.id}\tcreated ${k.created_at}\t${k.revoked_at ? `revoked ${k.revoked_at}` : 'active'}`);
           }
         } else throw new UsageError('usage: kb key create|list <org> | kb key revoke <key id>');
+      });
+      return;
+    case 'reembed':
+      await withDb(async (db) => {
+        const embedder = await createEmbedder(embedderConfigFrom(loadConfig()));
+        const total = await resetForModel(db, { id: embedder.modelId, dimensions: embedder.dimensions });
+        console.log(`re-embedding ${total} items with ${embedder.modelId}`);
+        let done = 0;
+        const started = Date.now();
+        const indexer = new Indexer(db, embedder, {
+          onProgress: (n) => {
+            done += n;
+            const rate = done / ((Date.now() - started) / 1000);
+            process.stdout.write(`\r${done}/${total} items (${rate.toFixed(1)}/s)   `);
+          },
+        });
+        await indexer.drain();
+        process.stdout.write('\n');
+        await embedder.close();
       });
       return;
     default:

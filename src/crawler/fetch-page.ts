@@ -4,7 +4,12 @@
  * between requests, Crawl-delay included) shared by every worker of a crawl.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
-import { type OutboundFetch, OutboundBlockedError, OutboundError, type OutboundResponse } from '../net/outbound.ts';
+import {
+  type OutboundFetch,
+  OutboundBlockedError,
+  OutboundError,
+  type OutboundResponse,
+} from '../net/outbound.ts';
 import { isHtmlContentType } from './filters.ts';
 
 export interface RetryPolicy {

@@ -19,7 +19,10 @@ export interface PathFilters {
  * Compiles the crawl's path patterns. An invalid, too long or too numerous pattern list is an
  * `invalid_request` AppError naming the field and the pattern.
  */
-export function compilePathFilters(includePaths: readonly string[] = [], excludePaths: readonly string[] = []): PathFilters {
+export function compilePathFilters(
+  includePaths: readonly string[] = [],
+  excludePaths: readonly string[] = [],
+): PathFilters {
   return {
     include: compileAll('includePaths', includePaths),
     exclude: compileAll('excludePaths', excludePaths),
@@ -28,7 +31,9 @@ export function compilePathFilters(includePaths: readonly string[] = [], exclude
 
 function compileAll(field: string, patterns: readonly string[]): RegExp[] {
   if (patterns.length > MAX_PATH_PATTERNS) {
-    throw new AppError('invalid_request', `${field} accepts at most ${MAX_PATH_PATTERNS} patterns`, { field });
+    throw new AppError('invalid_request', `${field} accepts at most ${MAX_PATH_PATTERNS} patterns`, {
+      field,
+    });
   }
   return patterns.map((pattern) => {
     if (pattern.length > MAX_PATH_PATTERN_LENGTH) {
@@ -42,10 +47,14 @@ function compileAll(field: string, patterns: readonly string[]): RegExp[] {
       return new RegExp(pattern);
     } catch (err) {
       const why = err instanceof Error ? err.message : String(err);
-      throw new AppError('invalid_request', `${field} pattern ${JSON.stringify(pattern)} is not a valid regular expression: ${why}`, {
-        field,
-        pattern,
-      });
+      throw new AppError(
+        'invalid_request',
+        `${field} pattern ${JSON.stringify(pattern)} is not a valid regular expression: ${why}`,
+        {
+          field,
+          pattern,
+        },
+      );
     }
   });
 }
@@ -108,7 +117,8 @@ export function admit(url: string, ctx: AdmitContext): AdmitResult {
   if (!ctx.allowExternalLinks && !sameSite(canonical, ctx.startUrl)) return { ok: false, reason: 'external' };
   const path = new URL(canonical).pathname;
   if (NON_HTML_EXTENSION.test(path)) return { ok: false, reason: 'not_html' };
-  if (ctx.contentType !== undefined && !isHtmlContentType(ctx.contentType)) return { ok: false, reason: 'not_html' };
+  if (ctx.contentType !== undefined && !isHtmlContentType(ctx.contentType))
+    return { ok: false, reason: 'not_html' };
   if (ctx.filters.exclude.some((re) => re.test(path))) return { ok: false, reason: 'excluded' };
   if (ctx.filters.include.length > 0 && !ctx.filters.include.some((re) => re.test(path))) {
     return { ok: false, reason: 'not_included' };

@@ -29,7 +29,8 @@ function decodeXmlText(raw: string): string {
   if (cdata) return (cdata[1] ?? '').trim();
   return raw.trim().replace(/&(#x[0-9a-f]+|#\d+|\w+);/gi, (whole, name: string) => {
     if (name[0] === '#') {
-      const code = name[1] === 'x' || name[1] === 'X' ? Number.parseInt(name.slice(2), 16) : Number(name.slice(1));
+      const code =
+        name[1] === 'x' || name[1] === 'X' ? Number.parseInt(name.slice(2), 16) : Number(name.slice(1));
       return Number.isFinite(code) && code > 0 && code <= 0x10ffff ? String.fromCodePoint(code) : whole;
     }
     return ENTITIES[name.toLowerCase()] ?? whole;
@@ -52,7 +53,9 @@ export function parseSitemap(body: string, base?: string): ParsedSitemap {
   if (isIndex || isUrlset) {
     // Regular expressions rather than a DOM: sitemaps are flat, can be tens of MB, and <loc> is all we need
     // (prefixed children such as <image:loc> do not match the bare tag name).
-    const blockRe = isIndex ? /<sitemap(?:\s[^>]*)?>([\s\S]*?)<\/sitemap>/gi : /<url(?:\s[^>]*)?>([\s\S]*?)<\/url>/gi;
+    const blockRe = isIndex
+      ? /<sitemap(?:\s[^>]*)?>([\s\S]*?)<\/sitemap>/gi
+      : /<url(?:\s[^>]*)?>([\s\S]*?)<\/url>/gi;
     for (const m of body.matchAll(blockRe)) {
       const block = m[1] ?? '';
       const loc = childText(block, 'loc');
@@ -103,7 +106,10 @@ export interface SitemapDiscovery {
  * sitemap indexes, within the bounds. Failures of single sitemaps, policy refusals
  * ({@link OutboundBlockedError}) included, are collected in `errors`, not thrown; aborts are rethrown.
  */
-export async function discoverSitemaps(fetch: OutboundFetch, opts: SitemapDiscoveryOptions): Promise<SitemapDiscovery> {
+export async function discoverSitemaps(
+  fetch: OutboundFetch,
+  opts: SitemapDiscoveryOptions,
+): Promise<SitemapDiscovery> {
   const maxUrls = opts.maxUrls ?? 10_000;
   const maxSitemaps = opts.maxSitemaps ?? 50;
   const maxBytes = opts.maxBytes ?? 50 * 1024 * 1024;
@@ -149,7 +155,10 @@ export async function discoverSitemaps(fetch: OutboundFetch, opts: SitemapDiscov
       if (opts.signal?.aborted) throw err;
       // A refused sitemap (say, one listed at a private address) is skipped like any unreadable one.
       const message = err instanceof Error ? err.message : String(err);
-      result.errors.push({ url: sitemapUrl, message: err instanceof OutboundBlockedError ? `blocked: ${message}` : message });
+      result.errors.push({
+        url: sitemapUrl,
+        message: err instanceof OutboundBlockedError ? `blocked: ${message}` : message,
+      });
       continue;
     }
     const parsed = parseSitemap(body, sitemapUrl);

@@ -16,7 +16,7 @@ export const localEmbedderConfigSchema = z
     modelName: z.string().min(1).optional(),
     /** Use onnx/model_quantized.onnx (int8). Default: when that file exists (always for remote models). */
     quantized: z.boolean().optional(),
-    /** Texts per inference call. Default 32. */
+    /** Texts per inference call. Default 1 for int8 weights (keeps vectors batch-independent), 32 for fp32. */
     batchSize: z.number().int().min(1).max(512).optional(),
     /** ONNX runtime intra-op threads. Default: the runtime's choice (all cores). */
     threads: z.number().int().min(1).max(256).optional(),

@@ -27,7 +27,13 @@ export interface ModelProfile {
   passagePrefix: string;
 }
 
-const DEFAULT_BATCH_SIZE = 32;
+/**
+ * Texts per inference call. Int8 models quantize activations with one scale per call, so a text's vector
+ * would depend on its batch-mates (cosine ~0.99 to its lone vector); one text per call keeps vectors
+ * reproducible and equal to the query path, and at chunk lengths (~256 tokens) costs no throughput on CPU.
+ * fp32 vectors do not depend on the batch, so fp32 batches.
+ */
+const DEFAULT_BATCH_SIZE = { q8: 1, fp32: 32 } as const;
 const BGE_QUERY_INSTRUCTION = 'Represent this sentence for searching relevant passages: ';
 
 const poolingFileSchema = z.object({
@@ -172,7 +178,7 @@ export class LocalEmbedder implements Embedder {
       profile,
       tokenizer,
       model,
-      batchSize: config.batchSize ?? DEFAULT_BATCH_SIZE,
+      batchSize: config.batchSize ?? DEFAULT_BATCH_SIZE[quantized ? 'q8' : 'fp32'],
       loadMs: performance.now() - started,
     });
   }

@@ -144,9 +144,7 @@ export function createOutboundFetch(opts: OutboundOptions): OutboundFetch {
     resolve(hostname).then(
       (addresses) => {
         const family = options.family === 4 || options.family === 6 ? options.family : 0;
-        const usable = addresses.filter(
-          (a) => (family === 0 || a.family === family) && allowed(a.address),
-        );
+        const usable = addresses.filter((a) => (family === 0 || a.family === family) && allowed(a.address));
         const first = usable[0];
         if (!first) {
           const err = new OutboundBlockedError(
@@ -190,7 +188,10 @@ export function createOutboundFetch(opts: OutboundOptions): OutboundFetch {
       const location = res.headers.get('location');
       if (!REDIRECT_STATUSES.has(res.status) || !location) return toResponse(res, url, hop > 0);
       if (hop >= maxRedirects) {
-        throw new OutboundError('too_many_redirects', `more than ${maxRedirects} redirects from ${redact(url)}`);
+        throw new OutboundError(
+          'too_many_redirects',
+          `more than ${maxRedirects} redirects from ${redact(url)}`,
+        );
       }
       let next: URL;
       try {

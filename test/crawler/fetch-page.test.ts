@@ -22,11 +22,23 @@ describe('decideRetry', () => {
 
   it('honours Retry-After in seconds or as a date, and gives up when it asks too much', () => {
     const now = Date.parse('2025-01-01T00:00:00Z');
-    assert.deepEqual(decideRetry(429, h({ 'retry-after': '7' }), 1, policy, now), { retry: true, delayMs: 7000 });
+    assert.deepEqual(decideRetry(429, h({ 'retry-after': '7' }), 1, policy, now), {
+      retry: true,
+      delayMs: 7000,
+    });
     const date = new Date(now + 12_000).toUTCString();
-    assert.deepEqual(decideRetry(503, h({ 'retry-after': date }), 1, policy, now), { retry: true, delayMs: 12_000 });
-    assert.deepEqual(decideRetry(429, h({ 'retry-after': '3600' }), 1, policy, now), { retry: false, delayMs: 0 });
-    assert.deepEqual(decideRetry(429, h({ 'retry-after': 'soon' }), 1, policy, now), { retry: true, delayMs: 1000 });
+    assert.deepEqual(decideRetry(503, h({ 'retry-after': date }), 1, policy, now), {
+      retry: true,
+      delayMs: 12_000,
+    });
+    assert.deepEqual(decideRetry(429, h({ 'retry-after': '3600' }), 1, policy, now), {
+      retry: false,
+      delayMs: 0,
+    });
+    assert.deepEqual(decideRetry(429, h({ 'retry-after': 'soon' }), 1, policy, now), {
+      retry: true,
+      delayMs: 1000,
+    });
     assert.equal(parseRetryAfter(new Date(now - 5000).toUTCString(), now), 0);
   });
 
@@ -60,7 +72,8 @@ describe('HostGate', () => {
     const t0 = performance.now();
     await Promise.all([task('a'), task('a'), task('a'), task('b'), task('b')]);
     for (const list of Object.values(starts)) {
-      for (let i = 1; i < list.length; i++) assert.ok(list[i]! - list[i - 1]! >= 38, `gap ${list[i]! - list[i - 1]!}`);
+      for (let i = 1; i < list.length; i++)
+        assert.ok(list[i]! - list[i - 1]! >= 38, `gap ${list[i]! - list[i - 1]!}`);
     }
     assert.ok(starts.b![0]! - t0 < 30, 'another host is not held back');
   });
@@ -127,9 +140,16 @@ describe('fetchPage', () => {
       '/forbidden': { status: 403 },
       '/latin1': {
         headers: { 'content-type': 'text/html' },
-        body: Buffer.concat([Buffer.from('<meta charset="iso-8859-1"><p>caf'), Buffer.from([0xe9]), Buffer.from('</p>')]),
+        body: Buffer.concat([
+          Buffer.from('<meta charset="iso-8859-1"><p>caf'),
+          Buffer.from([0xe9]),
+          Buffer.from('</p>'),
+        ]),
       },
-      '/noindex': { headers: { 'content-type': 'text/html', 'x-robots-tag': 'noindex, nofollow' }, body: '<p>x</p>' },
+      '/noindex': {
+        headers: { 'content-type': 'text/html', 'x-robots-tag': 'noindex, nofollow' },
+        body: '<p>x</p>',
+      },
       '/slow-once': (_req, res, { hits }) => {
         if (hits === 1) return; // the first attempt times out
         res.writeHead(200, { 'content-type': 'text/html' });
@@ -181,7 +201,10 @@ describe('fetchPage', () => {
 
   it('skips non-HTML, sniffs untyped HTML, and classifies gone and failed pages', async () => {
     const pdf = await fetchPage(fetch, `${site.origin}/pdf`);
-    assert.deepEqual(pdf.kind === 'skipped' && [pdf.reason, pdf.contentType], ['not_html', 'application/pdf']);
+    assert.deepEqual(pdf.kind === 'skipped' && [pdf.reason, pdf.contentType], [
+      'not_html',
+      'application/pdf',
+    ]);
     assert.equal((await fetchPage(fetch, `${site.origin}/untyped`)).kind, 'ok');
     assert.equal((await fetchPage(fetch, `${site.origin}/gone`)).kind, 'gone');
     assert.equal((await fetchPage(fetch, `${docs.origin}/no-such-page.html`)).kind, 'gone');
@@ -208,6 +231,9 @@ describe('fetchPage', () => {
     assert.equal(ok.kind, 'ok');
     const controller = new AbortController();
     controller.abort(new Error('cancelled'));
-    await assert.rejects(fetchPage(fetch, `${docs.origin}/index.html`, { gate, signal: controller.signal }), /cancelled/);
+    await assert.rejects(
+      fetchPage(fetch, `${docs.origin}/index.html`, { gate, signal: controller.signal }),
+      /cancelled/,
+    );
   });
 });

@@ -1,6 +1,11 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { type AdmitContext, admit, compilePathFilters, isHtmlContentType } from '../../src/crawler/filters.ts';
+import {
+  type AdmitContext,
+  admit,
+  compilePathFilters,
+  isHtmlContentType,
+} from '../../src/crawler/filters.ts';
 import { urlKey } from '../../src/crawler/url.ts';
 import { AppError } from '../../src/lib/errors.ts';
 
@@ -66,8 +71,14 @@ describe('admit', () => {
   it('refuses non-HTML by extension, or by content type when known', () => {
     assert.equal(reason('https://docs.example.com/manual.pdf', base()), 'not_html');
     assert.equal(reason('https://docs.example.com/logo.PNG', base()), 'not_html');
-    assert.equal(reason('https://docs.example.com/page', base({ contentType: 'application/json' })), 'not_html');
-    assert.equal(reason('https://docs.example.com/page', base({ contentType: 'text/html; charset=utf-8' })), 'ok');
+    assert.equal(
+      reason('https://docs.example.com/page', base({ contentType: 'application/json' })),
+      'not_html',
+    );
+    assert.equal(
+      reason('https://docs.example.com/page', base({ contentType: 'text/html; charset=utf-8' })),
+      'ok',
+    );
     assert.equal(isHtmlContentType('application/xhtml+xml'), true);
   });
 

@@ -25,7 +25,9 @@ describe('canonicalizeUrl', () => {
 describe('urlKey', () => {
   it('treats /x/, /x and /x/index.html as one page', () => {
     const keys = new Set(
-      ['https://e.com/x/', 'https://e.com/x', 'https://e.com/x/index.html', 'https://e.com/x/INDEX.HTM'].map(urlKey),
+      ['https://e.com/x/', 'https://e.com/x', 'https://e.com/x/index.html', 'https://e.com/x/INDEX.HTM'].map(
+        urlKey,
+      ),
     );
     assert.equal(keys.size, 1);
     assert.equal(urlKey('https://e.com/'), urlKey('https://e.com/index.html'));
@@ -52,7 +54,10 @@ describe('sameSite', () => {
 
 describe('resolveLink', () => {
   it('resolves relative links and drops fragments', () => {
-    assert.equal(resolveLink('first-steps.html#run', 'http://h/tutorial/index.html'), 'http://h/tutorial/first-steps.html');
+    assert.equal(
+      resolveLink('first-steps.html#run', 'http://h/tutorial/index.html'),
+      'http://h/tutorial/first-steps.html',
+    );
     assert.equal(resolveLink('  /a b ', 'http://h/x'), 'http://h/a%20b');
     assert.equal(resolveLink('//other.com/p', 'https://h/'), 'https://other.com/p');
   });

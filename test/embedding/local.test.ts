@@ -13,11 +13,14 @@ function norm(v: Float32Array): number {
 
 describe('LocalEmbedder (real inference on the fixture model)', () => {
   let embedder: LocalEmbedder;
+  let fp32: LocalEmbedder;
   before(async () => {
     embedder = await createTestEmbedder();
+    fp32 = await createTestEmbedder({ quantized: false });
   });
   after(async () => {
     await embedder.close();
+    await fp32.close();
   });
 
   test('describes the model', () => {
@@ -47,26 +50,43 @@ describe('LocalEmbedder (real inference on the fixture model)', () => {
     }
   });
 
-  test('batching (with padding and reordering) gives the same vectors as one at a time', async () => {
+  test('int8: a text gets the same vector whatever it is embedded with', async () => {
+    const texts = [
+      'Vaccines train the immune system to recognise pathogens.',
+      'ok',
+      'Postgres stores vectors with the pgvector extension and indexes them with HNSW graphs for search.',
+    ];
+    const batched = await embedder.embed(texts);
+    for (const [i, text] of texts.entries()) {
+      const [single] = await embedder.embed([text]);
+      assert.deepEqual(single, batched[i]);
+    }
+  });
+
+  test('fp32: batching (with padding and reordering) gives the same vectors as one at a time', async () => {
     const texts = [
       'Vaccines train the immune system to recognise pathogens.',
       'ok',
       'Postgres stores vectors with the pgvector extension and indexes them with HNSW graphs for search.',
       'Tables, lists and code blocks stay whole when they fit.',
     ];
-    const batched = await embedder.embed(texts);
+    const batched = await fp32.embed(texts);
     for (const [i, text] of texts.entries()) {
-      const [single] = await embedder.embed([text]);
-      assert.ok(dot(single!, batched[i]!) > 0.9999, `text ${i}: cosine ${dot(single!, batched[i]!)}`);
+      const [single] = await fp32.embed([text]);
+      assert.ok(dot(single!, batched[i]!) > 0.99999, `text ${i}: cosine ${dot(single!, batched[i]!)}`);
     }
   });
 
   test('many texts across several internal batches keep their order', async () => {
     const texts = Array.from({ length: 70 }, (_, i) => `document number ${i} ${'word '.repeat(i % 13)}`);
-    const all = await embedder.embed(texts);
-    assert.equal(all.length, 70);
-    const [x] = await embedder.embed([texts[45]!]);
-    assert.ok(dot(x!, all[45]!) > 0.9999);
+    for (const model of [embedder, fp32]) {
+      const all = await model.embed(texts);
+      assert.equal(all.length, 70);
+      for (const i of [0, 31, 45, 69]) {
+        const [x] = await model.embed([texts[i]!]);
+        assert.ok(dot(x!, all[i]!) > 0.99999, `${model.modelId} text ${i}`);
+      }
+    }
     assert.deepEqual(await embedder.embed([]), []);
   });
 
@@ -95,16 +115,11 @@ describe('LocalEmbedder (real inference on the fixture model)', () => {
   });
 
   test('fp32 and int8 weights agree closely', async () => {
-    const fp32 = await createTestEmbedder({ quantized: false });
-    try {
-      assert.equal(fp32.modelId, 'local/all-MiniLM-L6-v2/fp32');
-      const text = 'Search answers come from the nearest chunks by cosine distance.';
-      const [a] = await fp32.embed([text]);
-      const [b] = await embedder.embed([text]);
-      assert.ok(dot(a!, b!) > 0.97, String(dot(a!, b!)));
-    } finally {
-      await fp32.close();
-    }
+    assert.equal(fp32.modelId, 'local/all-MiniLM-L6-v2/fp32');
+    const text = 'Search answers come from the nearest chunks by cosine distance.';
+    const [a] = await fp32.embed([text]);
+    const [b] = await embedder.embed([text]);
+    assert.ok(dot(a!, b!) > 0.97, String(dot(a!, b!)));
   });
 });
 

@@ -117,7 +117,7 @@ export async function serveDirectory(dir: string, opts: ServeDirectoryOptions = 
 
 /** What a route answers: a handler, or a fixed response. */
 export type RouteHandler =
-  | ((req: http.IncomingMessage, res: http.ServerResponse, ctx: RouteContext) => void | Promise<void>)
+  | ((req: http.IncomingMessage, res: http.ServerResponse, ctx: RouteContext) => unknown)
   | RouteSpec;
 
 export interface RouteSpec {

@@ -1,0 +1,160 @@
+/**
+ * Sync jobs: the `sync_jobs` row that extends a job-engine row (`jobs`) with its connection, type,
+ * counters, checkpoint and failures, and the API's view of both (API.md "Sync jobs").
+ */
+import type { JobStatus } from '../../jobs/status.ts';
+import type { Queryable } from '../database.ts';
+
+export type SyncJobType = 'sync' | 'reset';
+export type SyncTrigger = 'api' | 'schedule';
+
+/** One document that could not be synced, as listed on the job. */
+export interface SyncFailure {
+  externalId?: string;
+  message: string;
+  retryable: boolean;
+}
+
+/** At most this many failures are kept per job (the count keeps going). */
+export const MAX_LISTED_FAILURES = 100;
+
+/** The sync job as the API shows it: the seed's fields plus our extensions. */
+export interface SyncJobView {
+  jobId: number;
+  status: JobStatus;
+  jobType: SyncJobType;
+  /** When it started running (epoch ms); when it was queued while still pending. */
+  startTime: number;
+  connectionId: string;
+  lastUpdatedAt: number;
+  /** Milliseconds it ran (so far, while running); 0 while pending. */
+  duration: number;
+  bytesSynced: number;
+  rowsSynced: number;
+  error?: string;
+  trigger: SyncTrigger;
+  attempts: number;
+  createdAt: number;
+  finishedAt: number | null;
+  failureCount: number;
+  failures: SyncFailure[];
+}
+
+const MS = (expr: string) => `floor(extract(epoch FROM ${expr}) * 1000)::float8`;
+
+const VIEW = `SELECT j.id::float8 AS "jobId", j.status, s.job_type AS "jobType",
+    ${MS('COALESCE(j.started_at, j.created_at)')} AS "startTime",
+    s.connection_id AS "connectionId", ${MS('j.updated_at')} AS "lastUpdatedAt",
+    CASE WHEN j.started_at IS NULL THEN 0
+         ELSE greatest(0, ${MS('COALESCE(j.finished_at, now())')} - ${MS('j.started_at')}) END AS duration,
+    s.bytes_synced::float8 AS "bytesSynced", s.rows_synced::float8 AS "rowsSynced", j.error,
+    s.trigger, j.attempts, ${MS('j.created_at')} AS "createdAt",
+    CASE WHEN j.finished_at IS NULL THEN NULL ELSE ${MS('j.finished_at')} END AS "finishedAt",
+    s.failure_count AS "failureCount", s.failures
+  FROM sync_jobs s JOIN jobs j ON j.id = s.job_id`;
+
+function toView(row: SyncJobView & { error: string | null }): SyncJobView {
+  const { error, ...rest } = row;
+  return error ? { ...rest, error } : rest;
+}
+
+export async function insertSyncJob(
+  q: Queryable,
+  job: { jobId: number; connectionId: string; jobType: SyncJobType; trigger: SyncTrigger },
+): Promise<void> {
+  await q.query('INSERT INTO sync_jobs (job_id, connection_id, job_type, trigger) VALUES ($1, $2, $3, $4)', [
+    job.jobId,
+    job.connectionId,
+    job.jobType,
+    job.trigger,
+  ]);
+}
+
+export async function getSyncJob(q: Queryable, organizationId: string, jobId: number): Promise<SyncJobView | null> {
+  const rows = await q.query<SyncJobView & { error: string | null }>(
+    `${VIEW} WHERE j.organization_id = $1 AND j.id = $2`,
+    [organizationId, jobId],
+  );
+  return rows[0] ? toView(rows[0]) : null;
+}
+
+/** A connection's jobs, newest first, and how many there are. */
+export async function listSyncJobs(
+  q: Queryable,
+  connectionId: string,
+  opts: { limit: number; offset: number },
+): Promise<{ jobs: SyncJobView[]; total: number }> {
+  const [count] = await q.query<{ n: number }>('SELECT count(*)::int AS n FROM sync_jobs WHERE connection_id = $1', [
+    connectionId,
+  ]);
+  const rows = await q.query<SyncJobView & { error: string | null }>(
+    `${VIEW} WHERE s.connection_id = $1 ORDER BY s.job_id DESC LIMIT $2 OFFSET $3`,
+    [connectionId, opts.limit, opts.offset],
+  );
+  return { jobs: rows.map(toView), total: count!.n };
+}
+
+/** Ids of the connection's pending or running jobs. */
+export async function activeSyncJobIds(q: Queryable, connectionId: string): Promise<number[]> {
+  const rows = await q.query<{ id: number }>(
+    `SELECT j.id FROM sync_jobs s JOIN jobs j ON j.id = s.job_id
+      WHERE s.connection_id = $1 AND j.status IN ('pending', 'running')`,
+    [connectionId],
+  );
+  return rows.map((r) => r.id);
+}
+
+/** What a running sync job has to know when it starts or resumes. */
+export interface SyncJobState {
+  connectionId: string;
+  jobType: SyncJobType;
+  bytesSynced: number;
+  rowsSynced: number;
+  /** This job's last checkpoint (set when a previous attempt got that far). */
+  cursor: unknown;
+}
+
+export async function getSyncJobState(q: Queryable, jobId: number): Promise<SyncJobState | null> {
+  const rows = await q.query<SyncJobState>(
+    `SELECT connection_id AS "connectionId", job_type AS "jobType", bytes_synced::float8 AS "bytesSynced",
+            rows_synced::float8 AS "rowsSynced", cursor
+       FROM sync_jobs WHERE job_id = $1`,
+    [jobId],
+  );
+  return rows[0] ?? null;
+}
+
+/** Record a committed batch's progress (and its checkpoint, when the batch ended at one). */
+export async function recordSyncProgress(
+  q: Queryable,
+  jobId: number,
+  p: { rowsAdded: number; bytesSynced: number; failures: SyncFailure[]; cursor?: unknown },
+): Promise<void> {
+  const hasCursor = p.cursor !== undefined;
+  await q.query(
+    `UPDATE sync_jobs SET rows_synced = rows_synced + $2, bytes_synced = greatest(bytes_synced, $3),
+            failure_count = failure_count + $4,
+            failures = CASE WHEN jsonb_array_length(failures) >= $5 THEN failures
+                            ELSE failures || (SELECT COALESCE(jsonb_agg(f), '[]'::jsonb) FROM (
+                                   SELECT f FROM jsonb_array_elements($6::jsonb) AS f
+                                   LIMIT greatest(0, $5 - jsonb_array_length(failures))) AS t) END,
+            cursor = CASE WHEN $7 THEN $8::jsonb ELSE cursor END
+      WHERE job_id = $1`,
+    [
+      jobId,
+      p.rowsAdded,
+      p.bytesSynced,
+      p.failures.length,
+      MAX_LISTED_FAILURES,
+      JSON.stringify(p.failures),
+      hasCursor,
+      JSON.stringify(hasCursor ? (p.cursor ?? null) : null),
+    ],
+  );
+}
+
+/** Failures recorded so far by this job (all attempts). */
+export async function syncJobFailureCount(q: Queryable, jobId: number): Promise<number> {
+  const rows = await q.query<{ n: number }>('SELECT failure_count AS n FROM sync_jobs WHERE job_id = $1', [jobId]);
+  return rows[0]?.n ?? 0;
+}

@@ -1,0 +1,301 @@
+/**
+ * The worker pool: `concurrency` loops that claim jobs, run their handlers with a heartbeat, and finish,
+ * release or fail them; plus periodic tasks (the reaper, schedules). Runs inside the service process
+ * (`npm start`, KB_WORKERS loops) or alone (`kb worker`), any number of processes against one database.
+ */
+import { hostname } from 'node:os';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { Queryable } from '../db/database.ts';
+import type { AppContext } from '../http/context.ts';
+import { isAppError } from '../lib/errors.ts';
+import { newShortId } from '../lib/ids.ts';
+import './builtin.ts';
+import { listenForJobs, type JobListener } from './notify.ts';
+import {
+  assertLease,
+  type ClaimedJob,
+  claimJob,
+  finishJob,
+  heartbeatJob,
+  JobLostError,
+  reapStaleJobs,
+  releaseJob,
+} from './queue.ts';
+import {
+  JobError,
+  type JobLogger,
+  jobHandler,
+  type PeriodicTask,
+  registeredJobKinds,
+  registeredPeriodicTasks,
+} from './registry.ts';
+
+/** What the HTTP routes use to reach this process's workers (AppContext.jobs). */
+export interface JobSignals {
+  /** A job was queued: claim now rather than at the next poll. */
+  wake(): void;
+  /** These jobs were cancelled in the database: abort their handlers now if they run here. */
+  cancel(jobIds: readonly number[]): void;
+}
+
+export interface WorkerPoolOptions {
+  /** Jobs run at once by this pool. */
+  concurrency: number;
+  /** Kinds to claim; default every registered kind. */
+  kinds?: readonly string[];
+  /** How often an idle loop looks for work when nothing wakes it. Default 1 s. */
+  pollMs?: number;
+  /** Heartbeat period of a running job. Default 2 s. */
+  heartbeatMs?: number;
+  /** A running job whose heartbeat is older than this is taken back from its (dead) worker. Default 30 s. */
+  staleMs?: number;
+  /** How often this pool runs the reaper. Default staleMs / 3. */
+  reapEveryMs?: number;
+  /** Periodic tasks besides the reaper; default every registered task. */
+  periodicTasks?: readonly PeriodicTask[];
+  /** Postgres URL to LISTEN on for instant wake-ups; default config.DATABASE_URL (none on PGlite). */
+  listenUrl?: string | null;
+  log?: JobLogger;
+  /** Default `<host>:<pid>:<random>`. */
+  workerId?: string;
+  /**
+   * How long stop() waits for aborted handlers to return. A handler that ignores its signal is left
+   * behind; its job stays `running` until the reaper takes it back. Default 10 s.
+   */
+  shutdownGraceMs?: number;
+}
+
+export interface WorkerPool extends JobSignals {
+  readonly workerId: string;
+  /** Jobs running in this pool now. */
+  readonly running: number;
+  /**
+   * Stop claiming, abort running handlers and put their jobs back to pending (the attempt is not
+   * counted), stop timers. Resolves when every loop has ended.
+   */
+  stop(): Promise<void>;
+}
+
+const silentLog: JobLogger = { info() {}, warn() {}, error() {} };
+
+class WorkerShutdownError extends Error {
+  override name = 'WorkerShutdownError';
+}
+class JobCancelledError extends Error {
+  override name = 'JobCancelledError';
+}
+
+/** The message a failed job shows: handler-described errors as they are, anything else generic. */
+export function jobErrorMessage(err: unknown): string {
+  if (isAppError(err) || err instanceof JobError) return err.message;
+  return 'The job failed because of an internal error; it was logged.';
+}
+
+export function startWorkerPool(app: AppContext, opts: WorkerPoolOptions): WorkerPool {
+  const db = app.db;
+  const log = opts.log ?? silentLog;
+  const pollMs = opts.pollMs ?? 1_000;
+  const heartbeatMs = opts.heartbeatMs ?? 2_000;
+  const staleMs = opts.staleMs ?? 30_000;
+  const reapEveryMs = opts.reapEveryMs ?? Math.max(100, Math.floor(staleMs / 3));
+  const workerId = opts.workerId ?? `${hostname()}:${process.pid}:${newShortId(4)}`;
+  const kinds = () => opts.kinds ?? registeredJobKinds();
+
+  let stopping = false;
+  let wakeSeq = 0;
+  const waiters = new Set<() => void>();
+  const active = new Map<number, { controller: AbortController; job: ClaimedJob }>();
+
+  const wake = () => {
+    wakeSeq++;
+    for (const w of [...waiters]) w();
+    waiters.clear();
+  };
+  const waitForWake = (ms: number, seenSeq: number) =>
+    new Promise<void>((resolve) => {
+      if (stopping || wakeSeq !== seenSeq) {
+        resolve();
+        return;
+      }
+      const done = () => {
+        clearTimeout(timer);
+        waiters.delete(done);
+        resolve();
+      };
+      const timer = setTimeout(done, ms);
+      waiters.add(done);
+    });
+
+  const cancel = (ids: readonly number[]) => {
+    for (const id of ids) {
+      active.get(id)?.controller.abort(new JobCancelledError(`job ${id} was cancelled`));
+    }
+  };
+
+  async function runJob(job: ClaimedJob): Promise<void> {
+    const controller = new AbortController();
+    active.set(job.id, { controller, job });
+    const jobLog: JobLogger = {
+      info: (o, m) => log.info({ jobId: job.id, kind: job.kind, ...o }, m),
+      warn: (o, m) => log.warn({ jobId: job.id, kind: job.kind, ...o }, m),
+      error: (o, m) => log.error({ jobId: job.id, kind: job.kind, ...o }, m),
+    };
+    let beating = false;
+    const heartbeat = setInterval(() => {
+      if (beating) return;
+      beating = true;
+      heartbeatJob(db, job.id, job.leaseToken)
+        .then((held) => {
+          if (!held) controller.abort(new JobLostError(job.id));
+        })
+        .catch((err: unknown) => jobLog.warn({ err: (err as Error).message }, 'heartbeat failed'))
+        .finally(() => {
+          beating = false;
+        });
+    }, heartbeatMs);
+
+    const withLease = <T>(fn: (tx: Queryable) => Promise<T>): Promise<T> =>
+      db.transaction(async (tx) => {
+        await assertLease(tx, job.id, job.leaseToken);
+        return fn(tx);
+      });
+
+    try {
+      const registered = jobHandler(job.kind);
+      if (!registered) throw new JobError(`No handler for jobs of kind "${job.kind}" in this worker.`);
+      jobLog.info({ attempt: job.attempt }, 'job started');
+      const result = await registered.handler({ job, app, signal: controller.signal, log: jobLog, withLease });
+      const finished = await finishJob(db, job.id, job.leaseToken, result.status, result.note ?? null);
+      jobLog.info({ status: result.status, recorded: finished }, 'job finished');
+    } catch (err) {
+      await settleFailure(job, controller.signal, err, jobLog);
+    } finally {
+      clearInterval(heartbeat);
+      active.delete(job.id);
+    }
+  }
+
+  async function settleFailure(job: ClaimedJob, signal: AbortSignal, err: unknown, jobLog: JobLogger) {
+    const reason: unknown = signal.aborted ? signal.reason : undefined;
+    try {
+      if (reason instanceof WorkerShutdownError) {
+        await releaseJob(db, job.id, job.leaseToken, { countAttempt: false });
+        jobLog.info({}, 'job released for another worker (shutdown)');
+        return;
+      }
+      if (reason instanceof JobCancelledError || reason instanceof JobLostError || err instanceof JobLostError) {
+        // The database already says what happened (cancelled, or requeued by the reaper).
+        jobLog.info({ reason: (reason as Error | undefined)?.name ?? 'lost' }, 'job stopped');
+        return;
+      }
+      if (err instanceof JobError && err.retryable && job.attempt < job.maxAttempts) {
+        await releaseJob(db, job.id, job.leaseToken, {
+          countAttempt: true,
+          delayMs: err.retryAfterMs ?? 1000 * 2 ** job.attempt,
+          error: err.message,
+        });
+        jobLog.warn({ err: err.message }, 'job will be retried');
+        return;
+      }
+      if (!isAppError(err) && !(err instanceof JobError)) jobLog.error({ err }, 'job failed');
+      else jobLog.warn({ err: err.message }, 'job failed');
+      await finishJob(db, job.id, job.leaseToken, 'failed', jobErrorMessage(err));
+    } catch (dbErr) {
+      // The job stays `running` without heartbeats; the reaper takes it back.
+      jobLog.error({ err: (dbErr as Error).message }, 'could not record the job outcome');
+    }
+  }
+
+  async function loop(): Promise<void> {
+    while (!stopping) {
+      const seen = wakeSeq;
+      let job: ClaimedJob | null = null;
+      try {
+        job = await claimJob(db, { kinds: kinds(), workerId });
+      } catch (err) {
+        if (stopping) break;
+        log.warn({ err: (err as Error).message }, 'claiming a job failed; retrying');
+        await sleep(pollMs);
+        continue;
+      }
+      if (!job) {
+        await waitForWake(pollMs, seen);
+        continue;
+      }
+      await runJob(job);
+    }
+  }
+
+  const tasks: PeriodicTask[] = [
+    {
+      name: 'reaper',
+      everyMs: reapEveryMs,
+      run: async () => {
+        const r = await reapStaleJobs(db, staleMs);
+        if (r.requeued.length + r.failed.length > 0) log.warn({ ...r }, 'took back jobs of dead workers');
+        if (r.requeued.length > 0) wake();
+      },
+    },
+    ...(opts.periodicTasks ?? registeredPeriodicTasks()),
+  ];
+  const timers = new Set<NodeJS.Timeout>();
+  const runningTasks = new Set<Promise<void>>();
+  const scheduleTask = (task: PeriodicTask, delay: number) => {
+    if (stopping) return;
+    const t = setTimeout(() => {
+      timers.delete(t);
+      const p = task
+        .run(app)
+        .catch((err: unknown) => log.warn({ task: task.name, err: (err as Error).message }, 'periodic task failed'))
+        .finally(() => {
+          runningTasks.delete(p);
+          scheduleTask(task, task.everyMs);
+        });
+      runningTasks.add(p);
+    }, delay);
+    timers.add(t);
+  };
+  for (const task of tasks) scheduleTask(task, Math.min(task.everyMs, 50));
+
+  let listener: JobListener | null = null;
+  const listenUrl = opts.listenUrl === undefined ? app.config.DATABASE_URL : opts.listenUrl;
+  if (listenUrl) {
+    listener = listenForJobs(
+      listenUrl,
+      (payload) => {
+        if (payload === 'wake') wake();
+        else if (payload.startsWith('cancel:')) cancel([Number(payload.slice(7))]);
+      },
+      log,
+    );
+  }
+
+  const loops = Array.from({ length: Math.max(0, opts.concurrency) }, () =>
+    loop().catch((err: unknown) => log.error({ err }, 'worker loop crashed')),
+  );
+  log.info({ workerId, concurrency: opts.concurrency, kinds: kinds() }, 'workers started');
+
+  let stopped: Promise<void> | null = null;
+  return {
+    workerId,
+    get running() {
+      return active.size;
+    },
+    wake,
+    cancel,
+    stop() {
+      stopped ??= (async () => {
+        stopping = true;
+        for (const t of timers) clearTimeout(t);
+        timers.clear();
+        wake();
+        for (const { controller } of active.values()) controller.abort(new WorkerShutdownError('worker shutting down'));
+        const grace = sleep(opts.shutdownGraceMs ?? 10_000, undefined, { ref: false });
+        await Promise.race([Promise.all([...loops, ...runningTasks]), grace]);
+        await listener?.close();
+        log.info({ workerId }, 'workers stopped');
+      })();
+      return stopped;
+    },
+  };
+}

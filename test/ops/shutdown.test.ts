@@ -1,0 +1,105 @@
+import assert from 'node:assert/strict';
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { after, describe, test } from 'node:test';
+
+interface Started {
+  child: ChildProcess;
+  url: string;
+  output: () => string;
+  exited: Promise<number | null>;
+}
+
+/** Start `npm start`'s entry point on a data dir and wait for its URL. */
+async function startService(dataDir: string): Promise<Started> {
+  const child = spawn(process.execPath, ['src/main.ts'], {
+    env: { ...process.env, KB_DATA_DIR: dataDir, PORT: '0', DATABASE_URL: '', KB_LOG_LEVEL: 'warn', KB_MODEL_DIR: '/nonexistent-model' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  child.stdout!.on('data', (d) => {
+    out += d;
+  });
+  child.stderr!.on('data', (d) => {
+    out += d;
+  });
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  const url = await new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`service did not start:\n${out}`)), 60_000);
+    const check = () => {
+      const m = /listening on (http:\/\/\S+)/.exec(out);
+      if (m) {
+        clearTimeout(timer);
+        resolve(m[1]!);
+      }
+    };
+    child.stdout!.on('data', check);
+    void exited.then(() => reject(new Error(`service exited:\n${out}`)));
+  });
+  return { child, url, output: () => out, exited };
+}
+
+describe('embedded service lifecycle', () => {
+  const dataDir = mkdtempSync(path.join(tmpdir(), 'kb-life-'));
+  after(() => rmSync(dataDir, { recursive: true, force: true }));
+
+  test('first start prints a key once; SIGTERM finishes in-flight requests and leaves a healthy data dir', async () => {
+    const first = await startService(dataDir);
+    // The first-start key is the line after the announcement.
+    await new Promise((r) => setTimeout(r, 200));
+    const lines = first.output().split('\n');
+    const at = lines.findIndex((l) => l.includes('first start'));
+    assert.ok(at >= 0, first.output());
+    const key = lines[at + 1]!.trim();
+    assert.match(key, /^kb_/);
+    const headers = { authorization: `Bearer ${key}`, 'content-type': 'application/json' };
+
+    const up = await fetch(`${first.url}/api/connect/knowledgebase-items`, {
+      method: 'POST',
+      headers,
+      body: JSON.stringify({ title: 'Survives restarts', content: 'durable content' }),
+    });
+    assert.equal(up.status, 200);
+    assert.equal((await fetch(`${first.url}/healthz`)).status, 200);
+    // Not ready: no embedding model at this path, and /readyz says why.
+    const ready = await fetch(`${first.url}/readyz`);
+    assert.equal(ready.status, 503);
+
+    // A burst of requests in flight when SIGTERM arrives: every one of them completes.
+    const inflight = Array.from({ length: 20 }, (_, i) =>
+      fetch(`${first.url}/api/connect/knowledgebase-items`, {
+        method: 'POST',
+        headers,
+        body: JSON.stringify({ title: `burst ${i}`, content: 'x'.repeat(50_000) }),
+      }).then((r) => r.status),
+    );
+    await new Promise((r) => setTimeout(r, 5));
+    first.child.kill('SIGTERM');
+    const statuses = await Promise.allSettled(inflight);
+    assert.equal(await first.exited, 0, first.output());
+    const accepted = statuses.filter((s) => s.status === 'fulfilled').map((s) => (s as PromiseFulfilledResult<number>).value);
+    assert.ok(accepted.every((s) => s === 200), `statuses: ${accepted.join(',')}`);
+
+    // Restart on the same directory: no new key, the data is all there.
+    const second = await startService(dataDir);
+    try {
+      assert.ok(!second.output().includes('first start'));
+      const res = await fetch(`${second.url}/api/connect/knowledgebase-items/query`, {
+        method: 'POST',
+        headers,
+        body: JSON.stringify({ limit: 100 }),
+      });
+      assert.equal(res.status, 200);
+      const body = (await res.json()) as { items: Array<{ title: string }> };
+      const titles = body.items.map((i) => i.title);
+      assert.ok(titles.includes('Survives restarts'));
+      // Requests accepted before shutdown were committed.
+      assert.equal(titles.filter((t) => t.startsWith('burst')).length, accepted.length);
+    } finally {
+      second.child.kill('SIGTERM');
+      assert.equal(await second.exited, 0);
+    }
+  });
+});
