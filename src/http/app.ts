@@ -45,7 +45,10 @@ export async function buildApp(ctx: AppContext, opts: BuildAppOptions = {}): Pro
     requestIdHeader: false,
     // The seed's crawl path has a trailing slash and others have none: match exactly as written.
     routerOptions: { ignoreTrailingSlash: false, maxParamLength: 200 },
-    forceCloseConnections: false,
+    // On shutdown, requests already on a connection are served to the end (no framework-shaped 503s);
+    // idle keep-alive connections are closed so the process can exit.
+    return503OnClosing: false,
+    forceCloseConnections: 'idle',
   }).withTypeProvider<ZodTypeProvider>();
 
   app.setValidatorCompiler(validatorCompiler);

@@ -1,8 +1,13 @@
 import type { FastifyBaseLogger, FastifyInstance, RawReplyDefaultExpression, RawRequestDefaultExpression, RawServerDefault } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import type { Config } from '../config.ts';
+import type { SourceHttpClientOptions } from '../connectors/http.ts';
+import type { AnyConnector, SourceType } from '../connectors/types.ts';
 import type { Database } from '../db/database.ts';
 import type { Embedder } from '../embedding/index.ts';
+import type { JobSignals } from '../jobs/worker.ts';
+import type { CredentialCipher } from '../lib/crypto.ts';
+import type { OutboundFetch } from '../net/outbound.ts';
 
 /** What the routes need from the rest of the service; tests build it with their own parts. */
 export interface AppContext {
@@ -14,6 +19,16 @@ export interface AppContext {
   onItemsChanged?: () => void;
   /** Readiness checks beyond the database (embedding model loaded, ...). */
   readinessChecks?: Array<() => Promise<string | null>>;
+  /** Encrypts source credentials at rest; defaults to one over config.KB_ENCRYPTION_KEY. */
+  cipher?: CredentialCipher;
+  /** This process's job workers, when it runs any: routes wake them and cancel their jobs at once. */
+  jobs?: JobSignals;
+  /** Connector overrides by source type (tests plug in a connector with a content sync). */
+  connectors?: Partial<Record<SourceType, AnyConnector>>;
+  /** The guarded outbound fetch to sources; defaults to one built from config (KB_CRAWL_ALLOW_PRIVATE). */
+  outboundFetch?: OutboundFetch;
+  /** Retry settings of sync jobs' HTTP client (tests shorten the waits). */
+  sourceHttp?: Omit<SourceHttpClientOptions, 'fetch' | 'signal'>;
 }
 
 export type App = FastifyInstance<

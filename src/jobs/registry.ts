@@ -41,7 +41,8 @@ export interface JobContext {
 
 /** How a handler ended a job that did not throw. */
 export interface JobResult {
-  status: 'succeeded' | 'incomplete';
+  /** `cancelled`: the handler found at start that the job should not run (e.g. its connection is inactive). */
+  status: 'succeeded' | 'incomplete' | 'cancelled';
   /** Optional summary kept in the job's `error` column (e.g. how many documents failed). */
   note?: string | null;
 }

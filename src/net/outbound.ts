@@ -120,8 +120,16 @@ export function isGlobalAddress(address: string): boolean {
 }
 
 const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
-// Headers that carry the caller's identity; never forwarded to another origin on redirect.
-const CREDENTIAL_HEADERS = ['authorization', 'cookie', 'proxy-authorization'];
+// The only request headers forwarded when a redirect leaves the origin. Everything else the caller set is
+// dropped: sources send tokens in custom headers (`x-shopify-access-token`, `x-api-key`...) that no deny
+// list could name, and validators (`if-none-match`) describe a resource of the first origin.
+const CROSS_ORIGIN_SAFE_HEADERS = new Set([
+  'user-agent',
+  'accept',
+  'accept-language',
+  'accept-encoding',
+  'content-type',
+]);
 
 const defaultResolver: Resolver = async (hostname) =>
   (await dns.promises.lookup(hostname, { all: true })) as ResolvedAddress[];
@@ -205,7 +213,9 @@ export function createOutboundFetch(opts: OutboundOptions): OutboundFetch {
         delete headers['content-type'];
         delete headers['content-length'];
       }
-      if (next.origin !== url.origin) for (const h of CREDENTIAL_HEADERS) delete headers[h];
+      if (next.origin !== url.origin) {
+        for (const h of Object.keys(headers)) if (!CROSS_ORIGIN_SAFE_HEADERS.has(h)) delete headers[h];
+      }
       url = next;
     }
   };

@@ -303,6 +303,50 @@ describe('createOutboundFetch', () => {
     }
   });
 
+  it('forwards only a safe list of headers when a redirect leaves the origin', async () => {
+    const target = await serveRoutes({
+      '/headers': (req, res) => {
+        res.end(JSON.stringify(req.headers));
+      },
+    });
+    const origin = await serveRoutes({
+      '/go': (_req, res) => {
+        res.writeHead(302, { location: `${target.origin}/headers` });
+        res.end();
+      },
+      '/same': (_req, res) => {
+        res.writeHead(302, { location: '/headers' });
+        res.end();
+      },
+      '/headers': (req, res) => {
+        res.end(JSON.stringify(req.headers));
+      },
+    });
+    const headers = {
+      'X-Shopify-Access-Token': 'shpat_secret',
+      'x-api-key': 'k',
+      cookie: 'c=1',
+      'if-none-match': '"v1"',
+      'if-modified-since': 'Tue, 01 Jan 2030 00:00:00 GMT',
+      accept: 'application/json',
+      'accept-language': 'en',
+    };
+    try {
+      const away = (await open()(`${origin.origin}/go`, { headers })).json() as Record<string, string>;
+      for (const h of ['x-shopify-access-token', 'x-api-key', 'cookie', 'if-none-match', 'if-modified-since']) {
+        assert.equal(away[h], undefined, `${h} must not cross origins`);
+      }
+      assert.equal(away['accept'], 'application/json');
+      assert.equal(away['accept-language'], 'en');
+      assert.equal(away['user-agent'], UA);
+      const same = (await open()(`${origin.origin}/same`, { headers })).json() as Record<string, string>;
+      assert.equal(same['x-shopify-access-token'], 'shpat_secret', 'same-origin redirects keep the headers');
+    } finally {
+      await target.close();
+      await origin.close();
+    }
+  });
+
   it('caps the body size and marks it truncated', async () => {
     const res = await open({ maxBytes: 10_000 })(`${site.origin}/huge`);
     assert.equal(res.body.length, 10_000);

@@ -112,7 +112,9 @@ CREATE TABLE sync_jobs (
   rows_synced     bigint NOT NULL DEFAULT 0,
   cursor          jsonb,
   failure_count   integer NOT NULL DEFAULT 0,
-  failures        jsonb NOT NULL DEFAULT '[]'
+  failures        jsonb NOT NULL DEFAULT '[]',
+  -- A failure that names no document means the pass cannot tell what is gone: no deletions after it.
+  deletions_blocked boolean NOT NULL DEFAULT false
 );
 CREATE INDEX sync_jobs_connection_idx ON sync_jobs (connection_id, job_id DESC);
 

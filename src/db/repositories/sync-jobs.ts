@@ -138,7 +138,8 @@ export async function recordSyncProgress(
                             ELSE failures || (SELECT COALESCE(jsonb_agg(f), '[]'::jsonb) FROM (
                                    SELECT f FROM jsonb_array_elements($6::jsonb) AS f
                                    LIMIT greatest(0, $5 - jsonb_array_length(failures))) AS t) END,
-            cursor = CASE WHEN $7 THEN $8::jsonb ELSE cursor END
+            cursor = CASE WHEN $7 THEN $8::jsonb ELSE cursor END,
+            deletions_blocked = deletions_blocked OR $9
       WHERE job_id = $1`,
     [
       jobId,
@@ -149,12 +150,19 @@ export async function recordSyncProgress(
       JSON.stringify(p.failures),
       hasCursor,
       JSON.stringify(hasCursor ? (p.cursor ?? null) : null),
+      p.failures.some((f) => f.externalId === undefined),
     ],
   );
 }
 
-/** Failures recorded so far by this job (all attempts). */
-export async function syncJobFailureCount(q: Queryable, jobId: number): Promise<number> {
-  const rows = await q.query<{ n: number }>('SELECT failure_count AS n FROM sync_jobs WHERE job_id = $1', [jobId]);
-  return rows[0]?.n ?? 0;
+/** Failures recorded so far by this job (all attempts), and whether one named no document. */
+export async function syncJobFailures(
+  q: Queryable,
+  jobId: number,
+): Promise<{ count: number; deletionsBlocked: boolean }> {
+  const rows = await q.query<{ count: number; deletionsBlocked: boolean }>(
+    'SELECT failure_count AS count, deletions_blocked AS "deletionsBlocked" FROM sync_jobs WHERE job_id = $1',
+    [jobId],
+  );
+  return rows[0] ?? { count: 0, deletionsBlocked: false };
 }

@@ -1,0 +1,78 @@
+/**
+ * Shared by the connection and sync-job endpoints (not an endpoint itself): how a request names a
+ * connection, by `type` (canonical or the product's name) or by `connectionId` (API.md "Connections"),
+ * and the sync job's response schema.
+ */
+import { z } from 'zod';
+import { canonicalSourceType, SOURCE_TYPE_VALUES } from '../../connectors/registry.ts';
+import type { Queryable } from '../../db/database.ts';
+import { type ConnectionRef, type ConnectionRow, findConnection } from '../../db/repositories/connections.ts';
+import { JOB_STATUSES } from '../../jobs/status.ts';
+import { AppError } from '../../lib/errors.ts';
+
+/** The two optional fields; exactly one must be given ({@link connectionRefOf} checks). */
+export const connectionRefFields = {
+  type: z
+    .enum(SOURCE_TYPE_VALUES)
+    .optional()
+    .describe('Source type of the connection (`notes`, `support_desk`, ... or the product name). Give this or connectionId.'),
+  connectionId: z.string().min(1).max(100).optional().describe('Id of the connection. Give this or type.'),
+};
+
+export function connectionRefOf(input: { type?: string | undefined; connectionId?: string | undefined }): ConnectionRef {
+  if (input.type !== undefined && input.connectionId !== undefined) {
+    throw new AppError('invalid_request', 'Name the connection with type or with connectionId, not both.');
+  }
+  if (input.connectionId !== undefined) return { connectionId: input.connectionId };
+  if (input.type !== undefined) return { type: canonicalSourceType(input.type)! };
+  throw new AppError('invalid_request', 'Name the connection: give type (e.g. "support_desk") or connectionId.');
+}
+
+function describeRef(ref: ConnectionRef): string {
+  return 'type' in ref ? `No ${ref.type} connection exists in this organization.` : 'No connection with this connectionId exists in this organization.';
+}
+
+/** The organization's connection the request names, or 404 not_found (other organizations' look the same). */
+export async function resolveConnection(
+  q: Queryable,
+  organizationId: string,
+  ref: ConnectionRef,
+): Promise<ConnectionRow> {
+  const row = await findConnection(q, organizationId, ref);
+  if (!row) throw new AppError('not_found', describeRef(ref));
+  return row;
+}
+
+/** This service's public origin for links: KB_PUBLIC_URL, else the origin the request came to. */
+export function publicOrigin(publicUrl: string | undefined, request: { protocol: string; host: string }): string {
+  if (publicUrl) return publicUrl.replace(/\/+$/, '');
+  return `${request.protocol}://${request.host}`;
+}
+
+const syncFailureSchema = z.object({
+  externalId: z.string().optional(),
+  message: z.string(),
+  retryable: z.boolean(),
+});
+
+/** A sync job as every endpoint shows it (API.md "Sync jobs"). */
+export const syncJobSchema = z
+  .object({
+    jobId: z.number().describe('Increasing integer'),
+    status: z.enum(JOB_STATUSES).describe('pending, running, succeeded, failed, cancelled or incomplete'),
+    jobType: z.enum(['sync', 'reset']),
+    startTime: z.number().describe('Unix epoch ms when it started running (when queued, while pending)'),
+    connectionId: z.string(),
+    lastUpdatedAt: z.number().describe('Unix epoch ms'),
+    duration: z.number().describe('Milliseconds it ran (so far, while running)'),
+    bytesSynced: z.number().describe('Bytes received from the source'),
+    rowsSynced: z.number().describe('Documents created, updated or deleted'),
+    error: z.string().optional().describe('Why it failed (or, when incomplete, a summary of the failures)'),
+    trigger: z.enum(['api', 'schedule']),
+    attempts: z.number().describe('Runs so far; more than 1 after a worker died'),
+    createdAt: z.number().describe('Unix epoch ms when it was queued'),
+    finishedAt: z.number().nullable(),
+    failureCount: z.number(),
+    failures: z.array(syncFailureSchema).describe('Documents that could not be synced (first 100)'),
+  })
+  .meta({ id: 'SyncJob' });

@@ -1,0 +1,112 @@
+/**
+ * Shared by the OAuth endpoints (not an endpoint itself): the signed `state` of a consent, the HMAC key
+ * behind it, and the settings of the notes OAuth app.
+ *
+ * `state` = `<nonce>.<expiry, epoch s>.<HMAC-SHA256 of both>` (base64url). The signature lets the
+ * callback refuse a forged or altered state before touching the database, the expiry bounds how long a
+ * consent may take, and the nonce's row in `oauth_states` (marked used in the same statement that reads
+ * it) makes it single-use. The HMAC key is random, made once per installation, and stored encrypted with
+ * the credential key, so every process of a deployment shares it.
+ */
+import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import type { Config } from '../../config.ts';
+import { cipherOf } from '../../jobs/sources.ts';
+import { AppError } from '../../lib/errors.ts';
+import type { AppContext } from '../context.ts';
+
+/** How long a consent may take, from initiate to callback. */
+export const OAUTH_STATE_TTL_MS = 10 * 60_000;
+
+const KEY_SETTING = 'oauth_state_hmac_key';
+const keys = new WeakMap<AppContext, Promise<Buffer>>();
+
+/** Associated data of an OAuth token stored under a secret id (binds the ciphertext to that id). */
+export function oauthSecretAad(secretId: string): string {
+  return `oauth_secret:${secretId}`;
+}
+
+async function loadKey(ctx: AppContext): Promise<Buffer> {
+  const cipher = cipherOf(ctx);
+  const read = async () => {
+    const rows = await ctx.db.query<{ value: { encrypted?: string } }>('SELECT value FROM service_settings WHERE key = $1', [
+      KEY_SETTING,
+    ]);
+    const enc = rows[0]?.value.encrypted;
+    if (!enc) return null;
+    try {
+      return Buffer.from(cipher.decrypt(enc, KEY_SETTING), 'base64');
+    } catch {
+      return null; // made under another encryption key: replace it below
+    }
+  };
+  const existing = await read();
+  if (existing) return existing;
+  const fresh = randomBytes(32).toString('base64');
+  const value = JSON.stringify({ encrypted: cipher.encrypt(fresh, KEY_SETTING) });
+  // Two processes may race here: the first writer wins and both read its key back.
+  await ctx.db.query('INSERT INTO service_settings (key, value) VALUES ($1, $2::jsonb) ON CONFLICT (key) DO NOTHING', [
+    KEY_SETTING,
+    value,
+  ]);
+  const stored = await read();
+  if (stored) return stored;
+  // The stored key was made under another credential key (KB_ENCRYPTION_KEY changed): replace it.
+  await ctx.db.query('UPDATE service_settings SET value = $2::jsonb WHERE key = $1', [KEY_SETTING, value]);
+  return Buffer.from(fresh, 'base64');
+}
+
+function stateKey(ctx: AppContext): Promise<Buffer> {
+  let p = keys.get(ctx);
+  if (!p) {
+    p = loadKey(ctx);
+    p.catch(() => keys.delete(ctx));
+    keys.set(ctx, p);
+  }
+  return p;
+}
+
+function sign(key: Buffer, body: string): string {
+  return createHmac('sha256', key).update(body).digest('base64url');
+}
+
+/** A new state for the nonce `id`, valid for `ttlMs`. */
+export async function signState(ctx: AppContext, id: string, ttlMs: number): Promise<string> {
+  const exp = Math.floor((Date.now() + ttlMs) / 1000);
+  const body = `${id}.${exp}`;
+  return `${body}.${sign(await stateKey(ctx), body)}`;
+}
+
+/** The nonce of a state whose signature holds and which has not expired; 400 invalid_request otherwise. */
+export async function verifyState(ctx: AppContext, state: string): Promise<string> {
+  const parts = state.split('.');
+  const invalid = new AppError('invalid_request', 'The OAuth state is invalid; start the consent again.');
+  if (parts.length !== 3) throw invalid;
+  const [id, exp, sig] = parts as [string, string, string];
+  if (!/^[A-Za-z0-9_-]{16,64}$/.test(id) || !/^\d{1,12}$/.test(exp)) throw invalid;
+  const expected = Buffer.from(sign(await stateKey(ctx), `${id}.${exp}`));
+  const given = Buffer.from(sig);
+  if (given.length !== expected.length || !timingSafeEqual(given, expected)) throw invalid;
+  if (Number(exp) * 1000 < Date.now()) {
+    throw new AppError('invalid_request', 'The OAuth consent took too long and its state expired; start it again.');
+  }
+  return id;
+}
+
+export function newStateNonce(): string {
+  return randomBytes(18).toString('base64url');
+}
+
+/** The OAuth app of the notes source, or 400 oauth_not_configured. */
+export function notesOAuthApp(config: Config): { clientId: string; clientSecret: string; baseUrl: string } {
+  if (!config.KB_NOTES_CLIENT_ID || !config.KB_NOTES_CLIENT_SECRET) {
+    throw new AppError(
+      'oauth_not_configured',
+      'OAuth for notes (Notion) is not configured on this service: the operator must set KB_NOTES_CLIENT_ID and KB_NOTES_CLIENT_SECRET. Alternatively, pass an internal integration token as source.access_token.',
+    );
+  }
+  return {
+    clientId: config.KB_NOTES_CLIENT_ID,
+    clientSecret: config.KB_NOTES_CLIENT_SECRET,
+    baseUrl: (config.KB_NOTES_OAUTH_BASE_URL ?? 'https://api.notion.com').replace(/\/+$/, ''),
+  };
+}

@@ -1,0 +1,208 @@
+/**
+ * The sync runner: drives a connector's `sync()` and turns what it yields into committed items.
+ *
+ * - Documents, deletions and failures are buffered and committed in batches; a checkpoint ends a batch,
+ *   and is saved in the same transaction as everything before it (DESIGN.md rule 5). A crash loses at
+ *   most the uncommitted tail, which the retried job re-reads from the last checkpoint; re-storing a
+ *   document is an upsert, so nothing is duplicated.
+ * - Every batch runs under the job's lease (`withLease`): a job cancelled or taken back meanwhile writes
+ *   nothing more.
+ * - Deletions of an incremental feed are applied as they come. A full pass (reset) marks every item it
+ *   sees with the job id and, only once the pass completed, removes the connection's items it did not
+ *   see (DESIGN.md rule 6); an interrupted pass deletes nothing.
+ * - A document that fails is listed on the job (`incomplete`), the rest land.
+ */
+import { redactSecrets } from '../connectors/credential-check.ts';
+import type { AnyConnector, ConnectorContext, SourceDocument, SyncMode } from '../connectors/types.ts';
+import type { Queryable } from '../db/database.ts';
+import { saveConnectionCursor } from '../db/repositories/connections.ts';
+import { recordSyncProgress, type SyncFailure, syncJobFailures } from '../db/repositories/sync-jobs.ts';
+import { integrationSourceKey, removeDocument, storeDocument } from './store.ts';
+
+export interface SyncRunOptions {
+  organizationId: string;
+  connectionId: string;
+  jobId: number;
+  connector: AnyConnector;
+  /** The connector's context; its `http.bytesReceived` feeds `bytesSynced`, its `signal` cancels. */
+  context: ConnectorContext<unknown>;
+  mode: SyncMode;
+  /** Where to start: this job's last checkpoint, the connection's (incremental), or null. */
+  cursor: unknown;
+  /** Bytes counted by earlier attempts of this job. */
+  bytesBefore: number;
+  /** Runs `fn` in a transaction that first checks the job is still this worker's (JobContext.withLease). */
+  withLease<T>(fn: (tx: Queryable) => Promise<T>): Promise<T>;
+  /** Called after each commit that changed items (the indexer embeds pending items). */
+  onItemsChanged?: (() => void) | undefined;
+  /** Secret values to scrub from failure messages. */
+  secrets?: readonly string[];
+  /** Commit after this many buffered events. Default 200. */
+  batchSize?: number;
+  /** ...or when the oldest buffered event is this old. Default 1 s. */
+  maxBatchAgeMs?: number;
+}
+
+export interface SyncRunResult {
+  /** Documents created, updated or deleted. */
+  rowsChanged: number;
+  /** Failures recorded by this job, earlier attempts included. */
+  failures: number;
+  /** Items removed after a full pass because the source no longer has them. */
+  removedAfterPass: number;
+}
+
+type Op =
+  | { kind: 'document'; doc: SourceDocument }
+  | { kind: 'deleted'; externalId: string }
+  | { kind: 'failure'; failure: SyncFailure };
+
+const MAX_FAILURE_MESSAGE = 500;
+
+export async function runSync(opts: SyncRunOptions): Promise<SyncRunResult> {
+  const { connector, context, mode } = opts;
+  if (!connector.sync) throw new Error(`connector ${connector.type} has no content sync`);
+  const batchSize = opts.batchSize ?? 200;
+  const maxBatchAgeMs = opts.maxBatchAgeMs ?? 1_000;
+  const full = mode === 'full';
+  const signal = context.signal;
+
+  let ops: Op[] = [];
+  let batchStartedAt = 0;
+  let rowsChanged = 0;
+  let lastCursor: unknown;
+
+  const flush = async (cursor: unknown) => {
+    if (ops.length === 0 && cursor === undefined) return;
+    const batch = ops;
+    ops = [];
+    const changed = await opts.withLease(async (tx) => {
+      let rows = 0;
+      const seen: string[] = [];
+      const failures: SyncFailure[] = [];
+      for (const op of batch) {
+        if (op.kind === 'document') {
+          const d = op.doc;
+          const { outcome, itemId } = await storeDocument(
+            tx,
+            opts.organizationId,
+            {
+              sourceType: 'integration',
+              sourceTableName: d.table,
+              sourceKey: integrationSourceKey(opts.connectionId, d.externalId),
+              title: d.title,
+              markdown: d.markdown,
+              url: d.url,
+              visibility: d.visibility,
+              tags: d.tags,
+              connectionId: opts.connectionId,
+            },
+            // An item a user deleted stays deleted across incremental syncs; a reset brings it back.
+            { respectTombstones: !full },
+          );
+          if (outcome === 'created' || outcome === 'updated') rows++;
+          if (full && itemId) seen.push(itemId);
+        } else if (op.kind === 'deleted') {
+          if (await removeDocument(tx, opts.organizationId, integrationSourceKey(opts.connectionId, op.externalId))) rows++;
+        } else {
+          failures.push(op.failure);
+        }
+      }
+      if (full) {
+        await tx.query('UPDATE items SET last_sync_job_id = $1 WHERE id = ANY($2::text[])', [opts.jobId, seen]);
+        // A document that failed this time was not seen, but is not gone either: keep it.
+        const failedKeys = failures
+          .filter((f) => f.externalId !== undefined)
+          .map((f) => integrationSourceKey(opts.connectionId, f.externalId!));
+        if (failedKeys.length > 0) {
+          await tx.query(
+            'UPDATE items SET last_sync_job_id = $1 WHERE organization_id = $2 AND source_key = ANY($3::text[])',
+            [opts.jobId, opts.organizationId, failedKeys],
+          );
+        }
+      }
+      await recordSyncProgress(tx, opts.jobId, {
+        rowsAdded: rows,
+        bytesSynced: opts.bytesBefore + context.http.bytesReceived,
+        failures,
+        ...(cursor === undefined ? {} : { cursor }),
+      });
+      // Incremental progress is real progress: the next sync may start here even if this job fails later.
+      // A full pass's position only means something to this pass, so the connection gets it at the end.
+      if (cursor !== undefined && !full) await saveConnectionCursor(tx, opts.connectionId, cursor);
+      return rows;
+    });
+    rowsChanged += changed;
+    if (changed > 0) opts.onItemsChanged?.();
+  };
+
+  const push = async (op: Op) => {
+    if (ops.length === 0) batchStartedAt = Date.now();
+    ops.push(op);
+    if (ops.length >= batchSize || Date.now() - batchStartedAt >= maxBatchAgeMs) await flush(undefined);
+  };
+
+  for await (const event of connector.sync(context, { cursor: opts.cursor, mode })) {
+    signal.throwIfAborted();
+    switch (event.kind) {
+      case 'document':
+        await push({ kind: 'document', doc: event.doc });
+        break;
+      case 'deleted':
+        await push({ kind: 'deleted', externalId: event.externalId });
+        break;
+      case 'failure':
+        await push({
+          kind: 'failure',
+          failure: {
+            ...(event.externalId === undefined ? {} : { externalId: event.externalId }),
+            message: failureMessage(event.error, opts.secrets ?? []),
+            retryable: event.retryable,
+          },
+        });
+        break;
+      case 'checkpoint':
+        lastCursor = event.cursor;
+        await flush(event.cursor);
+        break;
+    }
+  }
+  signal.throwIfAborted();
+  await flush(undefined);
+
+  // The pass completed. A full pass now removes what it did not see, unless a failure without a document
+  // id leaves it unable to tell what is gone.
+  let removedAfterPass = 0;
+  const summary = await opts.withLease(async (tx) => {
+    const failures = await syncJobFailures(tx, opts.jobId);
+    if (full) {
+      if (!failures.deletionsBlocked) {
+        const removed = await tx.query(
+          `DELETE FROM items WHERE organization_id = $1 AND connection_id = $2
+              AND last_sync_job_id IS DISTINCT FROM $3 RETURNING id`,
+          [opts.organizationId, opts.connectionId, opts.jobId],
+        );
+        removedAfterPass = removed.length;
+        await recordSyncProgress(tx, opts.jobId, {
+          rowsAdded: removedAfterPass,
+          bytesSynced: opts.bytesBefore + context.http.bytesReceived,
+          failures: [],
+        });
+      }
+      // The pass's last checkpoint (an earlier attempt's, when this one saw none) is where the next
+      // incremental sync starts.
+      const finalCursor = lastCursor !== undefined ? lastCursor : opts.cursor;
+      if (finalCursor !== undefined && finalCursor !== null) await saveConnectionCursor(tx, opts.connectionId, finalCursor);
+    }
+    return failures;
+  });
+  rowsChanged += removedAfterPass;
+  if (removedAfterPass > 0) opts.onItemsChanged?.();
+  return { rowsChanged, failures: summary.count, removedAfterPass };
+}
+
+function failureMessage(error: unknown, secrets: readonly string[]): string {
+  const raw = error instanceof Error ? error.message : String(error);
+  const text = redactSecrets(raw, secrets).replace(/\s+/g, ' ').trim();
+  return text.length > MAX_FAILURE_MESSAGE ? `${text.slice(0, MAX_FAILURE_MESSAGE - 1)}…` : text || 'unknown error';
+}

@@ -1,0 +1,178 @@
+/**
+ * The `sync` job kind: one sync or reset of one connection, run by the sync runner; plus queueing
+ * (run-sync, schedules) and the schedule task.
+ */
+import { z } from 'zod';
+import { CREDENTIAL_CHECK_HTTP, createConnectorContext } from '../connectors/context.ts';
+import { redactSecrets, sourceName } from '../connectors/credential-check.ts';
+import type { SourceHttpClientOptions } from '../connectors/http.ts';
+import { isSourceHttpError } from '../connectors/http.ts';
+import type { AnyConnector } from '../connectors/types.ts';
+import type { Queryable } from '../db/database.ts';
+import { getConnectionById, takeDueSchedules } from '../db/repositories/connections.ts';
+import { getSyncJobState, insertSyncJob, type SyncJobType, type SyncTrigger } from '../db/repositories/sync-jobs.ts';
+import type { AppContext } from '../http/context.ts';
+import { runSync } from '../ingest/sync-runner.ts';
+import { AppError, isAppError } from '../lib/errors.ts';
+import { OutboundBlockedError, OutboundError } from '../net/outbound.ts';
+import { enqueueJob } from './queue.ts';
+import { JobError, type JobContext, type JobResult, type PeriodicTask } from './registry.ts';
+import { baseUrlTemplateFor, connectorOf, decryptCredentials, outboundFetchOf, secretValues } from './sources.ts';
+
+export const SYNC_JOB_KIND = 'sync';
+
+/** Attempts of a sync job whose worker keeps dying before it is failed. */
+export const SYNC_MAX_ATTEMPTS = 3;
+
+/** Retry budget of a sync's requests: longer than a credential check's, a sync runs in the background. */
+export const SYNC_HTTP: Omit<SourceHttpClientOptions, 'fetch' | 'signal'> = {
+  ...CREDENTIAL_CHECK_HTTP,
+  maxAttempts: 6,
+  baseDelayMs: 500,
+  maxDelayMs: 30_000,
+  maxWaitMs: 120_000,
+  attemptTimeoutMs: 60_000,
+  maxResponseBytes: 32 * 1024 * 1024,
+};
+
+const payloadSchema = z.object({ connectionId: z.string().min(1) });
+
+/** The dedupe key that makes "one pending or running sync per connection" a database rule. */
+export function syncDedupeKey(connectionId: string): string {
+  return `sync:${connectionId}`;
+}
+
+/** A connector that cannot sync content yet answers this (run-sync: 400 invalid_request). */
+export function syncUnavailable(connector: { label: string; type: string }): AppError {
+  return new AppError(
+    'invalid_request',
+    `Content sync for ${connector.label} (${connector.type}) is not available yet; the connection is stored and its credentials were checked.`,
+  );
+}
+
+/**
+ * Queue a sync job for a connection, in the caller's transaction. Returns the job id, or null when the
+ * connection already has a pending or running job. Call `app.jobs?.wake()` after the commit.
+ */
+export async function enqueueSyncJob(
+  q: Queryable,
+  job: { organizationId: string; connectionId: string; jobType: SyncJobType; trigger: SyncTrigger },
+): Promise<number | null> {
+  const id = await enqueueJob(q, {
+    kind: SYNC_JOB_KIND,
+    organizationId: job.organizationId,
+    payload: { connectionId: job.connectionId },
+    dedupeKey: syncDedupeKey(job.connectionId),
+    maxAttempts: SYNC_MAX_ATTEMPTS,
+  });
+  if (id === null) return null;
+  await insertSyncJob(q, { jobId: id, connectionId: job.connectionId, jobType: job.jobType, trigger: job.trigger });
+  return id;
+}
+
+/** The `sync` handler. */
+export async function runSyncJob(ctx: JobContext): Promise<JobResult> {
+  const { app, job } = ctx;
+  const { connectionId } = payloadSchema.parse(job.payload);
+  const state = await getSyncJobState(app.db, job.id);
+  const connection = await getConnectionById(app.db, connectionId);
+  if (!state || !connection) return { status: 'cancelled', note: 'The connection was removed.' };
+  if (connection.status !== 'active') {
+    return { status: 'cancelled', note: 'The connection is inactive; activate it to sync.' };
+  }
+  const connector = connectorOf(app, connection.type);
+  if (!connector?.sync) {
+    throw new JobError(syncUnavailable(connector ?? { label: connection.type, type: connection.type }).message);
+  }
+
+  const credentials = decryptCredentials(app, connection.id, connection.credentialsEncrypted);
+  const context = createConnectorContext({
+    connector,
+    credentials,
+    fetch: outboundFetchOf(app),
+    signal: ctx.signal,
+    log: ctx.log,
+    baseUrlTemplate: baseUrlTemplateFor(app.config, connection.type),
+    http: app.sourceHttp ?? SYNC_HTTP,
+  });
+  const mode = state.jobType === 'reset' ? 'full' : 'incremental';
+  const cursor = parseCursor(connector, state.cursor ?? (mode === 'incremental' ? connection.cursor : null), ctx);
+
+  try {
+    const result = await runSync({
+      organizationId: job.organizationId,
+      connectionId: connection.id,
+      jobId: job.id,
+      connector,
+      context,
+      mode,
+      cursor,
+      bytesBefore: state.bytesSynced,
+      withLease: ctx.withLease,
+      onItemsChanged: app.onItemsChanged,
+      secrets: secretValues(credentials),
+    });
+    if (result.failures > 0) {
+      return {
+        status: 'incomplete',
+        note: `${result.failures} document${result.failures === 1 ? '' : 's'} could not be synced; see failures.`,
+      };
+    }
+    return { status: 'succeeded' };
+  } catch (err) {
+    if (ctx.signal.aborted) throw ctx.signal.reason ?? err;
+    throw describeSyncError(connector, err, secretValues(credentials));
+  }
+}
+
+function parseCursor(connector: AnyConnector, raw: unknown, ctx: JobContext): unknown {
+  if (raw === null || raw === undefined) return null;
+  const parsed = connector.cursor.safeParse(raw);
+  if (parsed.success) return parsed.data;
+  // A checkpoint from an older version of the connector: start over rather than fail forever.
+  ctx.log.warn({}, 'stored sync checkpoint has an unknown shape; starting from the beginning');
+  return null;
+}
+
+/** The job's `error`: which source, what went wrong, never a secret. */
+function describeSyncError(connector: AnyConnector, err: unknown, secrets: string[]): Error {
+  const scrub = (text: string) => redactSecrets(text, secrets);
+  if (isAppError(err)) return new AppError(err.code, scrub(err.message));
+  if (err instanceof JobError) return new JobError(scrub(err.message), { retryable: err.retryable });
+  if (isSourceHttpError(err)) return new JobError(`${sourceName(connector)}: ${scrub(err.message)}.`);
+  if (err instanceof OutboundBlockedError || err instanceof OutboundError) {
+    return new JobError(`${sourceName(connector)} could not be reached: ${scrub(err.message)}.`);
+  }
+  return err instanceof Error ? err : new Error(String(err));
+}
+
+/**
+ * Turn due schedules into ordinary sync jobs (a connection with a job in progress skips this turn).
+ * `now` lets tests move the clock.
+ */
+export async function enqueueDueSyncs(app: AppContext, opts: { now?: Date } = {}): Promise<number[]> {
+  const ids = await app.db.transaction(async (tx) => {
+    const due = await takeDueSchedules(tx, { limit: 100, ...(opts.now ? { now: opts.now } : {}) });
+    const queued: number[] = [];
+    for (const c of due) {
+      const id = await enqueueSyncJob(tx, {
+        organizationId: c.organizationId,
+        connectionId: c.id,
+        jobType: 'sync',
+        trigger: 'schedule',
+      });
+      if (id !== null) queued.push(id);
+    }
+    return queued;
+  });
+  if (ids.length > 0) app.jobs?.wake();
+  return ids;
+}
+
+export const syncScheduleTask: PeriodicTask = {
+  name: 'sync-schedules',
+  everyMs: 15_000,
+  run: async (app) => {
+    await enqueueDueSyncs(app);
+  },
+};
