@@ -1,12 +1,21 @@
 import type { App, AppContext } from '../context.ts';
 import * as adminKeys from './admin-keys.ts';
 import * as adminOrganizations from './admin-organizations.ts';
+import * as connectionCreate from './connection-create.ts';
+import * as connectionDelete from './connection-delete.ts';
+import * as connectionList from './connection-list.ts';
+import * as connectionStatus from './connection-status.ts';
 import * as health from './health.ts';
 import * as itemsDelete from './items-delete.ts';
 import * as itemsQuery from './items-query.ts';
 import * as itemsUpdate from './items-update.ts';
 import * as itemsUpload from './items-upload.ts';
+import * as oauthCallback from './oauth-callback.ts';
+import * as oauthInitiate from './oauth-initiate.ts';
+import * as runSync from './run-sync.ts';
 import * as search from './search.ts';
+import * as secretIdExists from './secret-id-exists.ts';
+import * as syncJobsList from './sync-jobs-list.ts';
 
 /** Every endpoint lives in its own file; adding one means one file and one line here. */
 const routes: Array<{ register(app: App, ctx: AppContext): void }> = [
@@ -18,6 +27,15 @@ const routes: Array<{ register(app: App, ctx: AppContext): void }> = [
   search,
   adminOrganizations,
   adminKeys,
+  connectionCreate,
+  connectionDelete,
+  connectionStatus,
+  connectionList,
+  runSync,
+  syncJobsList,
+  oauthInitiate,
+  oauthCallback,
+  secretIdExists,
 ];
 
 export async function registerRoutes(app: App, ctx: AppContext): Promise<void> {

@@ -1,0 +1,56 @@
+import { z } from 'zod';
+import { deleteConnection } from '../../db/repositories/connections.ts';
+import { activeSyncJobIds } from '../../db/repositories/sync-jobs.ts';
+import { cancelJobs } from '../../jobs/queue.ts';
+import { type App, type AppContext, callerOf } from '../context.ts';
+import { commonErrors, errorBodySchema } from '../schemas.ts';
+import { connectionRefFields, connectionRefOf, resolveConnection } from './connection-shared.ts';
+
+const bodySchema = z.strictObject(connectionRefFields);
+
+/**
+ * Endpoint 2: disconnect. Cancels the connection's pending and running jobs (their workers stop at
+ * once), deletes its credentials and every item (and chunk) it produced.
+ */
+export function register(app: App, ctx: AppContext): void {
+  app.delete(
+    '/api/connect/connection',
+    {
+      schema: {
+        tags: ['connections'],
+        summary: 'Disconnect a connection',
+        description: 'Body: `{"type"}` or `{"connectionId"}`. Unknown connection: 404 not_found.',
+        body: bodySchema,
+        response: {
+          200: z.object({
+            success: z.boolean(),
+            connectionId: z.string(),
+            deletedItems: z.number(),
+            cancelledJobs: z.array(z.number()),
+          }),
+          404: errorBodySchema,
+          ...commonErrors,
+        },
+      },
+    },
+    async (request) => {
+      const { organizationId } = callerOf(request);
+      const ref = connectionRefOf(request.body);
+      const result = await ctx.db.transaction(async (tx) => {
+        const connection = await resolveConnection(tx, organizationId, ref);
+        // Jobs first: a worker's batch holds its job row while it writes, so cancelling waits for that
+        // batch and the items it committed are deleted below; later batches find the job cancelled.
+        const cancelled = await cancelJobs(tx, await activeSyncJobIds(tx, connection.id), 'The connection was disconnected.');
+        const { items } = await deleteConnection(tx, organizationId, connection.id);
+        return { connectionId: connection.id, cancelled, items };
+      });
+      ctx.jobs?.cancel(result.cancelled);
+      return {
+        success: true,
+        connectionId: result.connectionId,
+        deletedItems: result.items,
+        cancelledJobs: result.cancelled,
+      };
+    },
+  );
+}

@@ -1,0 +1,56 @@
+import { z } from 'zod';
+import { setConnectionStatus } from '../../db/repositories/connections.ts';
+import { activeSyncJobIds } from '../../db/repositories/sync-jobs.ts';
+import { cancelJobs } from '../../jobs/queue.ts';
+import { type App, type AppContext, callerOf } from '../context.ts';
+import { commonErrors, errorBodySchema } from '../schemas.ts';
+import { connectionRefFields, connectionRefOf, resolveConnection } from './connection-shared.ts';
+
+const bodySchema = z.strictObject({
+  ...connectionRefFields,
+  status: z.enum(['active', 'inactive']).describe('inactive: no syncs (scheduled or requested); items stay searchable'),
+});
+
+/**
+ * Endpoint 3: set a connection `active` or `inactive`. Deactivating cancels its pending and running
+ * jobs; an inactive connection keeps its items searchable but does not sync.
+ */
+export function register(app: App, ctx: AppContext): void {
+  app.patch(
+    '/api/connect/set-connection-status',
+    {
+      schema: {
+        tags: ['connections'],
+        summary: 'Set the status of a connection',
+        description: 'Body: `{"type"|"connectionId", "status": "active"|"inactive"}`. Unknown connection: 404.',
+        body: bodySchema,
+        response: {
+          200: z.object({
+            success: z.boolean(),
+            connectionId: z.string(),
+            status: z.enum(['active', 'inactive']),
+            cancelledJobs: z.array(z.number()),
+          }),
+          404: errorBodySchema,
+          ...commonErrors,
+        },
+      },
+    },
+    async (request) => {
+      const { organizationId } = callerOf(request);
+      const ref = connectionRefOf(request.body);
+      const { status } = request.body;
+      const result = await ctx.db.transaction(async (tx) => {
+        const connection = await resolveConnection(tx, organizationId, ref);
+        const cancelled =
+          status === 'inactive'
+            ? await cancelJobs(tx, await activeSyncJobIds(tx, connection.id), 'The connection was set inactive.')
+            : [];
+        await setConnectionStatus(tx, connection.id, status);
+        return { connectionId: connection.id, cancelled };
+      });
+      ctx.jobs?.cancel(result.cancelled);
+      return { success: true, connectionId: result.connectionId, status, cancelledJobs: result.cancelled };
+    },
+  );
+}

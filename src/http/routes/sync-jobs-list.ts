@@ -1,0 +1,62 @@
+import { z } from 'zod';
+import { listSyncJobs } from '../../db/repositories/sync-jobs.ts';
+import { type App, type AppContext, callerOf } from '../context.ts';
+import { commonErrors, errorBodySchema } from '../schemas.ts';
+import { connectionRefFields, connectionRefOf, publicOrigin, resolveConnection, syncJobSchema } from './connection-shared.ts';
+
+const querySchema = z.strictObject({
+  ...connectionRefFields,
+  limit: z.coerce.number().int().min(1).max(100).default(20),
+  offset: z.coerce.number().int().min(0).max(1_000_000).default(0),
+});
+
+/** Endpoint 5: a connection's sync jobs, newest first, paged with absolute next/previous links. */
+export function register(app: App, ctx: AppContext): void {
+  app.get(
+    '/api/connect/connection-sync-jobs',
+    {
+      schema: {
+        tags: ['sync jobs'],
+        summary: 'Get all sync jobs of a connection',
+        description:
+          'Query: `type` or `connectionId`, `limit` (1-100, default 20), `offset` (default 0). `next` and ' +
+          '`previous` are absolute URLs of the adjacent pages, absent when there is none.',
+        querystring: querySchema,
+        response: {
+          200: z.object({
+            data: z.array(syncJobSchema),
+            previous: z.string().optional(),
+            next: z.string().optional(),
+            total: z.number().describe('Jobs of the connection'),
+          }),
+          404: errorBodySchema,
+          ...commonErrors,
+        },
+      },
+    },
+    async (request) => {
+      const { organizationId } = callerOf(request);
+      const q = request.query;
+      const ref = connectionRefOf(q);
+      const connection = await resolveConnection(ctx.db, organizationId, ref);
+      const { jobs, total } = await listSyncJobs(ctx.db, connection.id, { limit: q.limit, offset: q.offset });
+      const origin = publicOrigin(ctx.config.KB_PUBLIC_URL, request);
+      const link = (offset: number) => {
+        const params = new URLSearchParams();
+        if (q.connectionId !== undefined) params.set('connectionId', q.connectionId);
+        if (q.type !== undefined) params.set('type', q.type);
+        params.set('limit', String(q.limit));
+        params.set('offset', String(offset));
+        return `${origin}/api/connect/connection-sync-jobs?${params}`;
+      };
+      const next = q.offset + q.limit < total ? link(q.offset + q.limit) : undefined;
+      const previous = q.offset > 0 ? link(Math.max(0, Math.min(q.offset - q.limit, total - q.limit))) : undefined;
+      return {
+        data: jobs,
+        ...(previous === undefined ? {} : { previous }),
+        ...(next === undefined ? {} : { next }),
+        total,
+      };
+    },
+  );
+}
