@@ -17,7 +17,10 @@ export { dot, l2Normalize } from './vector.ts';
  * providers without a known width, the width probed) before this resolves, so a returned embedder is ready.
  * Invalid configs fail with `invalid_request`; a model that cannot be loaded or reached with `unavailable`.
  */
-export async function createEmbedder(config: EmbedderConfig | unknown, signal?: AbortSignal): Promise<Embedder> {
+export async function createEmbedder(
+  config: EmbedderConfig | unknown,
+  signal?: AbortSignal,
+): Promise<Embedder> {
   const parsed = embedderConfigSchema.safeParse(config);
   if (!parsed.success) {
     // prettifyError names paths and expectations, never the values (so no api key leaks).

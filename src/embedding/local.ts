@@ -80,12 +80,17 @@ export function modelProfile(name: string, dir: string | undefined): ModelProfil
     sbert?.max_seq_length ?? 512,
     modelConfig?.max_position_embeddings ?? Number.POSITIVE_INFINITY,
   );
-  const prompts = readJson(path.join(dir, 'config_sentence_transformers.json'), sentenceTransformersConfigSchema);
+  const prompts = readJson(
+    path.join(dir, 'config_sentence_transformers.json'),
+    sentenceTransformersConfigSchema,
+  );
   if (prompts?.prompts?.['query'] !== undefined) profile.queryPrefix = prompts.prompts['query'];
   const docPrompt = prompts?.prompts?.['document'] ?? prompts?.prompts?.['passage'];
   if (docPrompt !== undefined) profile.passagePrefix = docPrompt;
   return profile;
 }
+
+let loading: Promise<unknown> = Promise.resolve();
 
 /**
  * A sentence-embedding model run in-process by transformers.js (ONNX runtime, CPU). Inference calls are
@@ -126,7 +131,14 @@ export class LocalEmbedder implements Embedder {
   }
 
   /** Loads the model described by `config`; fails with `unavailable` when there is no model to load. */
-  static async load(config: LocalEmbedderConfig): Promise<LocalEmbedder> {
+  static load(config: LocalEmbedderConfig): Promise<LocalEmbedder> {
+    // transformers.js reads its settings from one global `env` while it loads, so loads take turns.
+    const result = loading.then(() => LocalEmbedder.loadNow(config));
+    loading = result.catch(() => undefined);
+    return result;
+  }
+
+  private static async loadNow(config: LocalEmbedderConfig): Promise<LocalEmbedder> {
     const started = performance.now();
     const modelDir = path.resolve(config.modelDir);
     const local = existsSync(path.join(modelDir, 'config.json'));
@@ -138,7 +150,7 @@ export class LocalEmbedder implements Embedder {
       );
     }
     const name = config.modelName ?? path.basename(modelDir);
-    // transformers.js keeps these settings globally; each load sets all of them so the last one wins whole.
+    // Each load sets every setting it depends on, so no earlier load's choices leak into this one.
     env.allowRemoteModels = !local && config.allowRemote === true;
     env.allowLocalModels = true;
     let modelRef: string;

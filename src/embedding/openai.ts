@@ -13,9 +13,7 @@ const KNOWN_DIMENSIONS: Record<string, number> = {
 };
 
 const embeddingsResponseSchema = z.object({
-  data: z
-    .array(z.object({ index: z.number().int().min(0), embedding: z.array(z.number()) }))
-    .min(1),
+  data: z.array(z.object({ index: z.number().int().min(0), embedding: z.array(z.number()) })).min(1),
 });
 
 const RETRY_CAP_MS = 10_000;
@@ -128,7 +126,8 @@ export class OpenAIEmbedder implements Embedder {
     }
     // A hole means a duplicated index left another input without its vector (`some` would skip holes).
     for (let i = 0; i < expected; i++) {
-      if (out[i] === undefined) throw new AppError('unavailable', 'Embedding service left inputs without a vector');
+      if (out[i] === undefined)
+        throw new AppError('unavailable', 'Embedding service left inputs without a vector');
     }
     return out;
   }

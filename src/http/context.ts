@@ -3,6 +3,7 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import type { Config } from '../config.ts';
 import type { SourceHttpClientOptions } from '../connectors/http.ts';
 import type { AnyConnector, SourceType } from '../connectors/types.ts';
+import type { CrawlerOverrides } from '../crawler/runner.ts';
 import type { Database } from '../db/database.ts';
 import type { Embedder } from '../embedding/index.ts';
 import type { JobSignals } from '../jobs/worker.ts';
@@ -29,6 +30,8 @@ export interface AppContext {
   outboundFetch?: OutboundFetch;
   /** Retry settings of sync jobs' HTTP client (tests shorten the waits). */
   sourceHttp?: Omit<SourceHttpClientOptions, 'fetch' | 'signal'>;
+  /** Crawler settings and parts (tests shorten delays, benchmarks tune concurrency); defaults from config. */
+  crawler?: CrawlerOverrides;
 }
 
 export type App = FastifyInstance<

@@ -120,7 +120,11 @@ class Chunker {
   private readonly special: number;
 
   constructor(title: string, opts: ChunkOptions) {
-    if (!Number.isInteger(opts.maxTokens) || !Number.isInteger(opts.overlapTokens) || opts.overlapTokens < 0) {
+    if (
+      !Number.isInteger(opts.maxTokens) ||
+      !Number.isInteger(opts.overlapTokens) ||
+      opts.overlapTokens < 0
+    ) {
       throw new RangeError('maxTokens and overlapTokens must be integers, overlapTokens at least 0');
     }
     this.title = title;
@@ -236,7 +240,9 @@ class Chunker {
     const units =
       parts.length > 1
         ? parts.flatMap((part) => this.prose(part.text, budget, part.join))
-        : this.wordPieces(text, budget).map((p): Unit => ({ text: p, tokens: this.cost(p), kind: 'prose', join: ' ' }));
+        : this.wordPieces(text, budget).map(
+            (p): Unit => ({ text: p, tokens: this.cost(p), kind: 'prose', join: ' ' }),
+          );
     if (units[0]) units[0].join = join;
     return units;
   }
@@ -301,7 +307,12 @@ class Chunker {
     return this.groupLines(lines.slice(2), budget - frame, wrap, 'table');
   }
 
-  private groupLines(lines: string[], room: number, wrap: (lines: string[]) => string, kind: UnitKind): Unit[] {
+  private groupLines(
+    lines: string[],
+    room: number,
+    wrap: (lines: string[]) => string,
+    kind: UnitKind,
+  ): Unit[] {
     const units: Unit[] = [];
     let group: string[] = [];
     let used = 0;
@@ -337,12 +348,27 @@ class Chunker {
    */
   private splitUnit(unit: Unit, budget: number): Unit[] {
     const parts = sentences(unit.text);
-    let units: Unit[] = parts.map((p) => ({ text: p.text, tokens: this.cost(p.text), kind: 'prose', join: p.join }));
+    let units: Unit[] = parts.map((p) => ({
+      text: p.text,
+      tokens: this.cost(p.text),
+      kind: 'prose',
+      join: p.join,
+    }));
     if (units.length < 2) {
-      units = this.wordPieces(unit.text, budget).map((p) => ({ text: p, tokens: this.cost(p), kind: 'prose', join: ' ' }));
+      units = this.wordPieces(unit.text, budget).map((p) => ({
+        text: p,
+        tokens: this.cost(p),
+        kind: 'prose',
+        join: ' ',
+      }));
     }
     if (units.length < 2) {
-      units = this.charPieces(unit.text, budget).map((p) => ({ text: p, tokens: this.cost(p), kind: 'prose', join: '' }));
+      units = this.charPieces(unit.text, budget).map((p) => ({
+        text: p,
+        tokens: this.cost(p),
+        kind: 'prose',
+        join: '',
+      }));
     }
     if (units[0]) units[0].join = unit.join;
     return units;

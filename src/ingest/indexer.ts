@@ -1,6 +1,6 @@
 import type { Database } from '../db/database.ts';
 import type { Embedder } from '../embedding/index.ts';
-import { chunkMarkdown } from './chunker.ts';
+import { type Chunk, chunkMarkdown } from './chunker.ts';
 
 /** Text form pgvector reads (`[0.1,0.2,...]`). */
 export function toVectorLiteral(v: ArrayLike<number>): string {
@@ -21,6 +21,13 @@ interface PendingItem {
   tags: string[];
   visibility: string;
   source_type: string;
+}
+
+interface Round {
+  items: PendingItem[];
+  perItem: Chunk[][];
+  /** One vector per chunk, in the order of `perItem.flat()`. */
+  vectors: Float32Array[];
 }
 
 export interface IndexerOptions {
@@ -91,7 +98,7 @@ export class Indexer {
       let did = 0;
       try {
         this.#dirty = false;
-        did = await this.indexOnce();
+        did = await this.drain();
       } catch (err) {
         if (this.#stopping) break;
         this.#opts.log?.error({ err }, 'indexer round failed');
@@ -108,18 +115,34 @@ export class Indexer {
     }
   }
 
-  /** Index until nothing is pending (CLI, tests, benchmarks). Returns the number of items indexed. */
+  /**
+   * Index until nothing is pending (CLI, tests, benchmarks). The commit of one round overlaps the
+   * embedding of the next, so the model is kept busy. Returns the number of items indexed.
+   */
   async drain(): Promise<number> {
     let total = 0;
-    for (;;) {
-      const n = await this.indexOnce();
-      if (n === 0) return total;
-      total += n;
+    let committing: Promise<number> | null = null;
+    try {
+      for (;;) {
+        const round = await this.#prepare();
+        if (committing) total += await committing;
+        committing = null;
+        if (!round) return total;
+        committing = this.#commit(round);
+      }
+    } finally {
+      if (committing) await committing.catch(() => {});
     }
   }
 
   /** One round: lease a batch of pending items, embed, commit. Returns items indexed. */
   async indexOnce(): Promise<number> {
+    const round = await this.#prepare();
+    return round ? this.#commit(round) : 0;
+  }
+
+  /** Lease pending items, chunk them and embed the chunks (no transaction held meanwhile). */
+  async #prepare(): Promise<Round | null> {
     const items = await this.#db.query<PendingItem>(
       `UPDATE items SET indexing_lease_until = now() + make_interval(secs => $2)
         WHERE id IN (SELECT id FROM items
@@ -129,7 +152,7 @@ export class Indexer {
         RETURNING id, organization_id, title, content, content_hash, tags, visibility, source_type`,
       [this.#opts.batchItems, this.#opts.leaseSeconds],
     );
-    if (items.length === 0) return 0;
+    if (items.length === 0) return null;
     const e = this.#embedder;
     const perItem = items.map((item) =>
       chunkMarkdown(
@@ -138,17 +161,31 @@ export class Indexer {
       ),
     );
     const texts = perItem.flat().map((c) => c.embedText);
-    const vectors: Float32Array[] = [];
-    for (let i = 0; i < texts.length; i += this.#opts.embedBatch) {
-      vectors.push(...(await e.embed(texts.slice(i, i + this.#opts.embedBatch), this.#abort.signal)));
+    // Batches of similar length waste less compute on padding; vectors go back to text order after.
+    const order = texts.map((_, i) => i).sort((a, b) => texts[a]!.length - texts[b]!.length);
+    const vectors: Float32Array[] = new Array(texts.length);
+    for (let i = 0; i < order.length; i += this.#opts.embedBatch) {
+      const slice = order.slice(i, i + this.#opts.embedBatch);
+      const out = await e.embed(
+        slice.map((k) => texts[k]!),
+        this.#abort.signal,
+      );
+      slice.forEach((k, j) => {
+        vectors[k] = out[j]!;
+      });
     }
+    return { items, perItem, vectors };
+  }
+
+  /** Swap each item's chunks in one transaction, unless its content changed while it was embedded. */
+  async #commit({ items, perItem, vectors }: Round): Promise<number> {
+    const e = this.#embedder;
     let v = 0;
     await this.#db.transaction(async (tx) => {
       for (const [n, item] of items.entries()) {
         const chunks = perItem[n]!;
         const mine = vectors.slice(v, v + chunks.length);
         v += chunks.length;
-        // Only if the content is still what we embedded; otherwise it stays pending for the next round.
         const still = await tx.query(
           `UPDATE items SET indexing_status = 'indexed', indexing_error = NULL, indexing_lease_until = NULL
             WHERE id = $1 AND content_hash = $2 AND indexing_status = 'pending' RETURNING id`,

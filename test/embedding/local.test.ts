@@ -37,7 +37,10 @@ describe('LocalEmbedder (real inference on the fixture model)', () => {
       'A kitten is resting on the rug.',
       'Stock markets fell sharply after the interest rate decision.',
     ]);
-    assert.ok(dot(cat!, feline!) > dot(cat!, stocks!) + 0.2, `${dot(cat!, feline!)} vs ${dot(cat!, stocks!)}`);
+    assert.ok(
+      dot(cat!, feline!) > dot(cat!, stocks!) + 0.2,
+      `${dot(cat!, feline!)} vs ${dot(cat!, stocks!)}`,
+    );
     const query = await embedder.embedQuery('where is the cat sleeping?');
     assert.ok(dot(query, cat!) > dot(query, stocks!));
   });
@@ -129,7 +132,10 @@ describe('createEmbedder (local)', () => {
     try {
       assert.equal(embedder.dimensions, 384);
       await embedder.close();
-      await assert.rejects(embedder.embed(['x']), (err) => err instanceof AppError && err.code === 'unavailable');
+      await assert.rejects(
+        embedder.embed(['x']),
+        (err) => err instanceof AppError && err.code === 'unavailable',
+      );
     } finally {
       await embedder.close();
     }

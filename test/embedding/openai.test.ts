@@ -48,7 +48,11 @@ describe('OpenAIEmbedder against a fake server on loopback', () => {
         res.end(JSON.stringify({ error: { message: 'nope' } }));
         return;
       }
-      const data = body.input.map((text, index) => ({ object: 'embedding', index, embedding: fakeVector(text) }));
+      const data = body.input.map((text, index) => ({
+        object: 'embedding',
+        index,
+        embedding: fakeVector(text),
+      }));
       if (shuffle) data.reverse();
       res.writeHead(200, { 'content-type': 'application/json' });
       res.end(JSON.stringify({ object: 'list', data, model: body.model, usage: { prompt_tokens: 1 } }));
@@ -106,7 +110,12 @@ describe('OpenAIEmbedder against a fake server on loopback', () => {
   });
 
   test('retries 429 and 5xx, honouring Retry-After', async () => {
-    const embedder = await OpenAIEmbedder.create({ provider: 'openai', baseUrl, model: 'fake', dimensions: WIDTH });
+    const embedder = await OpenAIEmbedder.create({
+      provider: 'openai',
+      baseUrl,
+      model: 'fake',
+      dimensions: WIDTH,
+    });
     failures = [{ status: 429, retryAfter: '0' }, { status: 503 }];
     const [v] = await embedder.embed(['x']);
     assert.equal(v!.length, WIDTH);
@@ -136,7 +145,12 @@ describe('OpenAIEmbedder against a fake server on loopback', () => {
   });
 
   test('a width that disagrees with the configured one is refused', async () => {
-    const embedder = await OpenAIEmbedder.create({ provider: 'openai', baseUrl, model: 'fake', dimensions: 16 });
+    const embedder = await OpenAIEmbedder.create({
+      provider: 'openai',
+      baseUrl,
+      model: 'fake',
+      dimensions: 16,
+    });
     await assert.rejects(embedder.embed(['x']), { code: 'unavailable' });
   });
 
@@ -159,7 +173,11 @@ describe('OpenAIEmbedder against a fake server on loopback', () => {
   });
 
   test('countTokens over-estimates English so chunks fit', async () => {
-    const embedder = await OpenAIEmbedder.create({ provider: 'openai', baseUrl, model: 'text-embedding-3-small' });
+    const embedder = await OpenAIEmbedder.create({
+      provider: 'openai',
+      baseUrl,
+      model: 'text-embedding-3-small',
+    });
     assert.equal(embedder.dimensions, 1536, 'known models need no probe');
     assert.equal(seen.length, 0);
     const text = 'The quick brown fox jumps over the lazy dog. '.repeat(10);
@@ -171,6 +189,8 @@ describe('OpenAIEmbedder against a fake server on loopback', () => {
       createEmbedder({ provider: 'openai', baseUrl: 'not a url', model: 'm', apiKey: KEY }),
       (err) => err instanceof AppError && err.code === 'invalid_request' && !err.message.includes(KEY),
     );
-    await assert.rejects(createEmbedder({ provider: 'openai', baseUrl, model: '' }), { code: 'invalid_request' });
+    await assert.rejects(createEmbedder({ provider: 'openai', baseUrl, model: '' }), {
+      code: 'invalid_request',
+    });
   });
 });

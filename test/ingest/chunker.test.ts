@@ -144,13 +144,19 @@ describe('chunkMarkdown', () => {
   test('a sentence longer than a chunk is split at words; a word longer than a chunk at characters', () => {
     const long = Array.from({ length: 300 }, (_, i) => `w${i}`).join(' ');
     const chunks = chunk(long, 40);
-    assert.deepEqual(chunks.flatMap((c) => c.text.split(' ')), long.split(' '));
+    assert.deepEqual(
+      chunks.flatMap((c) => c.text.split(' ')),
+      long.split(' '),
+    );
     for (const c of chunks) assert.ok(words(c.embedText) <= 40);
 
     // A real tokenizer counts a long unbroken string as many tokens.
     const charTokens = (s: string) => 2 + Math.ceil(s.replace(/\s/g, '').length / 4);
     const blob = 'x'.repeat(2000);
-    const pieces = chunkMarkdown({ title: 'T', markdown: blob }, { maxTokens: 64, overlapTokens: 0, countTokens: charTokens });
+    const pieces = chunkMarkdown(
+      { title: 'T', markdown: blob },
+      { maxTokens: 64, overlapTokens: 0, countTokens: charTokens },
+    );
     assert.ok(pieces.length > 5);
     assert.equal(pieces.map((c) => c.text).join(''), blob);
     for (const c of pieces) assert.ok(charTokens(c.embedText) <= 64);
@@ -159,7 +165,10 @@ describe('chunkMarkdown', () => {
   test('sentences written without spaces (CJK) are not given any', () => {
     const perChar = (t: string) => 2 + t.replace(/\s/g, '').length;
     const text = '検索システムは文書を小さな断片に分割します。'.repeat(30);
-    const chunks = chunkMarkdown({ title: '', markdown: text }, { maxTokens: 120, overlapTokens: 0, countTokens: perChar });
+    const chunks = chunkMarkdown(
+      { title: '', markdown: text },
+      { maxTokens: 120, overlapTokens: 0, countTokens: perChar },
+    );
     assert.ok(chunks.length > 3);
     assert.equal(chunks.map((c) => c.text).join(''), text);
     assert.equal(chunks[0]!.embedText, chunks[0]!.text, 'no title, no prefix');
@@ -167,7 +176,11 @@ describe('chunkMarkdown', () => {
 
   test('consecutive chunks of a section overlap by whole sentences, within the budget', () => {
     const sentences = Array.from({ length: 30 }, (_, i) => sentence(i));
-    const chunks = chunk(`## A\n\n${sentences.join(' ')}\n\n## B\n\n${sentences.slice(0, 12).join(' ')}`, 60, 12);
+    const chunks = chunk(
+      `## A\n\n${sentences.join(' ')}\n\n## B\n\n${sentences.slice(0, 12).join(' ')}`,
+      60,
+      12,
+    );
     const inA = chunks.filter((c) => c.headingPath[0] === 'A');
     assert.ok(inA.length >= 4);
     for (let i = 1; i < inA.length; i++) {
@@ -220,14 +233,23 @@ describe('chunkMarkdown with the real model tokenizer', () => {
   test('every embedText fits the model window, with overlap, on a mixed document', () => {
     const md = [
       '# Handbook',
-      Array.from({ length: 60 }, (_, i) => `Paragraph sentence ${i}, with punctuation; and numbers like 3.14 or v2.0.1!`).join(' '),
+      Array.from(
+        { length: 60 },
+        (_, i) => `Paragraph sentence ${i}, with punctuation; and numbers like 3.14 or v2.0.1!`,
+      ).join(' '),
       '## Code',
       '```ts',
-      ...Array.from({ length: 80 }, (_, i) => `const value${i} = computeSomething(${i}, "string literal ${i}");`),
+      ...Array.from(
+        { length: 80 },
+        (_, i) => `const value${i} = computeSomething(${i}, "string literal ${i}");`,
+      ),
       '```',
       '## Table',
       '| key | description |\n|---|---|',
-      ...Array.from({ length: 50 }, (_, i) => `| k${i} | the description of key number ${i} is rather long |`),
+      ...Array.from(
+        { length: 50 },
+        (_, i) => `| k${i} | the description of key number ${i} is rather long |`,
+      ),
       '## Unbroken',
       'https://example.com/' + 'a1b2c3d4'.repeat(300),
       '## Non-English',

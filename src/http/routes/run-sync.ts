@@ -30,7 +30,9 @@ export function register(app: App, ctx: AppContext): void {
         response: {
           200: z.object({ success: z.boolean(), jobId: z.number() }),
           404: errorBodySchema,
-          409: errorBodySchema,
+          409: errorBodySchema.extend({
+            jobId: z.number().optional().describe('sync_in_progress: the job that is pending or running'),
+          }),
           ...commonErrors,
         },
       },

@@ -1,0 +1,45 @@
+import { mkdirSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+
+/** Print rows as an aligned table (every benchmark prints one). */
+export function printTable(title: string, rows: Array<Record<string, string>>): void {
+  if (rows.length === 0) return;
+  const cols = Object.keys(rows[0]!);
+  const width = cols.map((c) => Math.max(c.length, ...rows.map((r) => (r[c] ?? '').length)));
+  const line = (cells: string[]) => `| ${cells.map((c, i) => c.padEnd(width[i]!)).join(' | ')} |`;
+  console.log(`\n${title}`);
+  console.log(line(cols));
+  console.log(`|${width.map((w) => '-'.repeat(w + 2)).join('|')}|`);
+  for (const r of rows) console.log(line(cols.map((c) => r[c] ?? '')));
+}
+
+/** Keep the raw numbers next to the table (bench/results is ignored by git). */
+export function writeResult(name: string, data: unknown): void {
+  mkdirSync('bench/results', { recursive: true });
+  const machine = { cpus: os.cpus().length, cpu: os.cpus()[0]?.model, memGiB: Math.round(os.totalmem() / 2 ** 30), node: process.version };
+  writeFileSync(`bench/results/${name}.json`, JSON.stringify({ at: new Date().toISOString(), machine, data }, null, 2));
+}
+
+export function ndcgAt(ranked: string[], rel: Map<string, number>, k: number): number {
+  let dcg = 0;
+  ranked.slice(0, k).forEach((id, i) => {
+    const g = rel.get(id) ?? 0;
+    if (g > 0) dcg += (2 ** g - 1) / Math.log2(i + 2);
+  });
+  const ideal = [...rel.values()].sort((a, b) => b - a).slice(0, k);
+  const idcg = ideal.reduce((s, g, i) => s + (2 ** g - 1) / Math.log2(i + 2), 0);
+  return idcg === 0 ? 0 : dcg / idcg;
+}
+
+export function recallAt(ranked: string[], rel: Map<string, number>, k: number): number {
+  const relevant = [...rel.entries()].filter(([, g]) => g > 0).map(([id]) => id);
+  if (relevant.length === 0) return 0;
+  const top = new Set(ranked.slice(0, k));
+  return relevant.filter((id) => top.has(id)).length / relevant.length;
+}
+
+export function percentile(sorted: number[], p: number): number {
+  if (sorted.length === 0) return Number.NaN;
+  const i = Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1));
+  return sorted[i]!;
+}

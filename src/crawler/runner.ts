@@ -1,0 +1,662 @@
+/**
+ * The crawl runner: works off one crawl job's frontier (frontier.ts) with a few pages in flight, turning
+ * each fetched page into an item through the shared store step as it arrives.
+ *
+ * Order of work, which a resumed attempt repeats without redoing what was committed:
+ * 1. robots.txt of the start site (a refused start address fails the job before any other request);
+ * 2. the start page (its links get the budget first: a site's home page links are the best sample);
+ * 3. the site's sitemaps (skipped when `maxDepth` is set: depth is measured in links);
+ * 4. the rest of the frontier, shallowest first.
+ *
+ * Every page commit runs under the job's lease (a cancelled or taken-back job writes nothing) and under
+ * the crawl job's row lock (admission and counters are exact under any concurrency).
+ */
+import type { Config } from '../config.ts';
+import type { Database, Queryable } from '../db/database.ts';
+import {
+  type CrawlJobRecord,
+  type CrawlOptions,
+  getCrawlJobRecord,
+} from '../db/repositories/crawl-jobs.ts';
+import type { AppContext } from '../http/context.ts';
+import { crawlSourceKey, removeDocument, storeDocument } from '../ingest/store.ts';
+import { JobError, type JobHandler, type JobLogger } from '../jobs/registry.ts';
+import { sha256Hex } from '../lib/crypto.ts';
+import { createOutboundFetch, OutboundBlockedError, type OutboundFetch } from '../net/outbound.ts';
+import type { ExtractedPage } from './extract.ts';
+import { createPageExtractor, type PageExtractor } from './extract-pool.ts';
+import { DEFAULT_RETRY_POLICY, fetchPage, type FetchPageResult, HostGate, type RetryPolicy } from './fetch-page.ts';
+import { admit, compilePathFilters, type PathFilters } from './filters.ts';
+import {
+  admitUrls,
+  type Candidate,
+  claimNext,
+  claimText,
+  deletePageMemory,
+  type FrontierRow,
+  finishRow,
+  getPageMemory,
+  getRow,
+  insertRows,
+  type LockedCrawlJob,
+  lockCrawlJob,
+  markSitemapsDone,
+  noteOutcome,
+  noteRefusals,
+  type PageMemory,
+  requeueInFlight,
+  saveCrawlJob,
+  savePageMemory,
+} from './frontier.ts';
+import { fetchRobots, type RobotsRules } from './robots.ts';
+import { discoverSitemaps } from './sitemaps.ts';
+import { canonicalizeUrl, urlKey } from './url.ts';
+
+/** Tunables of the crawler; defaults suit a polite production crawler, tests and benchmarks shorten them. */
+export interface CrawlerSettings {
+  /** Sent with every crawler request; its first word is the token robots.txt groups are matched against. */
+  userAgent: string;
+  /** Pages in flight per crawl job. */
+  pageConcurrency: number;
+  /** Requests in flight per host, across all crawls of this process. */
+  perHostConcurrency: number;
+  /** Least time between two request starts to one host (a robots.txt Crawl-delay raises it). */
+  minDelayMs: number;
+  /** Whole-request deadline, redirects included. */
+  timeoutMs: number;
+  /** Bytes of a page kept; the rest is not downloaded. */
+  maxPageBytes: number;
+  maxRedirects: number;
+  retry: RetryPolicy;
+  /** Cap on a robots.txt Crawl-delay. */
+  maxCrawlDelayMs: number;
+  /** Threads that extract pages; 0 extracts on the main thread. */
+  extractThreads: number;
+  /** Page URLs read from a site's sitemaps at most. */
+  maxSitemapUrls: number;
+}
+
+/** What a context may override (AppContext.crawler): settings, and the parts themselves. */
+export interface CrawlerOverrides extends Partial<CrawlerSettings> {
+  fetch?: OutboundFetch;
+  gate?: HostGate;
+  extractor?: PageExtractor;
+}
+
+export function defaultCrawlerSettings(config: Config): CrawlerSettings {
+  return {
+    userAgent: `KbCrawler/1.0 (knowledge-base connector${config.KB_PUBLIC_URL ? `; +${config.KB_PUBLIC_URL}` : ''})`,
+    pageConcurrency: 4,
+    perHostConcurrency: 2,
+    minDelayMs: 100,
+    timeoutMs: 20_000,
+    maxPageBytes: 5 * 1024 * 1024,
+    maxRedirects: 5,
+    retry: DEFAULT_RETRY_POLICY,
+    maxCrawlDelayMs: 30_000,
+    extractThreads: 1,
+    maxSitemapUrls: 10_000,
+  };
+}
+
+/** The crawler's shared parts in one process: one fetch (keep-alive pools), one host gate, one pool. */
+export interface CrawlerRuntime {
+  settings: CrawlerSettings;
+  fetch: OutboundFetch;
+  gate: HostGate;
+  extractor: PageExtractor;
+}
+
+const runtimes = new WeakMap<AppContext, CrawlerRuntime>();
+
+/** The crawler runtime of a context, built on first use from its config and overrides. */
+export function crawlerRuntimeOf(app: AppContext): CrawlerRuntime {
+  let rt = runtimes.get(app);
+  if (rt) return rt;
+  const { fetch, gate, extractor, ...overrides } = app.crawler ?? {};
+  const settings: CrawlerSettings = { ...defaultCrawlerSettings(app.config), ...overrides };
+  rt = {
+    settings,
+    fetch:
+      fetch ??
+      createOutboundFetch({
+        allowPrivate: app.config.KB_CRAWL_ALLOW_PRIVATE,
+        userAgent: settings.userAgent,
+        timeoutMs: settings.timeoutMs,
+        maxRedirects: settings.maxRedirects,
+        maxBytes: settings.maxPageBytes,
+      }),
+    gate: gate ?? new HostGate({ concurrency: settings.perHostConcurrency, minDelayMs: settings.minDelayMs }),
+    extractor: extractor ?? createPageExtractor({ threads: settings.extractThreads }),
+  };
+  runtimes.set(app, rt);
+  return rt;
+}
+
+/** What the runner needs besides the job id; the job engine's context provides all of it. */
+export interface CrawlRunDeps {
+  app: AppContext;
+  /** Transaction that first checks this worker still holds the job; default a plain transaction. */
+  withLease?: <T>(fn: (tx: Queryable) => Promise<T>) => Promise<T>;
+  log?: JobLogger;
+}
+
+/** Page outcomes that mean "the page is in the knowledge base". */
+const STORED_OUTCOMES = ['created', 'updated', 'unchanged'];
+/** Refusals of discovered links not worth recording: the URL is already in the crawl. */
+const SILENT_REASONS = new Set(['duplicate']);
+
+/** The job kind of crawls in the job engine. */
+export const CRAWL_JOB_KIND = 'crawl';
+/** Attempts of a crawl whose worker keeps dying; each attempt resumes the frontier where it was. */
+export const CRAWL_MAX_ATTEMPTS = 5;
+
+/** The job engine's handler for `crawl` jobs (payload `{ crawlJobId }`). */
+export const crawlJobHandler: JobHandler = async (jc) => {
+  const payload = jc.job.payload as { crawlJobId?: unknown } | null;
+  if (typeof payload?.crawlJobId !== 'string') throw new JobError('The crawl job payload is malformed.');
+  await runCrawlJob({ app: jc.app, withLease: jc.withLease, log: jc.log }, payload.crawlJobId, jc.signal);
+  return { status: 'succeeded' };
+};
+
+/**
+ * Runs (or resumes) one crawl job to its end. Resolves when the frontier is worked off; throws a
+ * {@link JobError} when the crawl cannot be done at all (start URL refused or unreachable), and the
+ * signal's reason when it aborts (cancel, shutdown, lost lease).
+ */
+export async function runCrawlJob(deps: CrawlRunDeps, crawlJobId: string, signal: AbortSignal): Promise<void> {
+  const job = await getCrawlJobRecord(deps.app.db, crawlJobId);
+  if (!job) throw new JobError('The crawl job no longer exists.');
+  await new CrawlRun(deps, job, signal).run();
+}
+
+class CrawlRun {
+  readonly #db: Database;
+  readonly #app: AppContext;
+  readonly #rt: CrawlerRuntime;
+  readonly #job: CrawlJobRecord;
+  readonly #options: CrawlOptions;
+  readonly #filters: PathFilters;
+  readonly #signal: AbortSignal;
+  readonly #lease: <T>(fn: (tx: Queryable) => Promise<T>) => Promise<T>;
+  readonly #log: JobLogger | undefined;
+  readonly #startUrl: string;
+  readonly #startKey: string;
+  readonly #tags: string[];
+  /** robots.txt per host (`null`: the host's address is refused by the outbound policy). */
+  readonly #robots = new Map<string, Promise<RobotsRules | null>>();
+  /** Keys refused this run: a link on every page is counted once. */
+  readonly #refusedKeys = new Set<string>();
+  /** Keys known to be in the frontier (a cache; the database decides). */
+  readonly #known = new Set<string>();
+  /** Admitted so far, as of the last commit (a cache, for skipping robots look-ups once the budget is spent). */
+  #admittedSoFar = 0;
+
+  constructor(deps: CrawlRunDeps, job: CrawlJobRecord, signal: AbortSignal) {
+    this.#app = deps.app;
+    this.#db = deps.app.db;
+    this.#rt = crawlerRuntimeOf(deps.app);
+    this.#job = job;
+    this.#options = job.options;
+    this.#filters = compilePathFilters(job.options.includePaths, job.options.excludePaths);
+    this.#signal = signal;
+    this.#lease = deps.withLease ?? ((fn) => this.#db.transaction(fn));
+    this.#log = deps.log;
+    const start = canonicalizeUrl(job.url);
+    const key = start ? urlKey(start) : null;
+    if (!start || !key) throw new JobError(`The start URL ${job.url} is not an http(s) URL.`);
+    this.#startUrl = start;
+    this.#startKey = key;
+    this.#tags = [...new Set(job.options.tags ?? [])];
+  }
+
+  async run(): Promise<void> {
+    const id = this.#job.id;
+    await this.#lease((tx) => requeueInFlight(tx, id));
+
+    // robots.txt first: when the start address is refused, nothing else is requested.
+    const startRobots = await this.#robotsFor(this.#startUrl);
+    if (startRobots === null) {
+      throw new JobError(
+        `Refused to crawl ${displayUrl(this.#startUrl)}: its address is private, loopback, link-local or otherwise ` +
+          'not public. An operator can allow such targets with KB_CRAWL_ALLOW_PRIVATE=true.',
+      );
+    }
+
+    await this.#seedStart(startRobots);
+    const startRow = await this.#lease((tx) => claimNext(tx, id, this.#startKey));
+    if (startRow) await this.#process(startRow);
+
+    if (!this.#job.sitemapsDone && this.#options.maxDepth === undefined) await this.#readSitemaps(startRobots);
+
+    await this.#drain();
+    await this.#checkOutcome(startRobots);
+  }
+
+  /** Inserts the start URL on the first attempt: admitted when the path filters take it, else links only. */
+  async #seedStart(robots: RobotsRules): Promise<void> {
+    const id = this.#job.id;
+    await this.#lease(async (tx) => {
+      if (await getRow(tx, id, this.#startKey)) return;
+      const locked = await lockCrawlJob(tx, id);
+      const verdict = admit(this.#startUrl, {
+        startUrl: this.#startUrl,
+        filters: this.#filters,
+        allowExternalLinks: true,
+        depth: 0,
+        admitted: locked.total,
+        limit: locked.limit,
+        robotsAllows: (u) => robots.isAllowed(u),
+      });
+      const base = { key: this.#startKey, url: this.#startUrl, depth: 0 };
+      if (verdict.ok) {
+        await insertRows(tx, id, [{ ...base, admitted: true, state: 'queued' }]);
+        locked.total++;
+      } else if (verdict.reason === 'robots') {
+        // Kept as a finished row so a resumed attempt does not count the refusal twice.
+        await insertRows(tx, id, [{ ...base, admitted: false, state: 'done', outcome: 'robots' }]);
+        noteRefusals(locked, [{ url: this.#startUrl, reason: 'robots' }]);
+      } else {
+        await insertRows(tx, id, [{ ...base, admitted: false, state: 'queued' }]);
+        noteRefusals(locked, [{ url: this.#startUrl, reason: verdict.reason }]);
+      }
+      await saveCrawlJob(tx, id, locked);
+      this.#admittedSoFar = locked.total;
+    });
+    this.#known.add(this.#startKey);
+  }
+
+  async #readSitemaps(robots: RobotsRules): Promise<void> {
+    const found = await discoverSitemaps(this.#gatedFetch, {
+      siteUrl: this.#startUrl,
+      listed: robots.sitemaps,
+      maxUrls: this.#rt.settings.maxSitemapUrls,
+      signal: this.#signal,
+    });
+    for (const e of found.errors) this.#log?.warn({ sitemap: displayUrl(e.url), err: e.message }, 'sitemap not read');
+    const candidates = await this.#candidates(
+      found.entries.map((e) => e.url),
+      1,
+    );
+    await this.#lease(async (tx) => {
+      const locked = await lockCrawlJob(tx, this.#job.id);
+      await this.#admit(tx, locked, candidates);
+      await markSitemapsDone(tx, this.#job.id);
+      await saveCrawlJob(tx, this.#job.id, locked);
+    });
+  }
+
+  /** Works off the frontier with `pageConcurrency` pages in flight until nothing is queued or in flight. */
+  async #drain(): Promise<void> {
+    const inner = new AbortController();
+    const onAbort = () => inner.abort(this.#signal.reason);
+    this.#signal.addEventListener('abort', onAbort, { once: true });
+    let inFlight = 0;
+    let changed: (() => void) | null = null;
+    let failure: { err: unknown } | null = null;
+    const notify = () => {
+      changed?.();
+      changed = null;
+    };
+    const worker = async () => {
+      while (!inner.signal.aborted) {
+        const row = await this.#lease((tx) => claimNext(tx, this.#job.id));
+        if (!row) {
+          if (inFlight === 0) return;
+          await new Promise<void>((resolve) => {
+            const prev = changed;
+            changed = () => {
+              prev?.();
+              resolve();
+            };
+          });
+          continue;
+        }
+        inFlight++;
+        try {
+          await this.#process(row, inner.signal);
+        } finally {
+          inFlight--;
+          notify();
+        }
+      }
+    };
+    try {
+      await Promise.all(
+        Array.from({ length: Math.max(1, this.#rt.settings.pageConcurrency) }, () =>
+          worker().catch((err: unknown) => {
+            failure ??= { err };
+            inner.abort(err);
+            notify();
+          }),
+        ),
+      );
+    } finally {
+      this.#signal.removeEventListener('abort', onAbort);
+    }
+    this.#signal.throwIfAborted();
+    if (failure) throw (failure as { err: unknown }).err;
+  }
+
+  /** Fetches one frontier URL and commits what it yielded. */
+  async #process(row: FrontierRow, signal: AbortSignal = this.#signal): Promise<void> {
+    const org = this.#job.organizationId;
+    const sourceKey = crawlSourceKey(row.urlKey);
+    const memory = row.admitted ? await getPageMemory(this.#db, org, sourceKey, this.#tags) : null;
+    // Never throws but for an abort (cancel, shutdown, lost lease).
+    const result = await fetchPage(this.#rt.fetch, row.url, {
+      gate: this.#rt.gate,
+      signal,
+      retry: this.#rt.settings.retry,
+      maxBytes: this.#rt.settings.maxPageBytes,
+      ...(memory?.etag ? { etag: memory.etag } : {}),
+      ...(memory?.lastModified ? { lastModified: memory.lastModified } : {}),
+    });
+
+    switch (result.kind) {
+      case 'ok':
+        return this.#processPage(row, result, signal);
+      case 'not_modified': {
+        // Unchanged since the last crawl: the item stays; its remembered links keep discovery going.
+        const links = await this.#candidates(memory?.links ?? [], row.depth + 1);
+        return this.#commit(row, 'unchanged', null, async (tx, locked) => {
+          if (memory) await claimText(tx, this.#job.id, memory.textHash, row.urlKey);
+          await this.#admit(tx, locked, links);
+        });
+      }
+      case 'gone':
+        return this.#commit(row, 'gone', `HTTP ${result.status}`, async (tx) => {
+          if (!row.admitted) return 'gone';
+          await deletePageMemory(tx, org, sourceKey);
+          return (await removeDocument(tx, org, sourceKey)) ? 'removed' : 'gone';
+        });
+      case 'skipped':
+        return this.#commit(row, 'not_html', result.contentType || null, async (_tx, locked) => {
+          noteRefusals(locked, [{ url: row.url, reason: 'not_html' }]);
+        });
+      case 'failed': {
+        const outcome = result.blocked ? 'blocked' : 'failed';
+        return this.#commit(row, outcome, result.message, async (_tx, locked) => {
+          noteRefusals(locked, [{ url: row.url, reason: outcome }]);
+        });
+      }
+    }
+  }
+
+  async #processPage(
+    row: FrontierRow,
+    res: Extract<FetchPageResult, { kind: 'ok' }>,
+    signal: AbortSignal,
+  ): Promise<void> {
+    const org = this.#job.organizationId;
+    const finalUrl = canonicalizeUrl(res.url) ?? row.url;
+    const finalKey = urlKey(finalUrl) ?? row.urlKey;
+    const redirected = finalKey !== row.urlKey;
+
+    // A redirect lands on a URL that has to pass the same rules as a discovered link.
+    if (redirected) {
+      const robots = await this.#robotsFor(finalUrl);
+      const verdict =
+        robots === null
+          ? ({ ok: false, reason: 'blocked' } as const)
+          : admit(finalUrl, {
+              startUrl: this.#startUrl,
+              filters: row.admitted ? this.#filters : { include: [], exclude: [] },
+              allowExternalLinks: this.#options.allowExternalLinks || row.urlKey === this.#startKey,
+              depth: row.depth,
+              admitted: 0,
+              limit: 1,
+              robotsAllows: (u) => robots.isAllowed(u),
+            });
+      if (!verdict.ok) {
+        return this.#commit(row, verdict.reason, `redirected to ${displayUrl(finalUrl)}`, async (_tx, locked) => {
+          noteRefusals(locked, [{ url: finalUrl, reason: verdict.reason }]);
+        });
+      }
+    }
+
+    let page: ExtractedPage;
+    try {
+      page = await this.#rt.extractor.extract(res.html, finalUrl, signal);
+    } catch (err) {
+      signal.throwIfAborted();
+      const message = `extraction failed: ${err instanceof Error ? err.message : String(err)}`;
+      return this.#commit(row, 'failed', message, async (_tx, locked) => {
+        noteRefusals(locked, [{ url: row.url, reason: 'failed' }]);
+      });
+    }
+    const links = await this.#candidates(page.links, row.depth + 1);
+    const markdown = page.markdown.trim();
+    const textHash = sha256Hex(markdown.replace(/\s+/g, ' '));
+    const sourceKey = crawlSourceKey(finalKey);
+    const detail = res.truncated ? `truncated at ${this.#rt.settings.maxPageBytes} bytes` : null;
+
+    return this.#commit(row, 'created', detail, async (tx, locked) => {
+      await this.#admit(tx, locked, links);
+      if (redirected) {
+        // The target's key is taken by this fetch; when it was already known, the page is (or will be) done there.
+        const taken = await insertRows(tx, this.#job.id, [
+          { key: finalKey, url: finalUrl, depth: row.depth, admitted: false, state: 'done', outcome: 'redirect_target' },
+        ]);
+        this.#known.add(finalKey);
+        if (taken.length === 0) {
+          noteRefusals(locked, [{ url: row.url, reason: 'duplicate' }]);
+          return 'duplicate';
+        }
+      }
+      if (!row.admitted) return 'links_only';
+      if (res.noindex || page.noindex) {
+        noteRefusals(locked, [{ url: finalUrl, reason: 'noindex' }]);
+        await deletePageMemory(tx, org, sourceKey);
+        await removeDocument(tx, org, sourceKey);
+        return 'noindex';
+      }
+      if (markdown === '') {
+        noteRefusals(locked, [{ url: finalUrl, reason: 'empty' }]);
+        return 'empty';
+      }
+      if (!(await claimText(tx, this.#job.id, textHash, finalKey))) {
+        noteRefusals(locked, [{ url: finalUrl, reason: 'duplicate' }]);
+        return 'duplicate';
+      }
+      const lift = row.urlKey === this.#startKey || finalKey === this.#startKey;
+      const stored = await storeDocument(
+        tx,
+        org,
+        {
+          sourceType: 'crawl',
+          sourceTableName: 'crawled_pages',
+          sourceKey,
+          title: page.title || finalUrl,
+          markdown,
+          url: finalUrl,
+          visibility: 'public',
+          tags: this.#tags,
+          crawlJobId: this.#job.id,
+        },
+        // A new crawl of a URL brings back its item if the user had deleted it; other pages stay deleted.
+        { respectTombstones: !lift },
+      );
+      if (stored.outcome === 'tombstoned') return 'tombstoned';
+      await savePageMemory(tx, org, sourceKey, {
+        etag: res.etag ?? null,
+        lastModified: res.lastModified ?? null,
+        textHash,
+        links: page.links,
+      } satisfies PageMemory);
+      return stored.outcome;
+    });
+  }
+
+  /**
+   * Commits a finished page: `work` runs under the lease and the crawl job's lock and may return the
+   * outcome (else `outcome`); the frontier row is marked done and the counters move in the same commit.
+   */
+  async #commit(
+    row: FrontierRow,
+    outcome: string,
+    detail: string | null,
+    work: (tx: Queryable, locked: LockedCrawlJob) => Promise<string | undefined | void>,
+  ): Promise<void> {
+    let final = outcome;
+    await this.#lease(async (tx) => {
+      const locked = await lockCrawlJob(tx, this.#job.id);
+      final = (await work(tx, locked)) || outcome;
+      await finishRow(tx, this.#job.id, row.urlKey, final, detail);
+      noteOutcome(locked, final, row.admitted);
+      await saveCrawlJob(tx, this.#job.id, locked);
+      this.#admittedSoFar = locked.total;
+    });
+    if (STORED_OUTCOMES.includes(final) || final === 'removed' || final === 'noindex') this.#app.onItemsChanged?.();
+  }
+
+  /**
+   * Turns discovered URLs into candidates at `depth`, and loads robots.txt for the hosts of those that
+   * could still be admitted (outside any transaction: robots.txt is a network request).
+   */
+  async #candidates(urls: readonly string[], depth: number): Promise<Candidate[]> {
+    const out: Candidate[] = [];
+    const hosts = new Map<string, string>();
+    for (const u of urls) {
+      const url = canonicalizeUrl(u);
+      const key = url ? urlKey(url) : null;
+      if (!url || !key) continue;
+      out.push({ url, key, depth });
+      if (this.#known.has(key) || this.#refusedKeys.has(key)) continue;
+      if (this.#admittedSoFar >= this.#job.limit) continue;
+      const pre = admit(url, {
+        startUrl: this.#startUrl,
+        filters: this.#filters,
+        allowExternalLinks: this.#options.allowExternalLinks,
+        depth,
+        ...(this.#options.maxDepth !== undefined ? { maxDepth: this.#options.maxDepth } : {}),
+        admitted: 0,
+        limit: 1,
+      });
+      const host = new URL(url).host;
+      if (pre.ok && !hosts.has(host)) hosts.set(host, url);
+    }
+    await Promise.all([...hosts.values()].map((u) => this.#robotsFor(u)));
+    return out;
+  }
+
+  /** Admits candidates under the lock and records refusals once per URL per run. */
+  async #admit(tx: Queryable, locked: LockedCrawlJob, candidates: readonly Candidate[]): Promise<void> {
+    if (candidates.length === 0) return;
+    const fresh = candidates.filter((c) => !this.#known.has(c.key));
+    const { admitted, refused } = await admitUrls(tx, this.#job.id, locked, fresh, (c, state) => {
+      const robots = this.#cachedRobots(c.url);
+      if (robots === null) return { ok: false, reason: 'blocked' };
+      return admit(c.url, {
+        startUrl: this.#startUrl,
+        filters: this.#filters,
+        allowExternalLinks: this.#options.allowExternalLinks,
+        depth: c.depth,
+        ...(this.#options.maxDepth !== undefined ? { maxDepth: this.#options.maxDepth } : {}),
+        admitted: state.admitted,
+        limit: state.limit,
+        isDuplicate: state.isDuplicate,
+        // Hosts whose robots.txt was not loaded are hosts the candidate check ruled out already.
+        robotsAllows: (u) => robots?.isAllowed(u) ?? true,
+      });
+    });
+    for (const c of admitted) this.#known.add(c.key);
+    const keyOf = new Map(fresh.map((c) => [c.url, c.key]));
+    const toNote: Array<{ url: string; reason: string }> = [];
+    for (const r of refused) {
+      const key = keyOf.get(r.url)!;
+      if (SILENT_REASONS.has(r.reason)) {
+        this.#known.add(key);
+        continue;
+      }
+      if (this.#refusedKeys.has(key)) continue;
+      this.#refusedKeys.add(key);
+      toNote.push(r);
+    }
+    noteRefusals(locked, toNote);
+  }
+
+  /** robots.txt of a URL's host, fetched once per run; null when the host's address is refused. */
+  #robotsFor(url: string): Promise<RobotsRules | null> {
+    const host = new URL(url).host;
+    let p = this.#robots.get(host);
+    if (!p) {
+      p = fetchRobots(this.#gatedFetch, url, this.#rt.settings.userAgent, {
+        signal: this.#signal,
+        maxCrawlDelayMs: this.#rt.settings.maxCrawlDelayMs,
+      }).then(
+        (rules) => {
+          if (rules.crawlDelayMs !== undefined) this.#rt.gate.setCrawlDelay(host, rules.crawlDelayMs);
+          this.#settled.set(host, rules);
+          return rules;
+        },
+        (err: unknown) => {
+          if (err instanceof OutboundBlockedError) {
+            this.#settled.set(host, null);
+            return null;
+          }
+          this.#robots.delete(host);
+          throw err;
+        },
+      );
+      this.#robots.set(host, p);
+    }
+    return p;
+  }
+
+  readonly #settled = new Map<string, RobotsRules | null>();
+
+  /** The robots.txt already loaded for a URL's host; undefined when it was never needed. */
+  #cachedRobots(url: string): RobotsRules | null | undefined {
+    return this.#settled.get(new URL(url).host);
+  }
+
+  /** Robots and sitemap requests wait their turn at the host gate like pages do. */
+  readonly #gatedFetch: OutboundFetch = (url, init) =>
+    this.#rt.gate.run(new URL(String(url)).host, () => this.#rt.fetch(url, init), init?.signal);
+
+  /** Fails the job when the start page could not be crawled and nothing else was stored. */
+  async #checkOutcome(robots: RobotsRules): Promise<void> {
+    const start = await getRow(this.#db, this.#job.id, this.#startKey);
+    const stored = await this.#db.query<{ n: number }>(
+      `SELECT count(*)::int AS n FROM crawl_frontier
+        WHERE crawl_job_id = $1 AND outcome = ANY($2::text[])`,
+      [this.#job.id, STORED_OUTCOMES],
+    );
+    if ((stored[0]?.n ?? 0) > 0 || !start) return;
+    const url = displayUrl(this.#startUrl);
+    switch (start.outcome) {
+      case 'robots':
+        throw new JobError(
+          robots.source === 'unreachable'
+            ? `robots.txt of ${url} could not be fetched, so the site is treated as disallowed (RFC 9309); try again later.`
+            : `robots.txt of ${url} disallows it for our user agent; nothing was crawled.`,
+        );
+      case 'blocked':
+        throw new JobError(
+          `Refused to crawl ${url}: ${start.detail ?? 'it leads to a non-public address'}. ` +
+            'An operator can allow private targets with KB_CRAWL_ALLOW_PRIVATE=true.',
+        );
+      case 'failed':
+        throw new JobError(`Could not fetch the start URL ${url}: ${start.detail ?? 'request failed'}.`);
+      case 'gone':
+      case 'removed':
+        throw new JobError(`The start URL ${url} answered ${start.detail ?? 'not found'}; nothing was crawled.`);
+      case 'not_html':
+        throw new JobError(`The start URL ${url} is not an HTML page (${start.detail ?? 'unknown type'}).`);
+      default:
+    }
+  }
+}
+
+/** A URL for messages and logs: no query (it may carry tokens), no credentials. */
+function displayUrl(url: string): string {
+  try {
+    const u = new URL(url);
+    return `${u.protocol}//${u.host}${u.pathname}`;
+  } catch {
+    return 'the URL';
+  }
+}
+
+export type { CrawlOptions };

@@ -1,0 +1,145 @@
+/**
+ * Crawl jobs: the `crawl_jobs` row that extends a job-engine row (`jobs`, kind `crawl`) with the crawl's
+ * URL, options and counters, and the API's view of both (seed "Crawl job" plus extensions). The frontier's
+ * SQL lives in src/crawler/frontier.ts.
+ */
+import type { Queryable } from '../database.ts';
+
+/** The crawl's options as the caller sent them (defaults applied). */
+export interface CrawlOptions {
+  includePaths: string[];
+  excludePaths: string[];
+  allowExternalLinks: boolean;
+  /** Link depth from the start URL (0: the start page only); absent: no depth limit. */
+  maxDepth?: number;
+  tags: string[];
+}
+
+export type CrawlStatus = 'idle' | 'scraping' | 'completed' | 'failed' | 'cancelled';
+
+/** Why URLs were not crawled (or not stored), with a few examples each, for debugging a crawl. */
+export type RefusalSummary = Record<string, { count: number; sample: string[] }>;
+
+/** The crawl job as the API shows it: the seed's fields, then extensions. */
+export interface CrawlJobView {
+  id: string;
+  service_project_id: string;
+  url: string;
+  status: CrawlStatus;
+  created_at: string;
+  updated_at: string;
+  completed_at: string | null;
+  completed_pages: number;
+  error_message: string | null;
+  total_pages: number;
+  tenant_id: string;
+  limit: number;
+  includePaths: string[];
+  excludePaths: string[];
+  allowExternalLinks: boolean;
+  maxDepth: number | null;
+  tags: string[];
+  /** Finished pages by outcome (`created`, `updated`, `unchanged`, `removed`, `duplicate`, `failed`...). */
+  outcomes: Record<string, number>;
+  refused: RefusalSummary;
+}
+
+const ISO = (expr: string) => `to_char(${expr} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
+
+// The API status follows the engine's: a job that was claimed once and put back (worker restart, reaped)
+// is still `scraping` from the caller's point of view; `incomplete` does not occur for crawls.
+const VIEW = `SELECT c.id, c.organization_id AS service_project_id, c.url,
+    CASE j.status
+      WHEN 'pending' THEN CASE WHEN j.started_at IS NULL THEN 'idle' ELSE 'scraping' END
+      WHEN 'running' THEN 'scraping'
+      WHEN 'succeeded' THEN 'completed'
+      WHEN 'incomplete' THEN 'completed'
+      ELSE j.status END AS status,
+    ${ISO('c.created_at')} AS created_at,
+    ${ISO('greatest(c.updated_at, j.updated_at)')} AS updated_at,
+    CASE WHEN j.finished_at IS NULL THEN NULL ELSE ${ISO('j.finished_at')} END AS completed_at,
+    c.completed_pages, CASE WHEN j.status = 'failed' THEN j.error ELSE NULL END AS error_message,
+    c.total_pages, c.organization_id AS tenant_id, c.page_limit AS "limit", c.options, c.outcomes, c.refused
+  FROM crawl_jobs c JOIN jobs j ON j.id = c.job_id`;
+
+interface ViewRow extends Omit<CrawlJobView, 'includePaths' | 'excludePaths' | 'allowExternalLinks' | 'maxDepth' | 'tags'> {
+  options: CrawlOptions;
+}
+
+function toView(row: ViewRow): CrawlJobView {
+  const { options, outcomes, refused, ...rest } = row;
+  return {
+    ...rest,
+    includePaths: options.includePaths ?? [],
+    excludePaths: options.excludePaths ?? [],
+    allowExternalLinks: options.allowExternalLinks ?? false,
+    maxDepth: options.maxDepth ?? null,
+    tags: options.tags ?? [],
+    outcomes,
+    refused,
+  };
+}
+
+export async function insertCrawlJob(
+  q: Queryable,
+  job: { id: string; jobId: number; organizationId: string; url: string; limit: number; options: CrawlOptions },
+): Promise<void> {
+  await q.query(
+    `INSERT INTO crawl_jobs (id, job_id, organization_id, url, page_limit, options)
+     VALUES ($1, $2, $3, $4, $5, $6::jsonb)`,
+    [job.id, job.jobId, job.organizationId, job.url, job.limit, JSON.stringify(job.options)],
+  );
+}
+
+/** One of the organization's crawl jobs; null for unknown ids and other organizations' jobs alike. */
+export async function getCrawlJob(q: Queryable, organizationId: string, id: string): Promise<CrawlJobView | null> {
+  const rows = await q.query<ViewRow>(`${VIEW} WHERE c.organization_id = $1 AND c.id = $2`, [organizationId, id]);
+  return rows[0] ? toView(rows[0]) : null;
+}
+
+/** The organization's crawl jobs, newest first, and how many there are. */
+export async function listCrawlJobs(
+  q: Queryable,
+  organizationId: string,
+  opts: { limit: number; offset: number },
+): Promise<{ jobs: CrawlJobView[]; total: number }> {
+  const [count] = await q.query<{ n: number }>('SELECT count(*)::int AS n FROM crawl_jobs WHERE organization_id = $1', [
+    organizationId,
+  ]);
+  const rows = await q.query<ViewRow>(`${VIEW} WHERE c.organization_id = $1 ORDER BY c.job_id DESC LIMIT $2 OFFSET $3`, [
+    organizationId,
+    opts.limit,
+    opts.offset,
+  ]);
+  return { jobs: rows.map(toView), total: count!.n };
+}
+
+/** The engine job id of an organization's crawl job (for cancel); null when unknown. */
+export async function crawlEngineJobId(q: Queryable, organizationId: string, id: string): Promise<number | null> {
+  const rows = await q.query<{ job_id: number }>(
+    'SELECT job_id::float8 AS job_id FROM crawl_jobs WHERE organization_id = $1 AND id = $2',
+    [organizationId, id],
+  );
+  return rows[0]?.job_id ?? null;
+}
+
+/** What the runner reads when it starts or resumes a crawl. */
+export interface CrawlJobRecord {
+  id: string;
+  jobId: number;
+  organizationId: string;
+  url: string;
+  limit: number;
+  options: CrawlOptions;
+  sitemapsDone: boolean;
+}
+
+export async function getCrawlJobRecord(q: Queryable, id: string): Promise<CrawlJobRecord | null> {
+  const rows = await q.query<CrawlJobRecord>(
+    `SELECT id, job_id::float8 AS "jobId", organization_id AS "organizationId", url, page_limit AS "limit", options,
+            sitemaps_done AS "sitemapsDone"
+       FROM crawl_jobs WHERE id = $1`,
+    [id],
+  );
+  return rows[0] ?? null;
+}

@@ -1,0 +1,93 @@
+import { z } from 'zod';
+import { compilePathFilters, MAX_PATH_PATTERN_LENGTH, MAX_PATH_PATTERNS } from '../../crawler/filters.ts';
+import { CRAWL_JOB_KIND, CRAWL_MAX_ATTEMPTS } from '../../crawler/runner.ts';
+import { canonicalizeUrl } from '../../crawler/url.ts';
+import { type CrawlOptions, getCrawlJob, insertCrawlJob } from '../../db/repositories/crawl-jobs.ts';
+import { enqueueJob } from '../../jobs/queue.ts';
+import { AppError } from '../../lib/errors.ts';
+import { newId } from '../../lib/ids.ts';
+import { type App, type AppContext, callerOf } from '../context.ts';
+import { commonErrors, tagsSchema } from '../schemas.ts';
+import { crawlJobSchema } from './crawl-shared.ts';
+
+const DEFAULT_LIMIT = 100;
+
+const patternsSchema = z.array(z.string().min(1).max(MAX_PATH_PATTERN_LENGTH)).max(MAX_PATH_PATTERNS).default([]);
+
+function bodySchema(maxLimit: number) {
+  return z.strictObject({
+    url: z.string().trim().min(1).max(2000).describe('start URL (required): absolute http or https'),
+    limit: z
+      .number()
+      .int()
+      .min(1)
+      .max(maxLimit)
+      .default(Math.min(DEFAULT_LIMIT, maxLimit))
+      .describe(`page budget: pages fetched into items at most (default ${DEFAULT_LIMIT}, at most ${maxLimit})`),
+    excludePaths: patternsSchema.describe('regular expressions on the URL path; a matching page is skipped (wins over includes)'),
+    includePaths: patternsSchema.describe('regular expressions on the URL path; when given, only matching pages are kept'),
+    allowExternalLinks: z.boolean().default(false).describe('follow links to other sites (default false: only the start URL\'s site)'),
+    maxDepth: z
+      .number()
+      .int()
+      .min(0)
+      .max(1000)
+      .optional()
+      .describe('extension: link depth from the start URL (0: the start page only); when set, sitemaps are not read'),
+    tags: tagsSchema.default([]).describe('extension: tags given to every crawled item'),
+  });
+}
+
+/**
+ * Endpoint 6: queue a crawl. Answers the job in `idle` at once; a worker moves it to `scraping` and on to
+ * `completed`, `failed` or `cancelled`.
+ */
+export function register(app: App, ctx: AppContext): void {
+  app.post(
+    '/api/connect/crawling/',
+    {
+      schema: {
+        tags: ['crawl jobs'],
+        summary: 'Create a web crawl job',
+        description:
+          'Crawls the site of `url` (robots.txt, sitemaps and links; polite per host), storing each page\'s main ' +
+          'content as a `crawl` item as it arrives. The page budget `limit` is exact. Private, loopback and ' +
+          'link-local targets are refused unless the operator sets KB_CRAWL_ALLOW_PRIVATE. Crawling a URL again ' +
+          'updates its item, leaves unchanged pages alone and removes pages that now answer 404/410.',
+        body: bodySchema(ctx.config.KB_CRAWL_MAX_LIMIT),
+        response: { 200: crawlJobSchema, ...commonErrors },
+      },
+    },
+    async (request) => {
+      const { organizationId } = callerOf(request);
+      const b = request.body;
+      const url = canonicalizeUrl(b.url);
+      if (!url || !/^https?:\/\//i.test(b.url)) {
+        throw new AppError('invalid_request', 'body.url: must be an absolute http or https URL.', { field: 'url' });
+      }
+      // Invalid patterns are a 400 naming the pattern (compilePathFilters throws it).
+      compilePathFilters(b.includePaths, b.excludePaths);
+      const options: CrawlOptions = {
+        includePaths: b.includePaths,
+        excludePaths: b.excludePaths,
+        allowExternalLinks: b.allowExternalLinks,
+        ...(b.maxDepth !== undefined ? { maxDepth: b.maxDepth } : {}),
+        tags: [...new Set(b.tags)],
+      };
+      const id = newId();
+      const job = await ctx.db.transaction(async (tx) => {
+        const jobId = await enqueueJob(tx, {
+          kind: CRAWL_JOB_KIND,
+          organizationId,
+          payload: { crawlJobId: id },
+          maxAttempts: CRAWL_MAX_ATTEMPTS,
+        });
+        if (jobId === null) throw new Error('enqueue without a dedupe key returned no job');
+        await insertCrawlJob(tx, { id, jobId, organizationId, url, limit: b.limit, options });
+        return getCrawlJob(tx, organizationId, id);
+      });
+      ctx.jobs?.wake();
+      return job!;
+    },
+  );
+}

@@ -1,0 +1,26 @@
+import { getCrawlJob } from '../../db/repositories/crawl-jobs.ts';
+import { AppError } from '../../lib/errors.ts';
+import { type App, type AppContext, callerOf } from '../context.ts';
+import { commonErrors, errorBodySchema } from '../schemas.ts';
+import { crawlIdParams, crawlJobSchema } from './crawl-shared.ts';
+
+/** Extension: one crawl job with its live counters. Other organizations' ids are not found. */
+export function register(app: App, ctx: AppContext): void {
+  app.get(
+    '/api/connect/crawling/:id',
+    {
+      schema: {
+        tags: ['crawl jobs'],
+        summary: 'Get a crawl job (extension)',
+        params: crawlIdParams,
+        response: { 200: crawlJobSchema, 404: errorBodySchema, ...commonErrors },
+      },
+    },
+    async (request) => {
+      const { organizationId } = callerOf(request);
+      const job = await getCrawlJob(ctx.db, organizationId, request.params.id);
+      if (!job) throw new AppError('not_found', `No crawl job with id ${request.params.id}.`);
+      return job;
+    },
+  );
+}
