@@ -27,11 +27,13 @@ ensure_node() {
   export PATH
 }
 
-# Dependencies: `npm ci` when node_modules is missing or older than the lock file.
+# Dependencies, as pinned by package-lock.json, when node_modules is missing or older than the lock file.
+# `npm install` rather than `npm ci`: npm 11's `ci` rejects lock files that leave out the platform
+# binaries of optional dependencies (Biome's) for other platforms, which is how npm itself writes them here.
 ensure_deps() {
   if [ ! -f node_modules/.kb-installed ] || [ package-lock.json -nt node_modules/.kb-installed ]; then
-    echo "dev.sh: installing dependencies (npm ci) ..." >&2
-    npm ci --no-audit --no-fund --loglevel=error >&2
+    echo "dev.sh: installing dependencies ..." >&2
+    npm install --no-audit --no-fund --loglevel=error >&2
     touch node_modules/.kb-installed
   fi
 }

@@ -13,12 +13,14 @@ import {
 import { createEmbedder } from './embedding/index.ts';
 import { embedderConfigFrom } from './embedding/from-config.ts';
 import { Indexer } from './ingest/indexer.ts';
+import { runWorkerProcess } from './jobs/worker-process.ts';
 import { resetForModel } from './search/vector-index.ts';
 import { startServer } from './server.ts';
 
 const USAGE = `usage: kb <command>
 
   serve                  run the API and workers (same as npm start)
+  worker                 run job workers only (KB_WORKERS loops; scale out in server mode)
   migrate                apply database migrations and exit
   org create <name>      create an organization; prints its id
   key create <org>       create an API key for an organization (id or name); prints the key on the last line
@@ -47,6 +49,9 @@ async function run(argv: string[]): Promise<void> {
   switch (command) {
     case 'serve':
       await startServer(loadConfig(), { workers: true });
+      return;
+    case 'worker':
+      await runWorkerProcess(loadConfig());
       return;
     case 'migrate': {
       const config = loadConfig();

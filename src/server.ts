@@ -1,6 +1,7 @@
 import type { Config } from './config.ts';
 import { buildApp } from './http/app.ts';
 import type { AppContext } from './http/context.ts';
+import { startWorkerPool, type WorkerPool } from './jobs/worker.ts';
 import { EmbeddingRuntime } from './runtime.ts';
 import { openStorage } from './service.ts';
 
@@ -15,7 +16,7 @@ export interface RunningServer {
  */
 export async function startServer(config: Config, opts: { workers: boolean }): Promise<RunningServer> {
   const storage = await openStorage(config, { createDefaultOrg: config.storage === 'pglite' });
-  const ctx: AppContext = { config, db: storage.db };
+  const ctx: AppContext = { config, db: storage.db, cipher: storage.cipher };
   ctx.readinessChecks = [async () => embedding.problem];
   ctx.onItemsChanged = () => embedding.notify();
   const app = await buildApp(ctx);
@@ -26,6 +27,12 @@ export async function startServer(config: Config, opts: { workers: boolean }): P
     },
   });
   await app.listen({ port: config.PORT, host: config.HOST });
+  // Job workers in this process (KB_WORKERS loops; 0 leaves the jobs to `kb worker` processes).
+  let workers: WorkerPool | null = null;
+  if (opts.workers && config.KB_WORKERS > 0) {
+    workers = startWorkerPool(ctx, { concurrency: config.KB_WORKERS, log: app.log });
+    ctx.jobs = workers;
+  }
   const address = app.server.address();
   const port = typeof address === 'object' && address ? address.port : config.PORT;
   const host = config.HOST.includes(':') ? `[${config.HOST}]` : config.HOST;
@@ -42,6 +49,7 @@ export async function startServer(config: Config, opts: { workers: boolean }): P
   const close = () => {
     closing ??= (async () => {
       await app.close();
+      await workers?.stop();
       await embedding.close();
       await storage.db.close();
     })();

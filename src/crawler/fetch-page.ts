@@ -193,6 +193,11 @@ export interface FetchPageOptions {
   retry?: Partial<RetryPolicy>;
   /** Body cap for this page (the fetch's default otherwise). */
   maxBytes?: number;
+  /**
+   * Default true. False: a redirect is returned as `{ kind: 'redirect' }` with its target, so the caller
+   * can judge the target (robots.txt, scope, already seen) before requesting it.
+   */
+  followRedirects?: boolean;
 }
 
 interface Fetched {
@@ -215,6 +220,7 @@ export type FetchPageResult =
     })
   | (Fetched & { kind: 'not_modified'; status: 304 })
   | (Fetched & { kind: 'gone'; status: 404 | 410 })
+  | (Fetched & { kind: 'redirect'; status: number; location: string })
   | (Fetched & { kind: 'skipped'; reason: 'not_html'; status: number; contentType: string })
   | (Fetched & { kind: 'failed'; status?: number; message: string; blocked: boolean });
 
@@ -238,7 +244,8 @@ export async function fetchPage(
   for (let attempt = 1; ; attempt++) {
     let res: OutboundResponse;
     try {
-      const request = () => fetch(url, { headers, signal: opts.signal, maxBytes: opts.maxBytes });
+      const redirect = opts.followRedirects === false ? ('manual' as const) : ('follow' as const);
+      const request = () => fetch(url, { headers, signal: opts.signal, maxBytes: opts.maxBytes, redirect });
       res = opts.gate ? await opts.gate.run(host, request, opts.signal) : await request();
     } catch (err) {
       if (opts.signal?.aborted) throw opts.signal.reason;
@@ -267,8 +274,18 @@ export async function fetchPage(
   }
 }
 
+const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
+
 function classify(res: OutboundResponse, attempts: number): FetchPageResult {
   const base = { url: res.url, attempts };
+  const location = REDIRECT_STATUSES.has(res.status) ? res.headers.get('location') : null;
+  if (location !== null) {
+    try {
+      return { ...base, kind: 'redirect', status: res.status, location: new URL(location, res.url).href };
+    } catch {
+      return { ...base, kind: 'failed', status: res.status, message: 'invalid redirect location', blocked: false };
+    }
+  }
   if (res.status === 304) return { ...base, kind: 'not_modified', status: 304 };
   if (res.status === 404 || res.status === 410) return { ...base, kind: 'gone', status: res.status };
   if (res.status < 200 || res.status >= 300) {

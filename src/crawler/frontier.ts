@@ -57,9 +57,13 @@ export async function saveCrawlJob(q: Queryable, crawlJobId: string, job: Locked
 }
 
 /** Adds refusals to the locked row's summary (counts, and a few example URLs per reason). */
-export function noteRefusals(job: LockedCrawlJob, refusals: ReadonlyArray<{ url: string; reason: string }>): void {
+export function noteRefusals(
+  job: LockedCrawlJob,
+  refusals: ReadonlyArray<{ url: string; reason: string }>,
+): void {
   for (const { url, reason } of refusals) {
-    const entry = (job.refused[reason] ??= { count: 0, sample: [] });
+    const entry = job.refused[reason] ?? { count: 0, sample: [] };
+    job.refused[reason] = entry;
     entry.count++;
     if (entry.sample.length < REFUSAL_SAMPLE_SIZE && !entry.sample.includes(url)) entry.sample.push(url);
   }
@@ -128,7 +132,9 @@ async function knownKeys(q: Queryable, crawlJobId: string, keys: string[]): Prom
 export async function insertRows(
   q: Queryable,
   crawlJobId: string,
-  rows: ReadonlyArray<Candidate & { admitted: boolean; state: 'queued' | 'fetching' | 'done'; outcome?: string }>,
+  rows: ReadonlyArray<
+    Candidate & { admitted: boolean; state: 'queued' | 'fetching' | 'done'; outcome?: string }
+  >,
 ): Promise<string[]> {
   if (rows.length === 0) return [];
   const inserted = await q.query<{ url_key: string }>(
@@ -203,7 +209,12 @@ export async function finishRow(
 }
 
 /** Records that this crawl took a page with this text; false when another page of the crawl had it first. */
-export async function claimText(q: Queryable, crawlJobId: string, textHash: string, key: string): Promise<boolean> {
+export async function claimText(
+  q: Queryable,
+  crawlJobId: string,
+  textHash: string,
+  key: string,
+): Promise<boolean> {
   const rows = await q.query(
     `INSERT INTO crawl_texts (crawl_job_id, text_hash, url_key) VALUES ($1, $2, $3)
      ON CONFLICT (crawl_job_id, text_hash) DO NOTHING RETURNING url_key`,
@@ -259,6 +270,13 @@ export async function savePageMemory(
   );
 }
 
-export async function deletePageMemory(q: Queryable, organizationId: string, sourceKey: string): Promise<void> {
-  await q.query('DELETE FROM crawl_pages WHERE organization_id = $1 AND source_key = $2', [organizationId, sourceKey]);
+export async function deletePageMemory(
+  q: Queryable,
+  organizationId: string,
+  sourceKey: string,
+): Promise<void> {
+  await q.query('DELETE FROM crawl_pages WHERE organization_id = $1 AND source_key = $2', [
+    organizationId,
+    sourceKey,
+  ]);
 }

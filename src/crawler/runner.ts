@@ -13,11 +13,7 @@
  */
 import type { Config } from '../config.ts';
 import type { Database, Queryable } from '../db/database.ts';
-import {
-  type CrawlJobRecord,
-  type CrawlOptions,
-  getCrawlJobRecord,
-} from '../db/repositories/crawl-jobs.ts';
+import { type CrawlJobRecord, type CrawlOptions, getCrawlJobRecord } from '../db/repositories/crawl-jobs.ts';
 import type { AppContext } from '../http/context.ts';
 import { crawlSourceKey, removeDocument, storeDocument } from '../ingest/store.ts';
 import { JobError, type JobHandler, type JobLogger } from '../jobs/registry.ts';
@@ -25,7 +21,13 @@ import { sha256Hex } from '../lib/crypto.ts';
 import { createOutboundFetch, OutboundBlockedError, type OutboundFetch } from '../net/outbound.ts';
 import type { ExtractedPage } from './extract.ts';
 import { createPageExtractor, type PageExtractor } from './extract-pool.ts';
-import { DEFAULT_RETRY_POLICY, fetchPage, type FetchPageResult, HostGate, type RetryPolicy } from './fetch-page.ts';
+import {
+  DEFAULT_RETRY_POLICY,
+  fetchPage,
+  type FetchPageResult,
+  HostGate,
+  type RetryPolicy,
+} from './fetch-page.ts';
 import { admit, compilePathFilters, type PathFilters } from './filters.ts';
 import {
   admitUrls,
@@ -164,7 +166,11 @@ export const crawlJobHandler: JobHandler = async (jc) => {
  * {@link JobError} when the crawl cannot be done at all (start URL refused or unreachable), and the
  * signal's reason when it aborts (cancel, shutdown, lost lease).
  */
-export async function runCrawlJob(deps: CrawlRunDeps, crawlJobId: string, signal: AbortSignal): Promise<void> {
+export async function runCrawlJob(
+  deps: CrawlRunDeps,
+  crawlJobId: string,
+  signal: AbortSignal,
+): Promise<void> {
   const job = await getCrawlJobRecord(deps.app.db, crawlJobId);
   if (!job) throw new JobError('The crawl job no longer exists.');
   await new CrawlRun(deps, job, signal).run();
@@ -227,7 +233,8 @@ class CrawlRun {
     const startRow = await this.#lease((tx) => claimNext(tx, id, this.#startKey));
     if (startRow) await this.#process(startRow);
 
-    if (!this.#job.sitemapsDone && this.#options.maxDepth === undefined) await this.#readSitemaps(startRobots);
+    if (!this.#job.sitemapsDone && this.#options.maxDepth === undefined)
+      await this.#readSitemaps(startRobots);
 
     await this.#drain();
     await this.#checkOutcome(startRobots);
@@ -272,8 +279,10 @@ class CrawlRun {
       listed: robots.sitemaps,
       maxUrls: this.#rt.settings.maxSitemapUrls,
       signal: this.#signal,
+      robotsAllows: (u) => robots.isAllowed(u),
     });
-    for (const e of found.errors) this.#log?.warn({ sitemap: displayUrl(e.url), err: e.message }, 'sitemap not read');
+    for (const e of found.errors)
+      this.#log?.warn({ sitemap: displayUrl(e.url), err: e.message }, 'sitemap not read');
     const candidates = await this.#candidates(
       found.entries.map((e) => e.url),
       1,
@@ -338,24 +347,115 @@ class CrawlRun {
     if (failure) throw (failure as { err: unknown }).err;
   }
 
-  /** Fetches one frontier URL and commits what it yielded. */
+  /**
+   * Fetches one frontier URL and commits what it yielded. Redirects are followed here, one hop at a
+   * time, so each target is judged (robots.txt, scope, already in the crawl) before it is requested.
+   */
   async #process(row: FrontierRow, signal: AbortSignal = this.#signal): Promise<void> {
     const org = this.#job.organizationId;
-    const sourceKey = crawlSourceKey(row.urlKey);
-    const memory = row.admitted ? await getPageMemory(this.#db, org, sourceKey, this.#tags) : null;
-    // Never throws but for an abort (cancel, shutdown, lost lease).
-    const result = await fetchPage(this.#rt.fetch, row.url, {
-      gate: this.#rt.gate,
-      signal,
-      retry: this.#rt.settings.retry,
-      maxBytes: this.#rt.settings.maxPageBytes,
-      ...(memory?.etag ? { etag: memory.etag } : {}),
-      ...(memory?.lastModified ? { lastModified: memory.lastModified } : {}),
-    });
+    const memory = row.admitted
+      ? await getPageMemory(this.#db, org, crawlSourceKey(row.urlKey), this.#tags)
+      : null;
+    let url = row.url;
+    let key = row.urlKey;
+    const visited = new Set([url]);
+    for (let hop = 0; ; hop++) {
+      // Never throws but for an abort (cancel, shutdown, lost lease).
+      const result = await fetchPage(this.#rt.fetch, url, {
+        gate: this.#rt.gate,
+        signal,
+        retry: this.#rt.settings.retry,
+        maxBytes: this.#rt.settings.maxPageBytes,
+        followRedirects: false,
+        // Validators describe the row's own URL, not a redirect target.
+        ...(hop === 0 && memory?.etag ? { etag: memory.etag } : {}),
+        ...(hop === 0 && memory?.lastModified ? { lastModified: memory.lastModified } : {}),
+      });
+      if (result.kind !== 'redirect') return this.#settle(row, result, url, key, memory);
 
+      const target = canonicalizeUrl(result.location);
+      const targetKey = target ? urlKey(target) : null;
+      const end = (outcome: string, detail: string, refusal: { url: string; reason: string }) =>
+        this.#commit(row, outcome, detail, async (tx, locked) => {
+          await this.#dropRedirected(tx, row);
+          noteRefusals(locked, [refusal]);
+        });
+      if (!target || !targetKey) {
+        return end('failed', `redirect to an unusable location from ${displayUrl(url)}`, {
+          url: row.url,
+          reason: 'failed',
+        });
+      }
+      if (visited.has(target)) return end('failed', 'redirect loop', { url: row.url, reason: 'failed' });
+      if (hop >= this.#rt.settings.maxRedirects) {
+        return end('failed', `more than ${this.#rt.settings.maxRedirects} redirects`, {
+          url: row.url,
+          reason: 'failed',
+        });
+      }
+      const verdict = await this.#judgeRedirect(row, target);
+      if (!verdict.ok) {
+        return end(verdict.reason, `redirected to ${displayUrl(target)}`, {
+          url: target,
+          reason: verdict.reason,
+        });
+      }
+      // A target the crawl already has is fetched (or was) under its own row.
+      if (
+        targetKey !== row.urlKey &&
+        (this.#known.has(targetKey) || (await getRow(this.#db, this.#job.id, targetKey)))
+      ) {
+        return end('duplicate', `redirected to ${displayUrl(target)}`, { url: row.url, reason: 'duplicate' });
+      }
+      visited.add(target);
+      url = target;
+      key = targetKey;
+    }
+  }
+
+  /** A redirect's target must pass the rules a discovered link would (but the budget: this row has its slot). */
+  async #judgeRedirect(
+    row: FrontierRow,
+    target: string,
+  ): Promise<{ ok: true } | { ok: false; reason: string }> {
+    const scope = admit(target, {
+      startUrl: this.#startUrl,
+      filters: row.admitted ? this.#filters : { include: [], exclude: [] },
+      // The start URL may move to another host (http → https, a new domain); its links are judged as usual.
+      allowExternalLinks: this.#options.allowExternalLinks || row.urlKey === this.#startKey,
+      depth: row.depth,
+      admitted: 0,
+      limit: 1,
+    });
+    if (!scope.ok) return scope;
+    // Only a target in scope costs a robots.txt request to its host.
+    const robots = await this.#robotsFor(target);
+    if (robots === null) return { ok: false, reason: 'blocked' };
+    return robots.isAllowed(target) ? { ok: true } : { ok: false, reason: 'robots' };
+  }
+
+  /** A URL that now redirects elsewhere is no page of its own any more: its item from an earlier crawl goes. */
+  async #dropRedirected(tx: Queryable, row: FrontierRow): Promise<void> {
+    if (!row.admitted) return;
+    const key = crawlSourceKey(row.urlKey);
+    await deletePageMemory(tx, this.#job.organizationId, key);
+    await removeDocument(tx, this.#job.organizationId, key);
+  }
+
+  /** Commits the final response of a row (after redirects: `url` / `key` are where it landed). */
+  async #settle(
+    row: FrontierRow,
+    result: Exclude<FetchPageResult, { kind: 'redirect' }>,
+    url: string,
+    key: string,
+    memory: PageMemory | null,
+  ): Promise<void> {
+    const org = this.#job.organizationId;
+    const redirected = key !== row.urlKey;
+    const sourceKey = crawlSourceKey(key);
     switch (result.kind) {
       case 'ok':
-        return this.#processPage(row, result, signal);
+        return this.#processPage(row, result, url, key);
       case 'not_modified': {
         // Unchanged since the last crawl: the item stays; its remembered links keep discovery going.
         const links = await this.#candidates(memory?.links ?? [], row.depth + 1);
@@ -367,17 +467,19 @@ class CrawlRun {
       case 'gone':
         return this.#commit(row, 'gone', `HTTP ${result.status}`, async (tx) => {
           if (!row.admitted) return 'gone';
+          if (redirected) await this.#dropRedirected(tx, row);
           await deletePageMemory(tx, org, sourceKey);
           return (await removeDocument(tx, org, sourceKey)) ? 'removed' : 'gone';
         });
       case 'skipped':
-        return this.#commit(row, 'not_html', result.contentType || null, async (_tx, locked) => {
-          noteRefusals(locked, [{ url: row.url, reason: 'not_html' }]);
+        return this.#commit(row, 'not_html', result.contentType || null, async (tx, locked) => {
+          if (redirected) await this.#dropRedirected(tx, row);
+          noteRefusals(locked, [{ url, reason: 'not_html' }]);
         });
       case 'failed': {
         const outcome = result.blocked ? 'blocked' : 'failed';
         return this.#commit(row, outcome, result.message, async (_tx, locked) => {
-          noteRefusals(locked, [{ url: row.url, reason: outcome }]);
+          noteRefusals(locked, [{ url, reason: outcome }]);
         });
       }
     }
@@ -386,43 +488,19 @@ class CrawlRun {
   async #processPage(
     row: FrontierRow,
     res: Extract<FetchPageResult, { kind: 'ok' }>,
-    signal: AbortSignal,
+    finalUrl: string,
+    finalKey: string,
   ): Promise<void> {
     const org = this.#job.organizationId;
-    const finalUrl = canonicalizeUrl(res.url) ?? row.url;
-    const finalKey = urlKey(finalUrl) ?? row.urlKey;
     const redirected = finalKey !== row.urlKey;
-
-    // A redirect lands on a URL that has to pass the same rules as a discovered link.
-    if (redirected) {
-      const robots = await this.#robotsFor(finalUrl);
-      const verdict =
-        robots === null
-          ? ({ ok: false, reason: 'blocked' } as const)
-          : admit(finalUrl, {
-              startUrl: this.#startUrl,
-              filters: row.admitted ? this.#filters : { include: [], exclude: [] },
-              allowExternalLinks: this.#options.allowExternalLinks || row.urlKey === this.#startKey,
-              depth: row.depth,
-              admitted: 0,
-              limit: 1,
-              robotsAllows: (u) => robots.isAllowed(u),
-            });
-      if (!verdict.ok) {
-        return this.#commit(row, verdict.reason, `redirected to ${displayUrl(finalUrl)}`, async (_tx, locked) => {
-          noteRefusals(locked, [{ url: finalUrl, reason: verdict.reason }]);
-        });
-      }
-    }
-
     let page: ExtractedPage;
     try {
-      page = await this.#rt.extractor.extract(res.html, finalUrl, signal);
+      page = await this.#rt.extractor.extract(res.html, finalUrl, this.#signal);
     } catch (err) {
-      signal.throwIfAborted();
+      this.#signal.throwIfAborted();
       const message = `extraction failed: ${err instanceof Error ? err.message : String(err)}`;
       return this.#commit(row, 'failed', message, async (_tx, locked) => {
-        noteRefusals(locked, [{ url: row.url, reason: 'failed' }]);
+        noteRefusals(locked, [{ url: finalUrl, reason: 'failed' }]);
       });
     }
     const links = await this.#candidates(page.links, row.depth + 1);
@@ -434,9 +512,17 @@ class CrawlRun {
     return this.#commit(row, 'created', detail, async (tx, locked) => {
       await this.#admit(tx, locked, links);
       if (redirected) {
-        // The target's key is taken by this fetch; when it was already known, the page is (or will be) done there.
+        await this.#dropRedirected(tx, row);
+        // The target's key is taken by this fetch; if another row took it meanwhile, that row has the page.
         const taken = await insertRows(tx, this.#job.id, [
-          { key: finalKey, url: finalUrl, depth: row.depth, admitted: false, state: 'done', outcome: 'redirect_target' },
+          {
+            key: finalKey,
+            url: finalUrl,
+            depth: row.depth,
+            admitted: false,
+            state: 'done',
+            outcome: 'redirect_target',
+          },
         ]);
         this.#known.add(finalKey);
         if (taken.length === 0) {
@@ -483,7 +569,7 @@ class CrawlRun {
         lastModified: res.lastModified ?? null,
         textHash,
         links: page.links,
-      } satisfies PageMemory);
+      });
       return stored.outcome;
     });
   }
@@ -496,18 +582,20 @@ class CrawlRun {
     row: FrontierRow,
     outcome: string,
     detail: string | null,
-    work: (tx: Queryable, locked: LockedCrawlJob) => Promise<string | undefined | void>,
+    work: (tx: Queryable, locked: LockedCrawlJob) => Promise<unknown>,
   ): Promise<void> {
     let final = outcome;
     await this.#lease(async (tx) => {
       const locked = await lockCrawlJob(tx, this.#job.id);
-      final = (await work(tx, locked)) || outcome;
+      const returned = await work(tx, locked);
+      final = typeof returned === 'string' ? returned : outcome;
       await finishRow(tx, this.#job.id, row.urlKey, final, detail);
       noteOutcome(locked, final, row.admitted);
       await saveCrawlJob(tx, this.#job.id, locked);
       this.#admittedSoFar = locked.total;
     });
-    if (STORED_OUTCOMES.includes(final) || final === 'removed' || final === 'noindex') this.#app.onItemsChanged?.();
+    if (STORED_OUTCOMES.includes(final) || final === 'removed' || final === 'noindex')
+      this.#app.onItemsChanged?.();
   }
 
   /**
@@ -641,7 +729,9 @@ class CrawlRun {
         throw new JobError(`Could not fetch the start URL ${url}: ${start.detail ?? 'request failed'}.`);
       case 'gone':
       case 'removed':
-        throw new JobError(`The start URL ${url} answered ${start.detail ?? 'not found'}; nothing was crawled.`);
+        throw new JobError(
+          `The start URL ${url} answered ${start.detail ?? 'not found'}; nothing was crawled.`,
+        );
       case 'not_html':
         throw new JobError(`The start URL ${url} is not an HTML page (${start.detail ?? 'unknown type'}).`);
       default:

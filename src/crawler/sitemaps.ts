@@ -88,6 +88,11 @@ export interface SitemapDiscoveryOptions {
   /** Per-document size cap, decompressed (default 50 MiB, the protocol's maximum). */
   maxBytes?: number;
   signal?: AbortSignal;
+  /**
+   * robots.txt's verdict: the usual locations it disallows are not tried (sitemaps robots.txt lists, and
+   * those a sitemap index names, are offered by the site and always read).
+   */
+  robotsAllows?: (url: string) => boolean;
 }
 
 export interface SitemapDiscovery {
@@ -114,7 +119,10 @@ export async function discoverSitemaps(
   const maxSitemaps = opts.maxSitemaps ?? 50;
   const maxBytes = opts.maxBytes ?? 50 * 1024 * 1024;
   const usual = new Set<string>();
-  for (const p of USUAL_SITEMAP_PATHS) usual.add(new URL(p, opts.siteUrl).href);
+  for (const p of USUAL_SITEMAP_PATHS) {
+    const u = new URL(p, opts.siteUrl).href;
+    if (opts.robotsAllows?.(u) ?? true) usual.add(u);
+  }
   const queue: string[] = [];
   const queued = new Set<string>();
   const enqueue = (u: string) => {

@@ -85,7 +85,12 @@ export async function buildApp(ctx: AppContext, opts: BuildAppOptions = {}): Pro
           'Connect content sources, crawl websites, and search the resulting knowledge base. ' +
           'Every /api route except the OAuth callback and the admin API takes `Authorization: Bearer <api key>`.',
       },
-      components: { securitySchemes: { apiKey: { type: 'http', scheme: 'bearer' } } },
+      components: {
+        securitySchemes: {
+          apiKey: { type: 'http', scheme: 'bearer', description: 'An API key of your organization (`kb_...`).' },
+          adminToken: { type: 'http', scheme: 'bearer', description: 'KB_ADMIN_TOKEN (admin API only).' },
+        },
+      },
       security: [{ apiKey: [] }],
     },
     transform: jsonSchemaTransform,

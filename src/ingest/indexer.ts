@@ -23,6 +23,12 @@ interface PendingItem {
   source_type: string;
 }
 
+/**
+ * Chunks stay passage-sized even when the model's window is much larger (remote models take 8k tokens):
+ * a retrieved chunk is shown to people and fed to LLMs, and smaller chunks rank more precisely.
+ */
+const MAX_CHUNK_TOKENS = 512;
+
 interface Round {
   items: PendingItem[];
   perItem: Chunk[][];
@@ -157,7 +163,7 @@ export class Indexer {
     const perItem = items.map((item) =>
       chunkMarkdown(
         { title: item.title, markdown: item.content },
-        { maxTokens: e.maxTokens, overlapTokens: this.#opts.overlapTokens, countTokens: (s) => e.countTokens(s) },
+        { maxTokens: Math.min(e.maxTokens, MAX_CHUNK_TOKENS), overlapTokens: this.#opts.overlapTokens, countTokens: (s) => e.countTokens(s) },
       ),
     );
     const texts = perItem.flat().map((c) => c.embedText);

@@ -103,13 +103,23 @@ export async function runSync(opts: SyncRunOptions): Promise<SyncRunResult> {
           if (outcome === 'created' || outcome === 'updated') rows++;
           if (full && itemId) seen.push(itemId);
         } else if (op.kind === 'deleted') {
-          if (await removeDocument(tx, opts.organizationId, integrationSourceKey(opts.connectionId, op.externalId))) rows++;
+          if (
+            await removeDocument(
+              tx,
+              opts.organizationId,
+              integrationSourceKey(opts.connectionId, op.externalId),
+            )
+          )
+            rows++;
         } else {
           failures.push(op.failure);
         }
       }
       if (full) {
-        await tx.query('UPDATE items SET last_sync_job_id = $1 WHERE id = ANY($2::text[])', [opts.jobId, seen]);
+        await tx.query('UPDATE items SET last_sync_job_id = $1 WHERE id = ANY($2::text[])', [
+          opts.jobId,
+          seen,
+        ]);
         // A document that failed this time was not seen, but is not gone either: keep it.
         const failedKeys = failures
           .filter((f) => f.externalId !== undefined)
@@ -192,7 +202,8 @@ export async function runSync(opts: SyncRunOptions): Promise<SyncRunResult> {
       // The pass's last checkpoint (an earlier attempt's, when this one saw none) is where the next
       // incremental sync starts.
       const finalCursor = lastCursor !== undefined ? lastCursor : opts.cursor;
-      if (finalCursor !== undefined && finalCursor !== null) await saveConnectionCursor(tx, opts.connectionId, finalCursor);
+      if (finalCursor !== undefined && finalCursor !== null)
+        await saveConnectionCursor(tx, opts.connectionId, finalCursor);
     }
     return failures;
   });
@@ -204,5 +215,7 @@ export async function runSync(opts: SyncRunOptions): Promise<SyncRunResult> {
 function failureMessage(error: unknown, secrets: readonly string[]): string {
   const raw = error instanceof Error ? error.message : String(error);
   const text = redactSecrets(raw, secrets).replace(/\s+/g, ' ').trim();
-  return text.length > MAX_FAILURE_MESSAGE ? `${text.slice(0, MAX_FAILURE_MESSAGE - 1)}…` : text || 'unknown error';
+  return text.length > MAX_FAILURE_MESSAGE
+    ? `${text.slice(0, MAX_FAILURE_MESSAGE - 1)}…`
+    : text || 'unknown error';
 }

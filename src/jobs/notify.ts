@@ -11,7 +11,11 @@ export interface JobListener {
   close(): Promise<void>;
 }
 
-export function listenForJobs(url: string, onMessage: (payload: string) => void, log: JobLogger): JobListener {
+export function listenForJobs(
+  url: string,
+  onMessage: (payload: string) => void,
+  log: JobLogger,
+): JobListener {
   let client: pg.Client | null = null;
   let closed = false;
   let retryMs = 500;

@@ -82,7 +82,10 @@ interface ClaimRow {
  * Claim the oldest due pending job of the given kinds for `workerId`, or null. SKIP LOCKED lets any number
  * of workers claim at once without waiting on each other or taking the same job.
  */
-export async function claimJob(q: Queryable, opts: { kinds: readonly string[]; workerId: string }): Promise<ClaimedJob | null> {
+export async function claimJob(
+  q: Queryable,
+  opts: { kinds: readonly string[]; workerId: string },
+): Promise<ClaimedJob | null> {
   if (opts.kinds.length === 0) return null;
   const rows = await q.query<ClaimRow>(
     `UPDATE jobs SET status = 'running', attempts = attempts + 1, lease_token = $2, worker_id = $3,

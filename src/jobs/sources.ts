@@ -28,7 +28,10 @@ export function outboundFetchOf(app: AppContext): OutboundFetch {
   if (app.outboundFetch) return app.outboundFetch;
   let f = fetches.get(app);
   if (!f) {
-    f = createOutboundFetch({ allowPrivate: app.config.KB_CRAWL_ALLOW_PRIVATE, userAgent: SOURCE_USER_AGENT });
+    f = createOutboundFetch({
+      allowPrivate: app.config.KB_CRAWL_ALLOW_PRIVATE,
+      userAgent: SOURCE_USER_AGENT,
+    });
     fetches.set(app, f);
   }
   return f;
@@ -70,7 +73,11 @@ export function encryptCredentials(app: AppContext, connectionId: string, creden
   return cipherOf(app).encrypt(JSON.stringify(credentials), connectionId);
 }
 
-export function decryptCredentials(app: AppContext, connectionId: string, stored: string): Record<string, unknown> {
+export function decryptCredentials(
+  app: AppContext,
+  connectionId: string,
+  stored: string,
+): Record<string, unknown> {
   try {
     return JSON.parse(cipherOf(app).decrypt(stored, connectionId)) as Record<string, unknown>;
   } catch {

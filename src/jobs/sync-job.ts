@@ -10,14 +10,25 @@ import { isSourceHttpError } from '../connectors/http.ts';
 import type { AnyConnector } from '../connectors/types.ts';
 import type { Queryable } from '../db/database.ts';
 import { getConnectionById, takeDueSchedules } from '../db/repositories/connections.ts';
-import { getSyncJobState, insertSyncJob, type SyncJobType, type SyncTrigger } from '../db/repositories/sync-jobs.ts';
+import {
+  getSyncJobState,
+  insertSyncJob,
+  type SyncJobType,
+  type SyncTrigger,
+} from '../db/repositories/sync-jobs.ts';
 import type { AppContext } from '../http/context.ts';
 import { runSync } from '../ingest/sync-runner.ts';
 import { AppError, isAppError } from '../lib/errors.ts';
 import { OutboundBlockedError, OutboundError } from '../net/outbound.ts';
 import { enqueueJob } from './queue.ts';
 import { JobError, type JobContext, type JobResult, type PeriodicTask } from './registry.ts';
-import { baseUrlTemplateFor, connectorOf, decryptCredentials, outboundFetchOf, secretValues } from './sources.ts';
+import {
+  baseUrlTemplateFor,
+  connectorOf,
+  decryptCredentials,
+  outboundFetchOf,
+  secretValues,
+} from './sources.ts';
 
 export const SYNC_JOB_KIND = 'sync';
 
@@ -66,7 +77,12 @@ export async function enqueueSyncJob(
     maxAttempts: SYNC_MAX_ATTEMPTS,
   });
   if (id === null) return null;
-  await insertSyncJob(q, { jobId: id, connectionId: job.connectionId, jobType: job.jobType, trigger: job.trigger });
+  await insertSyncJob(q, {
+    jobId: id,
+    connectionId: job.connectionId,
+    jobType: job.jobType,
+    trigger: job.trigger,
+  });
   return id;
 }
 
@@ -82,7 +98,9 @@ export async function runSyncJob(ctx: JobContext): Promise<JobResult> {
   }
   const connector = connectorOf(app, connection.type);
   if (!connector?.sync) {
-    throw new JobError(syncUnavailable(connector ?? { label: connection.type, type: connection.type }).message);
+    throw new JobError(
+      syncUnavailable(connector ?? { label: connection.type, type: connection.type }).message,
+    );
   }
 
   const credentials = decryptCredentials(app, connection.id, connection.credentialsEncrypted);
@@ -96,7 +114,11 @@ export async function runSyncJob(ctx: JobContext): Promise<JobResult> {
     http: app.sourceHttp ?? SYNC_HTTP,
   });
   const mode = state.jobType === 'reset' ? 'full' : 'incremental';
-  const cursor = parseCursor(connector, state.cursor ?? (mode === 'incremental' ? connection.cursor : null), ctx);
+  const cursor = parseCursor(
+    connector,
+    state.cursor ?? (mode === 'incremental' ? connection.cursor : null),
+    ctx,
+  );
 
   try {
     const result = await runSync({

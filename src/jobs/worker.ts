@@ -63,6 +63,12 @@ export interface WorkerPoolOptions {
    * behind; its job stays `running` until the reaper takes it back. Default 10 s.
    */
   shutdownGraceMs?: number;
+  /**
+   * Take back every `running` job at start instead of waiting for its heartbeat to go stale. Only right
+   * when no other live worker can hold jobs: default true on PGlite (one process owns the database),
+   * false on Postgres.
+   */
+  reclaimOnStart?: boolean;
 }
 
 export interface WorkerPool extends JobSignals {
@@ -164,7 +170,13 @@ export function startWorkerPool(app: AppContext, opts: WorkerPoolOptions): Worke
       const registered = jobHandler(job.kind);
       if (!registered) throw new JobError(`No handler for jobs of kind "${job.kind}" in this worker.`);
       jobLog.info({ attempt: job.attempt }, 'job started');
-      const result = await registered.handler({ job, app, signal: controller.signal, log: jobLog, withLease });
+      const result = await registered.handler({
+        job,
+        app,
+        signal: controller.signal,
+        log: jobLog,
+        withLease,
+      });
       const finished = await finishJob(db, job.id, job.leaseToken, result.status, result.note ?? null);
       jobLog.info({ status: result.status, recorded: finished }, 'job finished');
     } catch (err) {
@@ -183,7 +195,11 @@ export function startWorkerPool(app: AppContext, opts: WorkerPoolOptions): Worke
         jobLog.info({}, 'job released for another worker (shutdown)');
         return;
       }
-      if (reason instanceof JobCancelledError || reason instanceof JobLostError || err instanceof JobLostError) {
+      if (
+        reason instanceof JobCancelledError ||
+        reason instanceof JobLostError ||
+        err instanceof JobLostError
+      ) {
         // The database already says what happened (cancelled, or requeued by the reaper).
         jobLog.info({ reason: (reason as Error | undefined)?.name ?? 'lost' }, 'job stopped');
         return;
@@ -246,7 +262,9 @@ export function startWorkerPool(app: AppContext, opts: WorkerPoolOptions): Worke
       timers.delete(t);
       const p = task
         .run(app)
-        .catch((err: unknown) => log.warn({ task: task.name, err: (err as Error).message }, 'periodic task failed'))
+        .catch((err: unknown) =>
+          log.warn({ task: task.name, err: (err as Error).message }, 'periodic task failed'),
+        )
         .finally(() => {
           runningTasks.delete(p);
           scheduleTask(task, task.everyMs);
@@ -270,8 +288,21 @@ export function startWorkerPool(app: AppContext, opts: WorkerPoolOptions): Worke
     );
   }
 
+  // A PGlite database belongs to this one process: jobs it shows as running were left by a previous run
+  // of it that died, so they can be taken back now rather than after staleMs.
+  const reclaimed =
+    (opts.reclaimOnStart ?? db.kind === 'pglite')
+      ? reapStaleJobs(db, 0).then(
+          (r) => {
+            if (r.requeued.length + r.failed.length > 0)
+              log.warn({ ...r }, 'took back jobs left running by a previous run');
+          },
+          (err: unknown) =>
+            log.warn({ err: (err as Error).message }, 'could not take back jobs left running'),
+        )
+      : Promise.resolve();
   const loops = Array.from({ length: Math.max(0, opts.concurrency) }, () =>
-    loop().catch((err: unknown) => log.error({ err }, 'worker loop crashed')),
+    reclaimed.then(loop).catch((err: unknown) => log.error({ err }, 'worker loop crashed')),
   );
   log.info({ workerId, concurrency: opts.concurrency, kinds: kinds() }, 'workers started');
 
@@ -289,7 +320,8 @@ export function startWorkerPool(app: AppContext, opts: WorkerPoolOptions): Worke
         for (const t of timers) clearTimeout(t);
         timers.clear();
         wake();
-        for (const { controller } of active.values()) controller.abort(new WorkerShutdownError('worker shutting down'));
+        for (const { controller } of active.values())
+          controller.abort(new WorkerShutdownError('worker shutting down'));
         const grace = sleep(opts.shutdownGraceMs ?? 10_000, undefined, { ref: false });
         await Promise.race([Promise.all([...loops, ...runningTasks]), grace]);
         await listener?.close();

@@ -49,6 +49,12 @@ export interface OutboundRequestInit {
   signal?: AbortSignal;
   /** Overrides the instance's `maxBytes` for this request. */
   maxBytes?: number;
+  /**
+   * `follow` (default): redirects are followed, each hop checked. `manual`: a redirect response is returned
+   * as it is (body empty), for callers that judge every hop themselves (the crawler checks robots.txt and
+   * its scope before requesting a redirect's target).
+   */
+  redirect?: 'follow' | 'manual';
 }
 
 export interface OutboundResponse {
@@ -194,7 +200,9 @@ export function createOutboundFetch(opts: OutboundOptions): OutboundFetch {
         throw mapError(err, url, signal, init.signal, timeoutMs);
       }
       const location = res.headers.get('location');
-      if (!REDIRECT_STATUSES.has(res.status) || !location) return toResponse(res, url, hop > 0);
+      if (!REDIRECT_STATUSES.has(res.status) || !location || init.redirect === 'manual') {
+        return toResponse(res, url, hop > 0);
+      }
       if (hop >= maxRedirects) {
         throw new OutboundError(
           'too_many_redirects',

@@ -98,7 +98,7 @@ async function keyword(tx: Queryable, q: SearchQuery, limit: number): Promise<Ar
 export function fuseRanks(lists: number[][], limit: number): number[] {
   const score = new Map<number, number>();
   for (const list of lists) {
-    list.forEach((id, rank) => score.set(id, (score.get(id) ?? 0) + 1 / (RRF_K + rank + 1)));
+    for (const [rank, id] of list.entries()) score.set(id, (score.get(id) ?? 0) + 1 / (RRF_K + rank + 1));
   }
   return [...score.entries()]
     .sort((a, b) => b[1] - a[1] || a[0] - b[0])

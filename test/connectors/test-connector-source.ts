@@ -72,7 +72,9 @@ export async function startTestSource(opts: { pageSize?: number } = {}): Promise
     }
     if (req.path === '/test/docs') {
       const after = req.query.get('after') ?? '';
-      const live = [...docs.values()].filter((d) => !d.deleted && d.id > after).sort((a, b) => (a.id < b.id ? -1 : 1));
+      const live = [...docs.values()]
+        .filter((d) => !d.deleted && d.id > after)
+        .sort((a, b) => (a.id < b.id ? -1 : 1));
       const page = live.slice(0, limit);
       return { status: 200, body: { items: page.map(listed), seq, hasMore: live.length > limit } };
     }

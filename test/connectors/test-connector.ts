@@ -9,7 +9,11 @@
  */
 import { z } from 'zod';
 import { joinUrl } from '../../src/connectors/base-url.ts';
-import { type DocsSpaceCredentials, docsSpaceConnector, gitbookHeaders } from '../../src/connectors/docs-space/index.ts';
+import {
+  type DocsSpaceCredentials,
+  docsSpaceConnector,
+  gitbookHeaders,
+} from '../../src/connectors/docs-space/index.ts';
 import type { Connector, ConnectorContext, SourceDocument, SyncEvent } from '../../src/connectors/types.ts';
 
 const cursorSchema = z.object({ since: z.number().int().min(0), after: z.string().optional() });
@@ -40,7 +44,8 @@ function toDocument(item: z.infer<typeof itemSchema>): SourceDocument {
 
 function* itemEvents(item: z.infer<typeof itemSchema>): Generator<SyncEvent<TestCursor>> {
   if (item.deleted) yield { kind: 'deleted', externalId: item.id };
-  else if (item.error) yield { kind: 'failure', externalId: item.id, error: new Error(item.error), retryable: false };
+  else if (item.error)
+    yield { kind: 'failure', externalId: item.id, error: new Error(item.error), retryable: false };
   else yield { kind: 'document', doc: toDocument(item) };
 }
 
@@ -54,7 +59,11 @@ async function* sync(
     let after = opts.cursor?.after ?? '';
     let since = resumingFullPass ? opts.cursor!.since : undefined;
     for (;;) {
-      const page = await ctx.http.getJson(joinUrl(ctx.baseUrl, '/test/docs', { after, limit: 100 }), docsSchema, { headers });
+      const page = await ctx.http.getJson(
+        joinUrl(ctx.baseUrl, '/test/docs', { after, limit: 100 }),
+        docsSchema,
+        { headers },
+      );
       since ??= page.seq;
       for (const item of page.items) yield* itemEvents(item);
       after = page.items.at(-1)?.id ?? after;
@@ -66,9 +75,13 @@ async function* sync(
   }
   let since = opts.cursor?.since ?? 0;
   for (;;) {
-    const page = await ctx.http.getJson(joinUrl(ctx.baseUrl, '/test/changes', { since, limit: 100 }), changesSchema, {
-      headers,
-    });
+    const page = await ctx.http.getJson(
+      joinUrl(ctx.baseUrl, '/test/changes', { since, limit: 100 }),
+      changesSchema,
+      {
+        headers,
+      },
+    );
     for (const item of page.items) yield* itemEvents(item);
     since = page.next;
     yield { kind: 'checkpoint', cursor: { since } };
@@ -76,7 +89,11 @@ async function* sync(
   }
 }
 
-export const testConnector: Connector<DocsSpaceCredentials, TestCursor, z.infer<typeof docsSpaceConnector.credentials>> = {
+export const testConnector: Connector<
+  DocsSpaceCredentials,
+  TestCursor,
+  z.infer<typeof docsSpaceConnector.credentials>
+> = {
   ...docsSpaceConnector,
   label: 'Test source',
   cursor: cursorSchema,

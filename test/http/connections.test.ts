@@ -103,25 +103,41 @@ for (const mode of STORAGE_MODES) {
     });
 
     test('status: inactive makes run-sync 409 connection_inactive; naming the connection needs type or id', async () => {
-      const off = await t.call('PATCH', '/api/connect/set-connection-status', { body: { type: 'zendesk', status: 'inactive' } });
+      const off = await t.call('PATCH', '/api/connect/set-connection-status', {
+        body: { type: 'zendesk', status: 'inactive' },
+      });
       assert.equal(off.status, 200, JSON.stringify(off.body));
       assert.equal(off.body.success, true);
-      expectError(await t.call('POST', '/api/connect/run-sync', { body: { type: 'support_desk' } }), 409, 'connection_inactive');
+      expectError(
+        await t.call('POST', '/api/connect/run-sync', { body: { type: 'support_desk' } }),
+        409,
+        'connection_inactive',
+      );
       const list = await t.call('GET', '/api/connect/connections');
       assert.equal(list.body.data[0].status, 'inactive');
       expectError(
-        await t.call('PATCH', '/api/connect/set-connection-status', { body: { type: 'support_desk', status: 'paused' } }),
+        await t.call('PATCH', '/api/connect/set-connection-status', {
+          body: { type: 'support_desk', status: 'paused' },
+        }),
         400,
         'invalid_request',
       );
-      expectError(await t.call('PATCH', '/api/connect/set-connection-status', { body: { status: 'active' } }), 400, 'invalid_request');
+      expectError(
+        await t.call('PATCH', '/api/connect/set-connection-status', { body: { status: 'active' } }),
+        400,
+        'invalid_request',
+      );
       const id = list.body.data[0].id;
       expectError(
-        await t.call('PATCH', '/api/connect/set-connection-status', { body: { type: 'support_desk', connectionId: id, status: 'active' } }),
+        await t.call('PATCH', '/api/connect/set-connection-status', {
+          body: { type: 'support_desk', connectionId: id, status: 'active' },
+        }),
         400,
         'invalid_request',
       );
-      const on = await t.call('PATCH', '/api/connect/set-connection-status', { body: { connectionId: id, status: 'active' } });
+      const on = await t.call('PATCH', '/api/connect/set-connection-status', {
+        body: { connectionId: id, status: 'active' },
+      });
       assert.equal(on.status, 200);
     });
 
@@ -129,15 +145,34 @@ for (const mode of STORAGE_MODES) {
       const list = await t.call('GET', '/api/connect/connections');
       const id = list.body.data[0].id;
       const k = { key: t.orgB.key };
-      expectError(await t.call('DELETE', '/api/connect/connection', { body: { connectionId: id }, ...k }), 404, 'not_found');
       expectError(
-        await t.call('PATCH', '/api/connect/set-connection-status', { body: { connectionId: id, status: 'inactive' }, ...k }),
+        await t.call('DELETE', '/api/connect/connection', { body: { connectionId: id }, ...k }),
         404,
         'not_found',
       );
-      expectError(await t.call('POST', '/api/connect/run-sync', { body: { connectionId: id }, ...k }), 404, 'not_found');
-      expectError(await t.call('GET', `/api/connect/connection-sync-jobs?connectionId=${id}`, k), 404, 'not_found');
-      expectError(await t.call('POST', '/api/connect/run-sync', { body: { type: 'support_desk' }, ...k }), 404, 'not_found');
+      expectError(
+        await t.call('PATCH', '/api/connect/set-connection-status', {
+          body: { connectionId: id, status: 'inactive' },
+          ...k,
+        }),
+        404,
+        'not_found',
+      );
+      expectError(
+        await t.call('POST', '/api/connect/run-sync', { body: { connectionId: id }, ...k }),
+        404,
+        'not_found',
+      );
+      expectError(
+        await t.call('GET', `/api/connect/connection-sync-jobs?connectionId=${id}`, k),
+        404,
+        'not_found',
+      );
+      expectError(
+        await t.call('POST', '/api/connect/run-sync', { body: { type: 'support_desk' }, ...k }),
+        404,
+        'not_found',
+      );
       const still = await t.call('GET', '/api/connect/connections');
       assert.equal(still.body.data[0].status, 'active');
     });
@@ -146,13 +181,19 @@ for (const mode of STORAGE_MODES) {
       const res = await t.call('DELETE', '/api/connect/connection', { body: { type: 'support_desk' } });
       assert.equal(res.status, 200, JSON.stringify(res.body));
       assert.equal(res.body.success, true);
-      expectError(await t.call('DELETE', '/api/connect/connection', { body: { type: 'support_desk' } }), 404, 'not_found');
+      expectError(
+        await t.call('DELETE', '/api/connect/connection', { body: { type: 'support_desk' } }),
+        404,
+        'not_found',
+      );
       const rows = await t.db.query('SELECT 1 FROM connections');
       assert.equal(rows.length, 0, 'the credentials are gone');
 
       const again = await t.call('POST', '/api/connect/connection', { body: { source: good } });
       assert.equal(again.body.created, true);
-      const byId = await t.call('DELETE', '/api/connect/connection', { body: { connectionId: again.body.connectionId } });
+      const byId = await t.call('DELETE', '/api/connect/connection', {
+        body: { connectionId: again.body.connectionId },
+      });
       assert.equal(byId.status, 200);
       assert.deepEqual((await t.call('GET', '/api/connect/connections')).body.data, []);
     });
@@ -167,28 +208,28 @@ describe('connections: sources that cannot be reached', () => {
   });
   after(async () => fake?.close());
 
-    test('an unreachable source: 400 source_unreachable', async () => {
-      const down = await startTestApp('postgres', {
-        config: { KB_CRAWL_ALLOW_PRIVATE: 'true', KB_SUPPORT_DESK_BASE_URL: await closedPortUrl() },
-      });
-      try {
-        const res = await down.call('POST', '/api/connect/connection', { body: { source: good } });
-        expectError(res, 400, 'source_unreachable');
-        assert.match(res.body.message, /Zendesk/);
-      } finally {
-        await down.close();
-      }
+  test('an unreachable source: 400 source_unreachable', async () => {
+    const down = await startTestApp('postgres', {
+      config: { KB_CRAWL_ALLOW_PRIVATE: 'true', KB_SUPPORT_DESK_BASE_URL: await closedPortUrl() },
     });
+    try {
+      const res = await down.call('POST', '/api/connect/connection', { body: { source: good } });
+      expectError(res, 400, 'source_unreachable');
+      assert.match(res.body.message, /Zendesk/);
+    } finally {
+      await down.close();
+    }
+  });
 
-    test('without KB_CRAWL_ALLOW_PRIVATE the outbound guard refuses a loopback source', async () => {
-      const guarded = await startTestApp('postgres', { config: { KB_SUPPORT_DESK_BASE_URL: fake.url } });
-      try {
-        const before = fake.requests.length;
-        const res = await guarded.call('POST', '/api/connect/connection', { body: { source: good } });
-        expectError(res, 400, 'source_unreachable');
-        assert.equal(fake.requests.length, before, 'no request reached the address');
-      } finally {
-        await guarded.close();
-      }
-    });
+  test('without KB_CRAWL_ALLOW_PRIVATE the outbound guard refuses a loopback source', async () => {
+    const guarded = await startTestApp('postgres', { config: { KB_SUPPORT_DESK_BASE_URL: fake.url } });
+    try {
+      const before = fake.requests.length;
+      const res = await guarded.call('POST', '/api/connect/connection', { body: { source: good } });
+      expectError(res, 400, 'source_unreachable');
+      assert.equal(fake.requests.length, before, 'no request reached the address');
+    } finally {
+      await guarded.close();
+    }
+  });
 });

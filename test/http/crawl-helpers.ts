@@ -38,15 +38,21 @@ export interface CrawlTestApp {
   crawl(body: Record<string, unknown>, key?: string): Promise<CrawlJobView>;
   get(id: string, key?: string): Promise<CrawlJobView>;
   /** Polls until the job is completed, failed or cancelled. */
-  waitDone(id: string, timeoutMs?: number): Promise<CrawlJobView>;
+  waitDone(id: string, opts?: { timeoutMs?: number; key?: string }): Promise<CrawlJobView>;
   /** Items of org A (or the key's org) with source_type crawl, as listed by the API. */
-  crawledItems(key?: string): Promise<Array<{ id: string; title: string; source_url: string; tags: string[] }>>;
+  crawledItems(
+    key?: string,
+  ): Promise<Array<{ id: string; title: string; source_url: string; tags: string[] }>>;
   close(): Promise<void>;
 }
 
 export async function startCrawlApp(
   mode: StorageMode,
-  opts: { crawler?: CrawlerOverrides; config?: Record<string, string>; workers?: Partial<WorkerPoolOptions> | false } = {},
+  opts: {
+    crawler?: CrawlerOverrides;
+    config?: Record<string, string>;
+    workers?: Partial<WorkerPoolOptions> | false;
+  } = {},
 ): Promise<CrawlTestApp> {
   const t = await startTestApp(mode, {
     config: { KB_CRAWL_ALLOW_PRIVATE: 'true', ...opts.config },
@@ -73,17 +79,24 @@ export async function startCrawlApp(
       assert.equal(res.status, 200, JSON.stringify(res.body));
       return res.body as CrawlJobView;
     },
-    async waitDone(id, timeoutMs = 30_000) {
+    async waitDone(id, { timeoutMs = 30_000, key }: { timeoutMs?: number; key?: string } = {}) {
       const deadline = Date.now() + timeoutMs;
       for (;;) {
-        const job = await h.get(id);
+        const job = await h.get(id, key);
         if (job.status === 'completed' || job.status === 'failed' || job.status === 'cancelled') return job;
-        if (Date.now() > deadline) throw new Error(`crawl ${id} still ${job.status} after ${timeoutMs} ms: ${JSON.stringify(job)}`);
+        if (Date.now() > deadline)
+          throw new Error(`crawl ${id} still ${job.status} after ${timeoutMs} ms: ${JSON.stringify(job)}`);
         await sleep(25);
       }
     },
     async crawledItems(key) {
-      const out: Array<{ id: string; title: string; source_url: string; tags: string[]; source_type: string }> = [];
+      const out: Array<{
+        id: string;
+        title: string;
+        source_url: string;
+        tags: string[];
+        source_type: string;
+      }> = [];
       for (let page = 1; ; page++) {
         const res = await t.call('POST', '/api/connect/knowledgebase-items/query', {
           body: { limit: 100, page },

@@ -31,7 +31,10 @@ async function startFakeAuthServer(): Promise<FakeAuthServer> {
     if (req.method === 'POST' && req.path === '/v1/oauth/token') {
       const client = basicCredentials(req);
       if (client?.user !== CLIENT_ID || client.password !== CLIENT_SECRET) {
-        return { status: 401, body: { error: 'invalid_client', error_description: 'Client authentication failed.' } };
+        return {
+          status: 401,
+          body: { error: 'invalid_client', error_description: 'Client authentication failed.' },
+        };
       }
       const body = JSON.parse(req.body) as { grant_type: string; code: string; redirect_uri: string };
       const issuedFor = codes.get(body.code);
@@ -98,8 +101,16 @@ for (const mode of STORAGE_MODES) {
     };
 
     test('creating notes without consent is oauth_required; other types cannot initiate OAuth', async () => {
-      expectError(await t.call('POST', '/api/connect/connection', { body: { source: { type: 'notes' } } }), 400, 'oauth_required');
-      expectError(await t.call('POST', '/api/connect/oauth/initiate', { body: { type: 'support_desk' } }), 400, 'invalid_request');
+      expectError(
+        await t.call('POST', '/api/connect/connection', { body: { source: { type: 'notes' } } }),
+        400,
+        'oauth_required',
+      );
+      expectError(
+        await t.call('POST', '/api/connect/oauth/initiate', { body: { type: 'support_desk' } }),
+        400,
+        'invalid_request',
+      );
     });
 
     test('initiate → consent → callback stores the token; secret-id-exists per organization; create connects', async () => {
@@ -115,7 +126,8 @@ for (const mode of STORAGE_MODES) {
       assert.ok(url.searchParams.get('state'));
 
       const exists = async (key?: string) =>
-        (await t.call('GET', `/api/connect/secret-id-exists?secretId=${secretId}`, { key })).body.exists as boolean;
+        (await t.call('GET', `/api/connect/secret-id-exists?secretId=${secretId}`, { key })).body
+          .exists as boolean;
       assert.equal(await exists(), false);
 
       const callback = await consent(consentUrl);
@@ -127,22 +139,33 @@ for (const mode of STORAGE_MODES) {
 
       assert.equal(await exists(), true);
       assert.equal(await exists(t.orgB.key), false, 'another organization does not see it');
-      const stored = await t.db.query<{ token_encrypted: string }>('SELECT token_encrypted FROM oauth_secrets');
+      const stored = await t.db.query<{ token_encrypted: string }>(
+        'SELECT token_encrypted FROM oauth_secrets',
+      );
       assert.ok(!stored[0]!.token_encrypted.includes(NOTION_GOOD_TOKEN));
 
       // Replaying the same callback (same state) is refused, and stores nothing new.
       expectError(await t.call('GET', callback, { key: null }), 400, 'invalid_request');
 
       expectError(
-        await t.call('POST', '/api/connect/connection', { body: { source: { type: 'notes' } }, key: t.orgB.key }),
+        await t.call('POST', '/api/connect/connection', {
+          body: { source: { type: 'notes' } },
+          key: t.orgB.key,
+        }),
         400,
         'oauth_required',
       );
       const before = notion.requests.length;
-      const created = await t.call('POST', '/api/connect/connection', { body: { source: { type: 'notes' }, secretId } });
+      const created = await t.call('POST', '/api/connect/connection', {
+        body: { source: { type: 'notes' }, secretId },
+      });
       assert.equal(created.status, 200, JSON.stringify(created.body));
       assert.equal(created.body.created, true);
-      assert.equal(notion.requests[before]!.headers.authorization, `Bearer ${NOTION_GOOD_TOKEN}`, 'checked with the OAuth token');
+      assert.equal(
+        notion.requests[before]!.headers.authorization,
+        `Bearer ${NOTION_GOOD_TOKEN}`,
+        'checked with the OAuth token',
+      );
       const list = await t.call('GET', '/api/connect/connections');
       assert.equal(list.body.data[0].type, 'notes');
       assert.ok(!JSON.stringify(list.body).includes(NOTION_GOOD_TOKEN));
@@ -155,19 +178,32 @@ for (const mode of STORAGE_MODES) {
       const code = callback.searchParams.get('code')!;
       const exchangesBefore = auth.requests.filter((r) => r.path === '/v1/oauth/token').length;
       const tryState = async (s: string) => {
-        const res = await t.call('GET', `/api/connect/oauth/callback?code=${code}&state=${encodeURIComponent(s)}`, { key: null });
+        const res = await t.call(
+          'GET',
+          `/api/connect/oauth/callback?code=${code}&state=${encodeURIComponent(s)}`,
+          { key: null },
+        );
         expectError(res, 400, 'invalid_request');
         return res.body.message as string;
       };
       const [nonce, exp, sig] = state.split('.');
       await tryState(`${nonce}.${Number(exp) + 3600}.${sig}`); // later expiry, old signature
       await tryState(`${newStateNonce()}.${exp}.${sig}`); // another nonce
-      await tryState(`${nonce}.${exp}.${Buffer.from('forged-signature-forged-signatur').toString('base64url')}`);
+      await tryState(
+        `${nonce}.${exp}.${Buffer.from('forged-signature-forged-signatur').toString('base64url')}`,
+      );
       await tryState('not-a-state');
       // Signed with our key, but never issued: the database does not know it.
-      assert.match(await tryState(await signState(t.ctx, newStateNonce(), 60_000)), /already used or has expired/);
+      assert.match(
+        await tryState(await signState(t.ctx, newStateNonce(), 60_000)),
+        /already used or has expired/,
+      );
       assert.match(await tryState(await signState(t.ctx, newStateNonce(), -1_000)), /expired/);
-      expectError(await t.call('GET', `/api/connect/oauth/callback?code=${code}`, { key: null }), 400, 'invalid_request');
+      expectError(
+        await t.call('GET', `/api/connect/oauth/callback?code=${code}`, { key: null }),
+        400,
+        'invalid_request',
+      );
       assert.equal(auth.requests.filter((r) => r.path === '/v1/oauth/token').length, exchangesBefore);
 
       // The genuine state still works once.
@@ -195,9 +231,13 @@ for (const mode of STORAGE_MODES) {
 
       const declined = await initiate({ type: 'notes', redirectUri: 'https://app.example.test/done' });
       const state = new URL(declined.consentUrl).searchParams.get('state')!;
-      const res = await t.call('GET', `/api/connect/oauth/callback?error=access_denied&state=${encodeURIComponent(state)}`, {
-        key: null,
-      });
+      const res = await t.call(
+        'GET',
+        `/api/connect/oauth/callback?error=access_denied&state=${encodeURIComponent(state)}`,
+        {
+          key: null,
+        },
+      );
       assert.equal(res.status, 302);
       const declinedBack = new URL(res.headers['location'] as string);
       assert.equal(declinedBack.searchParams.get('status'), 'error');
@@ -208,7 +248,7 @@ for (const mode of STORAGE_MODES) {
 
 describe('OAuth without a configured app', () => {
   test('initiate answers 400 oauth_not_configured', async () => {
-    const t = await startTestApp('pglite');
+    const t = await startTestApp('postgres');
     try {
       const res = await t.call('POST', '/api/connect/oauth/initiate', { body: { type: 'notes' } });
       expectError(res, 400, 'oauth_not_configured');

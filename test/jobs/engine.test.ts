@@ -24,7 +24,8 @@ const calls: Array<{ id: number; attempt: number; payload: unknown }> = [];
 registerJobHandler('test-echo', async ({ job, signal, withLease }) => {
   calls.push({ id: job.id, attempt: job.attempt, payload: job.payload });
   const p = job.payload as { mode?: string; ms?: number };
-  if (p.mode === 'retry-once' && job.attempt === 1) throw new JobError('flaky, try again', { retryable: true, retryAfterMs: 10 });
+  if (p.mode === 'retry-once' && job.attempt === 1)
+    throw new JobError('flaky, try again', { retryable: true, retryAfterMs: 10 });
   if (p.mode === 'crash') throw new Error('secret internal detail');
   if (p.mode === 'slow') {
     // Honours its signal, like every handler must.
@@ -53,15 +54,25 @@ for (const mode of STORAGE_MODES) {
     after(async () => drop?.());
 
     test('the database refuses every status change outside the transition table', async () => {
-      const rows = await db.query<{ from_status: string; to_status: string }>('SELECT from_status, to_status FROM job_status_transitions');
+      const rows = await db.query<{ from_status: string; to_status: string }>(
+        'SELECT from_status, to_status FROM job_status_transitions',
+      );
       const fromDb = rows.map((r) => `${r.from_status}>${r.to_status}`).sort();
-      const fromCode = JOB_STATUSES.flatMap((from) => JOB_TRANSITIONS[from].map((to) => `${from}>${to}`)).sort();
+      const fromCode = JOB_STATUSES.flatMap((from) =>
+        JOB_TRANSITIONS[from].map((to) => `${from}>${to}`),
+      ).sort();
       assert.deepEqual(fromDb, fromCode);
 
       const id = (await enqueueJob(db, { kind: 'nobody', organizationId: org }))!;
-      await assert.rejects(db.query(`UPDATE jobs SET status = 'succeeded' WHERE id = $1`, [id]), /cannot become/);
+      await assert.rejects(
+        db.query(`UPDATE jobs SET status = 'succeeded' WHERE id = $1`, [id]),
+        /cannot become/,
+      );
       await db.query(`UPDATE jobs SET status = 'cancelled' WHERE id = $1`, [id]);
-      await assert.rejects(db.query(`UPDATE jobs SET status = 'pending' WHERE id = $1`, [id]), /cannot become/);
+      await assert.rejects(
+        db.query(`UPDATE jobs SET status = 'pending' WHERE id = $1`, [id]),
+        /cannot become/,
+      );
     });
 
     test('one active job per dedupe key, enforced by the partial unique index', async () => {
@@ -74,11 +85,16 @@ for (const mode of STORAGE_MODES) {
         /jobs_active_dedupe_key|duplicate key/,
       );
       await db.query(`UPDATE jobs SET status = 'cancelled' WHERE id = $1`, [first]);
-      assert.ok(await enqueueJob(db, { kind: 'nobody', organizationId: org, dedupeKey: 'k1' }), 'a finished job frees the key');
+      assert.ok(
+        await enqueueJob(db, { kind: 'nobody', organizationId: org, dedupeKey: 'k1' }),
+        'a finished job frees the key',
+      );
     });
 
     test('concurrent claims never take the same job', async () => {
-      const ids = await Promise.all([1, 2, 3, 4].map(() => enqueueJob(db, { kind: 'claim-test', organizationId: org })));
+      const ids = await Promise.all(
+        [1, 2, 3, 4].map(() => enqueueJob(db, { kind: 'claim-test', organizationId: org })),
+      );
       const claimed = await Promise.all(
         [1, 2, 3, 4, 5].map((n) => claimJob(db, { kinds: ['claim-test'], workerId: `w${n}` })),
       );
@@ -92,7 +108,11 @@ for (const mode of STORAGE_MODES) {
       const id = (await enqueueJob(db, { kind: 'reap-test', organizationId: org, maxAttempts: 2 }))!;
       const first = (await claimJob(db, { kinds: ['reap-test'], workerId: 'ghost-1' }))!;
       assert.equal(first.id, id);
-      assert.deepEqual(await reapStaleJobs(db, 60_000), { requeued: [], failed: [] }, 'fresh heartbeat: left alone');
+      assert.deepEqual(
+        await reapStaleJobs(db, 60_000),
+        { requeued: [], failed: [] },
+        'fresh heartbeat: left alone',
+      );
       await sleep(250);
       assert.deepEqual(await reapStaleJobs(db, 200), { requeued: [id], failed: [] });
       assert.equal((await getJob(db, id))!.status, 'pending');
@@ -109,15 +129,38 @@ for (const mode of STORAGE_MODES) {
     });
 
     test('a worker pool runs registered kinds: retryable errors retry, others fail without internals', async () => {
-      const pool = startWorkerPool(app, { concurrency: 2, pollMs: 50, heartbeatMs: 50, staleMs: 2_000, periodicTasks: [], listenUrl: null });
+      const pool = startWorkerPool(app, {
+        concurrency: 2,
+        pollMs: 50,
+        heartbeatMs: 50,
+        staleMs: 2_000,
+        periodicTasks: [],
+        listenUrl: null,
+      });
       const callsBefore = calls.length;
       try {
-        const ok = (await enqueueJob(db, { kind: 'test-echo', organizationId: org, payload: { mode: 'ok' } }))!;
-        const flaky = (await enqueueJob(db, { kind: 'test-echo', organizationId: org, payload: { mode: 'retry-once' } }))!;
-        const crash = (await enqueueJob(db, { kind: 'test-echo', organizationId: org, payload: { mode: 'crash' } }))!;
+        const ok = (await enqueueJob(db, {
+          kind: 'test-echo',
+          organizationId: org,
+          payload: { mode: 'ok' },
+        }))!;
+        const flaky = (await enqueueJob(db, {
+          kind: 'test-echo',
+          organizationId: org,
+          payload: { mode: 'retry-once' },
+        }))!;
+        const crash = (await enqueueJob(db, {
+          kind: 'test-echo',
+          organizationId: org,
+          payload: { mode: 'crash' },
+        }))!;
         pool.wake();
         const final = async (id: number) => {
-          await waitFor(async () => ['succeeded', 'failed'].includes((await getJob(db, id))!.status), 5_000, `job ${id}`);
+          await waitFor(
+            async () => ['succeeded', 'failed'].includes((await getJob(db, id))!.status),
+            5_000,
+            `job ${id}`,
+          );
           return (await getJob(db, id))!;
         };
         assert.equal((await final(ok)).status, 'succeeded');
@@ -140,13 +183,61 @@ for (const mode of STORAGE_MODES) {
       }
     });
 
+    test('on start, a pool takes back jobs left running by a dead process only where it owns the database', async () => {
+      const id = (await enqueueJob(db, { kind: 'test-echo', organizationId: org, payload: { mode: 'ok' } }))!;
+      const ghost = (await claimJob(db, { kinds: ['test-echo'], workerId: 'previous-run' }))!;
+      assert.equal(ghost.id, id);
+      const pool = startWorkerPool(app, {
+        concurrency: 1,
+        pollMs: 50,
+        heartbeatMs: 50,
+        staleMs: 60_000,
+        periodicTasks: [],
+        listenUrl: null,
+      });
+      try {
+        if (mode === 'pglite') {
+          await waitFor(
+            async () => (await getJob(db, id))!.status === 'succeeded',
+            5_000,
+            'the reclaimed job',
+          );
+        } else {
+          await sleep(300);
+          assert.equal(
+            (await getJob(db, id))!.status,
+            'running',
+            'on Postgres another process may still own it',
+          );
+          await db.query(`UPDATE jobs SET status = 'cancelled' WHERE id = $1`, [id]);
+        }
+      } finally {
+        await pool.stop();
+      }
+    });
+
     test('heartbeats keep a long job alive; stopping the pool hands it back without using up an attempt', async () => {
-      const pool = startWorkerPool(app, { concurrency: 1, pollMs: 50, heartbeatMs: 50, staleMs: 5_000, periodicTasks: [], listenUrl: null });
-      const id = (await enqueueJob(db, { kind: 'test-echo', organizationId: org, payload: { mode: 'slow' } }))!;
+      const pool = startWorkerPool(app, {
+        concurrency: 1,
+        pollMs: 50,
+        heartbeatMs: 50,
+        staleMs: 5_000,
+        periodicTasks: [],
+        listenUrl: null,
+      });
+      const id = (await enqueueJob(db, {
+        kind: 'test-echo',
+        organizationId: org,
+        payload: { mode: 'slow' },
+      }))!;
       pool.wake();
       await waitFor(async () => (await getJob(db, id))!.status === 'running', 5_000, 'running');
       await sleep(400);
-      assert.deepEqual(await reapStaleJobs(db, 300), { requeued: [], failed: [] }, 'heart-beating jobs are not reaped');
+      assert.deepEqual(
+        await reapStaleJobs(db, 300),
+        { requeued: [], failed: [] },
+        'heart-beating jobs are not reaped',
+      );
       await pool.stop();
       const job = (await getJob(db, id))!;
       assert.equal(job.status, 'pending');

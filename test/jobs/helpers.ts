@@ -4,7 +4,12 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { SourceHttpClientOptions } from '../../src/connectors/http.ts';
 import { getSyncJob, type SyncJobView } from '../../src/db/repositories/sync-jobs.ts';
 import { startWorkerPool, type WorkerPool, type WorkerPoolOptions } from '../../src/jobs/worker.ts';
-import { startTestSource, TEST_SOURCE_TOKEN, TEST_SPACE_ID, type TestSource } from '../connectors/test-connector-source.ts';
+import {
+  startTestSource,
+  TEST_SOURCE_TOKEN,
+  TEST_SPACE_ID,
+  type TestSource,
+} from '../connectors/test-connector-source.ts';
 import { testConnector } from '../connectors/test-connector.ts';
 import { type StorageMode, startTestApp, type TestApp } from '../support/harness.ts';
 
@@ -69,15 +74,30 @@ export async function startSyncApp(
   };
 }
 
-export const TEST_SOURCE_INPUT = { type: 'docs_space', access_token: TEST_SOURCE_TOKEN, space_id: TEST_SPACE_ID };
+export const TEST_SOURCE_INPUT = {
+  type: 'docs_space',
+  access_token: TEST_SOURCE_TOKEN,
+  space_id: TEST_SPACE_ID,
+};
 
-export async function connect(t: TestApp, extra: Record<string, unknown> = {}, key?: string): Promise<string> {
-  const res = await t.call('POST', '/api/connect/connection', { body: { source: TEST_SOURCE_INPUT, ...extra }, key });
+export async function connect(
+  t: TestApp,
+  extra: Record<string, unknown> = {},
+  key?: string,
+): Promise<string> {
+  const res = await t.call('POST', '/api/connect/connection', {
+    body: { source: TEST_SOURCE_INPUT, ...extra },
+    key,
+  });
   assert.equal(res.status, 200, JSON.stringify(res.body));
   return res.body.connectionId as string;
 }
 
-export async function runSyncJob(t: TestApp, jobType: 'sync' | 'reset' = 'sync', key?: string): Promise<number> {
+export async function runSyncJob(
+  t: TestApp,
+  jobType: 'sync' | 'reset' = 'sync',
+  key?: string,
+): Promise<number> {
   const res = await t.call('POST', '/api/connect/run-sync', { body: { type: 'docs_space', jobType }, key });
   assert.equal(res.status, 200, JSON.stringify(res.body));
   assert.equal(res.body.success, true);
@@ -95,7 +115,8 @@ export async function waitForJob(
   for (;;) {
     const job = await getSyncJob(t.db, t.orgA.id, jobId);
     if (job && statuses.includes(job.status)) return job;
-    if (Date.now() > deadline) throw new Error(`job ${jobId} not in ${statuses.join('|')}: ${JSON.stringify(job)}`);
+    if (Date.now() > deadline)
+      throw new Error(`job ${jobId} not in ${statuses.join('|')}: ${JSON.stringify(job)}`);
     await sleep(20);
   }
 }
@@ -111,7 +132,11 @@ export async function itemTitles(t: TestApp, key?: string): Promise<string[]> {
   return (res.body.items as Array<{ title: string }>).map((i) => i.title).sort();
 }
 
-export async function waitFor(check: () => Promise<boolean> | boolean, timeoutMs = 10_000, what = 'condition'): Promise<void> {
+export async function waitFor(
+  check: () => Promise<boolean> | boolean,
+  timeoutMs = 10_000,
+  what = 'condition',
+): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!(await check())) {
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);

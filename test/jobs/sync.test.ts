@@ -63,7 +63,9 @@ for (const mode of STORAGE_MODES) {
 
     test('a user-deleted item stays deleted on sync; reset brings it back and removes what the source lost', async () => {
       const { t, source } = s;
-      const list = await t.call('POST', '/api/connect/knowledgebase-items/query', { body: { search: 'Alpha' } });
+      const list = await t.call('POST', '/api/connect/knowledgebase-items/query', {
+        body: { search: 'Alpha' },
+      });
       const alpha = list.body.items[0].id as string;
       await t.call('DELETE', '/api/connect/knowledgebase-items', { body: { ids: [alpha] } });
       source.put('a1', 'Alpha');
@@ -99,7 +101,10 @@ for (const mode of STORAGE_MODES) {
 
       const reset = await syncAndWait(t, 'reset');
       assert.equal(reset.status, 'incomplete');
-      assert.ok((await itemTitles(t)).includes('Alpha'), 'a document that failed in a full pass is not removed');
+      assert.ok(
+        (await itemTitles(t)).includes('Alpha'),
+        'a document that failed in a full pass is not removed',
+      );
       source.breakDoc('a1', false);
     });
 
@@ -111,7 +116,9 @@ for (const mode of STORAGE_MODES) {
         const jobId = await runSyncJob(t);
         assert.ok(Date.now() - started < 2_000);
         await waitForJob(t, jobId, ['running']);
-        const again = await t.call('POST', '/api/connect/run-sync', { body: { type: 'docs_space', jobType: 'reset' } });
+        const again = await t.call('POST', '/api/connect/run-sync', {
+          body: { type: 'docs_space', jobType: 'reset' },
+        });
         expectError(again, 409, 'sync_in_progress');
         assert.equal(again.body.jobId, jobId);
       } finally {
@@ -129,7 +136,10 @@ for (const mode of STORAGE_MODES) {
       assert.equal(all.status, 200);
       const ids = all.body.data.map((j: { jobId: number }) => j.jobId);
       assert.ok(ids.length >= 5);
-      assert.deepEqual(ids, [...ids].sort((a: number, b: number) => b - a));
+      assert.deepEqual(
+        ids,
+        [...ids].sort((a: number, b: number) => b - a),
+      );
       assert.equal(all.body.next, undefined);
       assert.equal(all.body.previous, undefined);
 
@@ -150,7 +160,9 @@ for (const mode of STORAGE_MODES) {
         ids.slice(4, 6),
       );
 
-      const other = await t.call('GET', '/api/connect/connection-sync-jobs?type=docs_space', { key: t.orgB.key });
+      const other = await t.call('GET', '/api/connect/connection-sync-jobs?type=docs_space', {
+        key: t.orgB.key,
+      });
       expectError(other, 404, 'not_found');
       const bad = await t.call('GET', '/api/connect/connection-sync-jobs?type=docs_space&limit=101');
       expectError(bad, 400, 'invalid_request');
@@ -178,15 +190,23 @@ for (const mode of STORAGE_MODES) {
       const release = source.hold();
       const jobId = await runSyncJob(t);
       await waitForJob(t, jobId, ['running']);
-      const off = await t.call('PATCH', '/api/connect/set-connection-status', { body: { type: 'docs_space', status: 'inactive' } });
+      const off = await t.call('PATCH', '/api/connect/set-connection-status', {
+        body: { type: 'docs_space', status: 'inactive' },
+      });
       assert.equal(off.status, 200);
       assert.deepEqual(off.body.cancelledJobs, [jobId]);
       const job = await waitForJob(t, jobId);
       assert.equal(job.status, 'cancelled');
       await waitFor(() => s.pool!.running === 0, 2_000, 'the handler to stop');
       release();
-      expectError(await t.call('POST', '/api/connect/run-sync', { body: { type: 'docs_space' } }), 409, 'connection_inactive');
-      const on = await t.call('PATCH', '/api/connect/set-connection-status', { body: { type: 'docs_space', status: 'active' } });
+      expectError(
+        await t.call('POST', '/api/connect/run-sync', { body: { type: 'docs_space' } }),
+        409,
+        'connection_inactive',
+      );
+      const on = await t.call('PATCH', '/api/connect/set-connection-status', {
+        body: { type: 'docs_space', status: 'active' },
+      });
       assert.equal(on.status, 200);
       assert.equal((await syncAndWait(t)).status, 'succeeded');
     });
@@ -207,6 +227,19 @@ for (const mode of STORAGE_MODES) {
       assert.equal(job.status, 'succeeded');
       assert.equal(job.trigger, 'schedule');
       assert.deepEqual(await enqueueDueSyncs(t.ctx, { now: later }), [], 'the next one is an interval later');
+      const listedAfter = await t.call('GET', '/api/connect/connections');
+      const withJob = listedAfter.body.data.find((c: { type: string }) => c.type === 'docs_space');
+      assert.equal(withJob.lastJob.jobId, jobId);
+      assert.equal(withJob.lastJob.status, 'succeeded');
+
+      const evenLater = new Date(Date.now() + 12 * 60_000);
+      await t.call('PATCH', '/api/connect/set-connection-status', {
+        body: { type: 'docs_space', status: 'inactive' },
+      });
+      assert.deepEqual(await enqueueDueSyncs(t.ctx, { now: evenLater }), [], 'inactive: no scheduled syncs');
+      await t.call('PATCH', '/api/connect/set-connection-status', {
+        body: { type: 'docs_space', status: 'active' },
+      });
       await connect(t, { schedule: null });
       assert.deepEqual(await enqueueDueSyncs(t.ctx, { now: new Date(Date.now() + 3600_000) }), []);
     });

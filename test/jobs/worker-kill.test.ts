@@ -18,7 +18,12 @@ import type { AppContext } from '../../src/http/context.ts';
 import { encryptCredentials } from '../../src/jobs/sources.ts';
 import { enqueueSyncJob } from '../../src/jobs/sync-job.ts';
 import { startWorkerPool } from '../../src/jobs/worker.ts';
-import { startTestSource, TEST_SOURCE_TOKEN, TEST_SPACE_ID, type TestSource } from '../connectors/test-connector-source.ts';
+import {
+  startTestSource,
+  TEST_SOURCE_TOKEN,
+  TEST_SPACE_ID,
+  type TestSource,
+} from '../connectors/test-connector-source.ts';
 import { testConnector } from '../connectors/test-connector.ts';
 import { freshDatabase, testConfig } from '../support/harness.ts';
 import { FAST_SOURCE_HTTP, waitFor } from './helpers.ts';
@@ -46,7 +51,10 @@ after(async () => {
 });
 
 async function startChildWorker(env: Record<string, string>): Promise<ChildProcess> {
-  const c = spawn(process.execPath, [WORKER], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
+  const c = spawn(process.execPath, [WORKER], {
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   let out = '';
   c.stdout!.setEncoding('utf8');
   await new Promise<void>((resolve, reject) => {
@@ -77,7 +85,11 @@ test('a SIGKILLed worker: its job is reaped within bounded time and resumes at t
   const org = (await createOrganization(db, 'kill-org')).id;
   const credentials = { access_token: TEST_SOURCE_TOKEN, space_id: TEST_SPACE_ID };
   const { id: connectionId } = await db.transaction((tx) =>
-    upsertConnection(tx, { organizationId: org, type: 'docs_space', encrypt: (id) => encryptCredentials(ctx, id, credentials) }),
+    upsertConnection(tx, {
+      organizationId: org,
+      type: 'docs_space',
+      encrypt: (id) => encryptCredentials(ctx, id, credentials),
+    }),
   );
   source.seed(600);
   source.pageDelayMs = 120; // six pages of 100, each ending at a checkpoint
@@ -86,7 +98,11 @@ test('a SIGKILLed worker: its job is reaped within bounded time and resumes at t
   const jobId = (await db.transaction((tx) =>
     enqueueSyncJob(tx, { organizationId: org, connectionId, jobType: 'sync', trigger: 'api' }),
   ))!;
-  await waitFor(async () => ((await getSyncJob(db, org, jobId))?.rowsSynced ?? 0) >= 200, 15_000, 'two committed pages');
+  await waitFor(
+    async () => ((await getSyncJob(db, org, jobId))?.rowsSynced ?? 0) >= 200,
+    15_000,
+    'two committed pages',
+  );
   child.kill('SIGKILL');
   await once(child, 'exit');
   const killedAt = Date.now();
@@ -94,18 +110,34 @@ test('a SIGKILLed worker: its job is reaped within bounded time and resumes at t
 
   const dead = (await getSyncJob(db, org, jobId))!;
   assert.equal(dead.status, 'running', 'nobody has noticed yet');
-  const [{ cursor }] = await db.query<{ cursor: { since: number } }>('SELECT cursor FROM sync_jobs WHERE job_id = $1', [jobId]);
+  const [row] = await db.query<{ cursor: { since: number } }>(
+    'SELECT cursor FROM sync_jobs WHERE job_id = $1',
+    [jobId],
+  );
+  const cursor = row!.cursor;
   assert.ok(cursor.since >= 200);
   assert.equal(dead.rowsSynced, cursor.since, 'rows and checkpoint were committed together');
 
   // Another worker (this process) with a 1 s staleness bound takes the job back and finishes it.
   const staleMs = 1_000;
-  const pool = startWorkerPool(ctx, { concurrency: 1, pollMs: 50, heartbeatMs: 100, staleMs, reapEveryMs: 100, periodicTasks: [], listenUrl: null });
+  const pool = startWorkerPool(ctx, {
+    concurrency: 1,
+    pollMs: 50,
+    heartbeatMs: 100,
+    staleMs,
+    reapEveryMs: 100,
+    periodicTasks: [],
+    listenUrl: null,
+  });
   try {
     await waitFor(async () => (await getSyncJob(db, org, jobId))!.attempts === 2, 10_000, 'the retry');
     const detectedAfter = Date.now() - killedAt;
     assert.ok(detectedAfter < staleMs + 2_000, `reaped and restarted after ${detectedAfter} ms`);
-    await waitFor(async () => (await getSyncJob(db, org, jobId))!.status !== 'running', 15_000, 'the retry to finish');
+    await waitFor(
+      async () => (await getSyncJob(db, org, jobId))!.status !== 'running',
+      15_000,
+      'the retry to finish',
+    );
   } finally {
     await pool.stop();
   }
@@ -114,13 +146,16 @@ test('a SIGKILLed worker: its job is reaped within bounded time and resumes at t
   assert.equal(job.status, 'succeeded', JSON.stringify(job));
   assert.equal(job.attempts, 2);
   assert.equal(job.rowsSynced, 600, 'every document counted once');
-  const [{ n, keys }] = await db.query<{ n: number; keys: number }>(
+  const [counts] = await db.query<{ n: number; keys: number }>(
     'SELECT count(*)::int AS n, count(DISTINCT source_key)::int AS keys FROM items WHERE connection_id = $1',
     [connectionId],
   );
-  assert.equal(n, 600);
-  assert.equal(keys, 600);
+  assert.deepEqual(counts, { n: 600, keys: 600 });
   const resumed = source.syncRequests().slice(requestsAtKill);
-  assert.equal(resumed[0]!.query.get('since'), String(cursor.since), 'the retry starts at the last checkpoint');
+  assert.equal(
+    resumed[0]!.query.get('since'),
+    String(cursor.since),
+    'the retry starts at the last checkpoint',
+  );
   assert.ok(resumed.every((r) => Number(r.query.get('since')) >= cursor.since));
 });

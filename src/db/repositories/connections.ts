@@ -43,7 +43,9 @@ export async function findConnection(
 }
 
 export async function getConnectionById(q: Queryable, id: string): Promise<ConnectionRow | null> {
-  const rows = await q.query<ConnectionRow>(`SELECT ${CONNECTION_COLUMNS} FROM connections WHERE id = $1`, [id]);
+  const rows = await q.query<ConnectionRow>(`SELECT ${CONNECTION_COLUMNS} FROM connections WHERE id = $1`, [
+    id,
+  ]);
   return rows[0] ?? null;
 }
 
@@ -60,7 +62,10 @@ export interface UpsertConnection {
  * Create the organization's connection of this type, or replace its credentials (token rotation: the
  * id, status, cursor and synced items stay). Safe against two concurrent creates of the same type.
  */
-export async function upsertConnection(q: Queryable, c: UpsertConnection): Promise<{ id: string; created: boolean }> {
+export async function upsertConnection(
+  q: Queryable,
+  c: UpsertConnection,
+): Promise<{ id: string; created: boolean }> {
   const id = newId();
   const schedule = c.scheduleIntervalMinutes ?? null;
   const inserted = await q.query<{ id: string }>(
@@ -100,22 +105,29 @@ export async function setConnectionStatus(q: Queryable, id: string, status: Conn
 
 /** Save the checkpoint incremental syncs of this connection start from. */
 export async function saveConnectionCursor(q: Queryable, id: string, cursor: unknown): Promise<void> {
-  await q.query('UPDATE connections SET cursor = $2::jsonb WHERE id = $1', [id, JSON.stringify(cursor ?? null)]);
+  await q.query('UPDATE connections SET cursor = $2::jsonb WHERE id = $1', [
+    id,
+    JSON.stringify(cursor ?? null),
+  ]);
 }
 
 /**
  * Delete a connection with everything it produced: its items (chunks cascade) and their tombstones, its
  * jobs, its credentials. Returns how many items went.
  */
-export async function deleteConnection(q: Queryable, organizationId: string, id: string): Promise<{ items: number }> {
-  const items = await q.query('DELETE FROM items WHERE organization_id = $1 AND connection_id = $2 RETURNING id', [
-    organizationId,
-    id,
-  ]);
-  await q.query(
-    `DELETE FROM item_tombstones WHERE organization_id = $1 AND starts_with(source_key, $2)`,
-    [organizationId, `integration:${id}:`],
+export async function deleteConnection(
+  q: Queryable,
+  organizationId: string,
+  id: string,
+): Promise<{ items: number }> {
+  const items = await q.query(
+    'DELETE FROM items WHERE organization_id = $1 AND connection_id = $2 RETURNING id',
+    [organizationId, id],
   );
+  await q.query(`DELETE FROM item_tombstones WHERE organization_id = $1 AND starts_with(source_key, $2)`, [
+    organizationId,
+    `integration:${id}:`,
+  ]);
   await q.query('DELETE FROM jobs WHERE id IN (SELECT job_id FROM sync_jobs WHERE connection_id = $1)', [id]);
   await q.query('DELETE FROM connections WHERE id = $1', [id]);
   return { items: items.length };
@@ -208,7 +220,13 @@ export async function consumeOAuthState(q: Queryable, id: string): Promise<OAuth
 
 export async function saveOAuthSecret(
   q: Queryable,
-  s: { id: string; organizationId: string; sourceType: string; tokenEncrypted: string; workspaceName: string | null },
+  s: {
+    id: string;
+    organizationId: string;
+    sourceType: string;
+    tokenEncrypted: string;
+    workspaceName: string | null;
+  },
 ): Promise<void> {
   await q.query(
     `INSERT INTO oauth_secrets (id, organization_id, source_type, token_encrypted, workspace_name)
@@ -221,7 +239,10 @@ export async function saveOAuthSecret(
 }
 
 export async function oauthSecretExists(q: Queryable, organizationId: string, id: string): Promise<boolean> {
-  const rows = await q.query('SELECT 1 FROM oauth_secrets WHERE organization_id = $1 AND id = $2', [organizationId, id]);
+  const rows = await q.query('SELECT 1 FROM oauth_secrets WHERE organization_id = $1 AND id = $2', [
+    organizationId,
+    id,
+  ]);
   return rows.length > 0;
 }
 

@@ -62,7 +62,8 @@ const VIEW = `SELECT c.id, c.organization_id AS service_project_id, c.url,
     c.total_pages, c.organization_id AS tenant_id, c.page_limit AS "limit", c.options, c.outcomes, c.refused
   FROM crawl_jobs c JOIN jobs j ON j.id = c.job_id`;
 
-interface ViewRow extends Omit<CrawlJobView, 'includePaths' | 'excludePaths' | 'allowExternalLinks' | 'maxDepth' | 'tags'> {
+interface ViewRow
+  extends Omit<CrawlJobView, 'includePaths' | 'excludePaths' | 'allowExternalLinks' | 'maxDepth' | 'tags'> {
   options: CrawlOptions;
 }
 
@@ -82,7 +83,14 @@ function toView(row: ViewRow): CrawlJobView {
 
 export async function insertCrawlJob(
   q: Queryable,
-  job: { id: string; jobId: number; organizationId: string; url: string; limit: number; options: CrawlOptions },
+  job: {
+    id: string;
+    jobId: number;
+    organizationId: string;
+    url: string;
+    limit: number;
+    options: CrawlOptions;
+  },
 ): Promise<void> {
   await q.query(
     `INSERT INTO crawl_jobs (id, job_id, organization_id, url, page_limit, options)
@@ -92,8 +100,15 @@ export async function insertCrawlJob(
 }
 
 /** One of the organization's crawl jobs; null for unknown ids and other organizations' jobs alike. */
-export async function getCrawlJob(q: Queryable, organizationId: string, id: string): Promise<CrawlJobView | null> {
-  const rows = await q.query<ViewRow>(`${VIEW} WHERE c.organization_id = $1 AND c.id = $2`, [organizationId, id]);
+export async function getCrawlJob(
+  q: Queryable,
+  organizationId: string,
+  id: string,
+): Promise<CrawlJobView | null> {
+  const rows = await q.query<ViewRow>(`${VIEW} WHERE c.organization_id = $1 AND c.id = $2`, [
+    organizationId,
+    id,
+  ]);
   return rows[0] ? toView(rows[0]) : null;
 }
 
@@ -103,19 +118,23 @@ export async function listCrawlJobs(
   organizationId: string,
   opts: { limit: number; offset: number },
 ): Promise<{ jobs: CrawlJobView[]; total: number }> {
-  const [count] = await q.query<{ n: number }>('SELECT count(*)::int AS n FROM crawl_jobs WHERE organization_id = $1', [
-    organizationId,
-  ]);
-  const rows = await q.query<ViewRow>(`${VIEW} WHERE c.organization_id = $1 ORDER BY c.job_id DESC LIMIT $2 OFFSET $3`, [
-    organizationId,
-    opts.limit,
-    opts.offset,
-  ]);
+  const [count] = await q.query<{ n: number }>(
+    'SELECT count(*)::int AS n FROM crawl_jobs WHERE organization_id = $1',
+    [organizationId],
+  );
+  const rows = await q.query<ViewRow>(
+    `${VIEW} WHERE c.organization_id = $1 ORDER BY c.job_id DESC LIMIT $2 OFFSET $3`,
+    [organizationId, opts.limit, opts.offset],
+  );
   return { jobs: rows.map(toView), total: count!.n };
 }
 
 /** The engine job id of an organization's crawl job (for cancel); null when unknown. */
-export async function crawlEngineJobId(q: Queryable, organizationId: string, id: string): Promise<number | null> {
+export async function crawlEngineJobId(
+  q: Queryable,
+  organizationId: string,
+  id: string,
+): Promise<number | null> {
   const rows = await q.query<{ job_id: number }>(
     'SELECT job_id::float8 AS job_id FROM crawl_jobs WHERE organization_id = $1 AND id = $2',
     [organizationId, id],

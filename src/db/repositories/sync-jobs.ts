@@ -70,7 +70,11 @@ export async function insertSyncJob(
   ]);
 }
 
-export async function getSyncJob(q: Queryable, organizationId: string, jobId: number): Promise<SyncJobView | null> {
+export async function getSyncJob(
+  q: Queryable,
+  organizationId: string,
+  jobId: number,
+): Promise<SyncJobView | null> {
   const rows = await q.query<SyncJobView & { error: string | null }>(
     `${VIEW} WHERE j.organization_id = $1 AND j.id = $2`,
     [organizationId, jobId],
@@ -84,9 +88,10 @@ export async function listSyncJobs(
   connectionId: string,
   opts: { limit: number; offset: number },
 ): Promise<{ jobs: SyncJobView[]; total: number }> {
-  const [count] = await q.query<{ n: number }>('SELECT count(*)::int AS n FROM sync_jobs WHERE connection_id = $1', [
-    connectionId,
-  ]);
+  const [count] = await q.query<{ n: number }>(
+    'SELECT count(*)::int AS n FROM sync_jobs WHERE connection_id = $1',
+    [connectionId],
+  );
   const rows = await q.query<SyncJobView & { error: string | null }>(
     `${VIEW} WHERE s.connection_id = $1 ORDER BY s.job_id DESC LIMIT $2 OFFSET $3`,
     [connectionId, opts.limit, opts.offset],

@@ -21,7 +21,12 @@ const bodySchema = z.strictObject({
   source: sourceInputSchema,
   schedule: z
     .strictObject({
-      intervalMinutes: z.number().int().min(5).max(525_600).describe('Sync every so many minutes (5 to 525600)'),
+      intervalMinutes: z
+        .number()
+        .int()
+        .min(5)
+        .max(525_600)
+        .describe('Sync every so many minutes (5 to 525600)'),
     })
     .nullable()
     .optional()
@@ -82,7 +87,10 @@ export function register(app: App, ctx: AppContext): void {
               : 'No OAuth token is stored under this secretId for this organization; complete the consent first.',
           );
         }
-        credentials = { ...credentials, access_token: cipherOf(ctx).decrypt(secret.tokenEncrypted, oauthSecretAad(secret.id)) };
+        credentials = {
+          ...credentials,
+          access_token: cipherOf(ctx).decrypt(secret.tokenEncrypted, oauthSecretAad(secret.id)),
+        };
       }
 
       const deadline = AbortSignal.timeout(CHECK_TIMEOUT_MS);

@@ -40,7 +40,11 @@ export function register(app: App, ctx: AppContext): void {
         const connection = await resolveConnection(tx, organizationId, ref);
         // Jobs first: a worker's batch holds its job row while it writes, so cancelling waits for that
         // batch and the items it committed are deleted below; later batches find the job cancelled.
-        const cancelled = await cancelJobs(tx, await activeSyncJobIds(tx, connection.id), 'The connection was disconnected.');
+        const cancelled = await cancelJobs(
+          tx,
+          await activeSyncJobIds(tx, connection.id),
+          'The connection was disconnected.',
+        );
         const { items } = await deleteConnection(tx, organizationId, connection.id);
         return { connectionId: connection.id, cancelled, items };
       });

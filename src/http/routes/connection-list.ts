@@ -37,7 +37,8 @@ export function register(app: App, ctx: AppContext): void {
           id: c.id,
           type: c.type,
           status: c.status,
-          schedule: c.scheduleIntervalMinutes === null ? null : { intervalMinutes: c.scheduleIntervalMinutes },
+          schedule:
+            c.scheduleIntervalMinutes === null ? null : { intervalMinutes: c.scheduleIntervalMinutes },
           nextSyncAt: c.nextSyncAt,
           createdAt: c.createdAt,
           updatedAt: c.updatedAt,

@@ -15,21 +15,31 @@ export const connectionRefFields = {
   type: z
     .enum(SOURCE_TYPE_VALUES)
     .optional()
-    .describe('Source type of the connection (`notes`, `support_desk`, ... or the product name). Give this or connectionId.'),
+    .describe(
+      'Source type of the connection (`notes`, `support_desk`, ... or the product name). Give this or connectionId.',
+    ),
   connectionId: z.string().min(1).max(100).optional().describe('Id of the connection. Give this or type.'),
 };
 
-export function connectionRefOf(input: { type?: string | undefined; connectionId?: string | undefined }): ConnectionRef {
+export function connectionRefOf(input: {
+  type?: string | undefined;
+  connectionId?: string | undefined;
+}): ConnectionRef {
   if (input.type !== undefined && input.connectionId !== undefined) {
     throw new AppError('invalid_request', 'Name the connection with type or with connectionId, not both.');
   }
   if (input.connectionId !== undefined) return { connectionId: input.connectionId };
   if (input.type !== undefined) return { type: canonicalSourceType(input.type)! };
-  throw new AppError('invalid_request', 'Name the connection: give type (e.g. "support_desk") or connectionId.');
+  throw new AppError(
+    'invalid_request',
+    'Name the connection: give type (e.g. "support_desk") or connectionId.',
+  );
 }
 
 function describeRef(ref: ConnectionRef): string {
-  return 'type' in ref ? `No ${ref.type} connection exists in this organization.` : 'No connection with this connectionId exists in this organization.';
+  return 'type' in ref
+    ? `No ${ref.type} connection exists in this organization.`
+    : 'No connection with this connectionId exists in this organization.';
 }
 
 /** The organization's connection the request names, or 404 not_found (other organizations' look the same). */
@@ -44,7 +54,10 @@ export async function resolveConnection(
 }
 
 /** This service's public origin for links: KB_PUBLIC_URL, else the origin the request came to. */
-export function publicOrigin(publicUrl: string | undefined, request: { protocol: string; host: string }): string {
+export function publicOrigin(
+  publicUrl: string | undefined,
+  request: { protocol: string; host: string },
+): string {
   if (publicUrl) return publicUrl.replace(/\/+$/, '');
   return `${request.protocol}://${request.host}`;
 }

@@ -8,7 +8,9 @@ import { connectionRefFields, connectionRefOf, resolveConnection } from './conne
 
 const bodySchema = z.strictObject({
   ...connectionRefFields,
-  status: z.enum(['active', 'inactive']).describe('inactive: no syncs (scheduled or requested); items stay searchable'),
+  status: z
+    .enum(['active', 'inactive'])
+    .describe('inactive: no syncs (scheduled or requested); items stay searchable'),
 });
 
 /**
@@ -22,7 +24,8 @@ export function register(app: App, ctx: AppContext): void {
       schema: {
         tags: ['connections'],
         summary: 'Set the status of a connection',
-        description: 'Body: `{"type"|"connectionId", "status": "active"|"inactive"}`. Unknown connection: 404.',
+        description:
+          'Body: `{"type"|"connectionId", "status": "active"|"inactive"}`. Unknown connection: 404.',
         body: bodySchema,
         response: {
           200: z.object({
@@ -44,7 +47,11 @@ export function register(app: App, ctx: AppContext): void {
         const connection = await resolveConnection(tx, organizationId, ref);
         const cancelled =
           status === 'inactive'
-            ? await cancelJobs(tx, await activeSyncJobIds(tx, connection.id), 'The connection was set inactive.')
+            ? await cancelJobs(
+                tx,
+                await activeSyncJobIds(tx, connection.id),
+                'The connection was set inactive.',
+              )
             : [];
         await setConnectionStatus(tx, connection.id, status);
         return { connectionId: connection.id, cancelled };

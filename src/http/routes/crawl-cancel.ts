@@ -32,7 +32,10 @@ export function register(app: App, ctx: AppContext): void {
       });
       if (cancelled.length > 0) ctx.jobs?.cancel(cancelled);
       if (job && (job.status === 'completed' || job.status === 'failed')) {
-        throw new AppError('conflict', `The crawl job already ended (${job.status}); there is nothing to cancel.`);
+        throw new AppError(
+          'conflict',
+          `The crawl job already ended (${job.status}); there is nothing to cancel.`,
+        );
       }
       return job!;
     },

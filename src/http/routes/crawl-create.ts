@@ -12,7 +12,10 @@ import { crawlJobSchema } from './crawl-shared.ts';
 
 const DEFAULT_LIMIT = 100;
 
-const patternsSchema = z.array(z.string().min(1).max(MAX_PATH_PATTERN_LENGTH)).max(MAX_PATH_PATTERNS).default([]);
+const patternsSchema = z
+  .array(z.string().min(1).max(MAX_PATH_PATTERN_LENGTH))
+  .max(MAX_PATH_PATTERNS)
+  .default([]);
 
 function bodySchema(maxLimit: number) {
   return z.strictObject({
@@ -23,17 +26,28 @@ function bodySchema(maxLimit: number) {
       .min(1)
       .max(maxLimit)
       .default(Math.min(DEFAULT_LIMIT, maxLimit))
-      .describe(`page budget: pages fetched into items at most (default ${DEFAULT_LIMIT}, at most ${maxLimit})`),
-    excludePaths: patternsSchema.describe('regular expressions on the URL path; a matching page is skipped (wins over includes)'),
-    includePaths: patternsSchema.describe('regular expressions on the URL path; when given, only matching pages are kept'),
-    allowExternalLinks: z.boolean().default(false).describe('follow links to other sites (default false: only the start URL\'s site)'),
+      .describe(
+        `page budget: pages fetched into items at most (default ${DEFAULT_LIMIT}, at most ${maxLimit})`,
+      ),
+    excludePaths: patternsSchema.describe(
+      'regular expressions on the URL path; a matching page is skipped (wins over includes)',
+    ),
+    includePaths: patternsSchema.describe(
+      'regular expressions on the URL path; when given, only matching pages are kept',
+    ),
+    allowExternalLinks: z
+      .boolean()
+      .default(false)
+      .describe("follow links to other sites (default false: only the start URL's site)"),
     maxDepth: z
       .number()
       .int()
       .min(0)
       .max(1000)
       .optional()
-      .describe('extension: link depth from the start URL (0: the start page only); when set, sitemaps are not read'),
+      .describe(
+        'extension: link depth from the start URL (0: the start page only); when set, sitemaps are not read',
+      ),
     tags: tagsSchema.default([]).describe('extension: tags given to every crawled item'),
   });
 }
@@ -50,7 +64,7 @@ export function register(app: App, ctx: AppContext): void {
         tags: ['crawl jobs'],
         summary: 'Create a web crawl job',
         description:
-          'Crawls the site of `url` (robots.txt, sitemaps and links; polite per host), storing each page\'s main ' +
+          "Crawls the site of `url` (robots.txt, sitemaps and links; polite per host), storing each page's main " +
           'content as a `crawl` item as it arrives. The page budget `limit` is exact. Private, loopback and ' +
           'link-local targets are refused unless the operator sets KB_CRAWL_ALLOW_PRIVATE. Crawling a URL again ' +
           'updates its item, leaves unchanged pages alone and removes pages that now answer 404/410.',
@@ -63,7 +77,9 @@ export function register(app: App, ctx: AppContext): void {
       const b = request.body;
       const url = canonicalizeUrl(b.url);
       if (!url || !/^https?:\/\//i.test(b.url)) {
-        throw new AppError('invalid_request', 'body.url: must be an absolute http or https URL.', { field: 'url' });
+        throw new AppError('invalid_request', 'body.url: must be an absolute http or https URL.', {
+          field: 'url',
+        });
       }
       // Invalid patterns are a 400 naming the pattern (compilePathFilters throws it).
       compilePathFilters(b.includePaths, b.excludePaths);

@@ -9,8 +9,13 @@ export const crawlJobSchema = z
     status: z.enum(['idle', 'scraping', 'completed', 'failed', 'cancelled']),
     created_at: z.string().describe('ISO 8601 UTC'),
     updated_at: z.string().describe('ISO 8601 UTC'),
-    completed_at: z.string().nullable().describe('ISO 8601 UTC when the job ended (completed, failed or cancelled); null before'),
-    completed_pages: z.number().describe('admitted pages finished (stored, unchanged, removed, skipped or failed)'),
+    completed_at: z
+      .string()
+      .nullable()
+      .describe('ISO 8601 UTC when the job ended (completed, failed or cancelled); null before'),
+    completed_pages: z
+      .number()
+      .describe('admitted pages finished (stored, unchanged, removed, skipped or failed)'),
     error_message: z.string().nullable().describe('why the job failed; null unless `failed`'),
     total_pages: z.number().describe('pages discovered and admitted so far; never above `limit`'),
     tenant_id: z.string().describe("the caller's organization id"),

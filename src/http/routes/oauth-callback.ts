@@ -50,11 +50,15 @@ export function register(app: App, ctx: AppContext): void {
     },
     async (request, reply) => {
       const q = request.query;
-      if (!q.state) throw new AppError('invalid_request', 'The callback carries no state; start the consent again.');
+      if (!q.state)
+        throw new AppError('invalid_request', 'The callback carries no state; start the consent again.');
       const nonce = await verifyState(ctx, q.state);
       const state = await consumeOAuthState(ctx.db, nonce);
       if (!state) {
-        throw new AppError('invalid_request', 'This OAuth state was already used or has expired; start the consent again.');
+        throw new AppError(
+          'invalid_request',
+          'This OAuth state was already used or has expired; start the consent again.',
+        );
       }
       try {
         if (q.error) {
@@ -63,7 +67,8 @@ export function register(app: App, ctx: AppContext): void {
             `Notion (notes) did not grant access (${q.error}${q.error_description ? `: ${q.error_description}` : ''}).`,
           );
         }
-        if (!q.code) throw new AppError('invalid_request', 'The callback carries no code; start the consent again.');
+        if (!q.code)
+          throw new AppError('invalid_request', 'The callback carries no code; start the consent again.');
         const token = await exchangeCode(ctx, q.code, state.callbackUri);
         await saveOAuthSecret(ctx.db, {
           id: state.secretId,
@@ -74,12 +79,18 @@ export function register(app: App, ctx: AppContext): void {
         });
       } catch (err) {
         if (state.redirectUri && isAppError(err)) {
-          return reply.redirect(withParams(state.redirectUri, { secretId: state.secretId, status: 'error', error: err.code }), 302);
+          return reply.redirect(
+            withParams(state.redirectUri, { secretId: state.secretId, status: 'error', error: err.code }),
+            302,
+          );
         }
         throw err;
       }
       if (state.redirectUri) {
-        return reply.redirect(withParams(state.redirectUri, { secretId: state.secretId, status: 'success' }), 302);
+        return reply.redirect(
+          withParams(state.redirectUri, { secretId: state.secretId, status: 'success' }),
+          302,
+        );
       }
       return { success: true, secretId: state.secretId };
     },
@@ -93,7 +104,11 @@ function withParams(uri: string, params: Record<string, string>): string {
 }
 
 /** POST /v1/oauth/token (vendor-apis/notion.md 2.2): Basic client auth, JSON body. */
-async function exchangeCode(ctx: AppContext, code: string, redirectUri: string): Promise<z.infer<typeof tokenSchema>> {
+async function exchangeCode(
+  ctx: AppContext,
+  code: string,
+  redirectUri: string,
+): Promise<z.infer<typeof tokenSchema>> {
   const oauth = notesOAuthApp(ctx.config);
   const url = joinUrl(oauth.baseUrl, '/v1/oauth/token');
   const secrets = [code, oauth.clientSecret];
@@ -105,8 +120,12 @@ async function exchangeCode(ctx: AppContext, code: string, redirectUri: string):
       json: { grant_type: 'authorization_code', code, redirect_uri: redirectUri },
     });
   } catch (err) {
-    const detail = isSourceHttpError(err) || err instanceof Error ? redactSecrets(err.message, secrets) : 'network error';
-    throw new AppError('source_unreachable', `Notion's token endpoint could not be reached (${detail}); try the consent again later.`);
+    const detail =
+      isSourceHttpError(err) || err instanceof Error ? redactSecrets(err.message, secrets) : 'network error';
+    throw new AppError(
+      'source_unreachable',
+      `Notion's token endpoint could not be reached (${detail}); try the consent again later.`,
+    );
   }
   if (res.status >= 400 && res.status < 500) {
     const said = vendorErrorText(res.text());
@@ -123,7 +142,10 @@ async function exchangeCode(ctx: AppContext, code: string, redirectUri: string):
   }
   const parsed = tokenSchema.safeParse(body);
   if (!parsed.success) {
-    throw new AppError('source_unreachable', `Notion's token endpoint answered HTTP ${res.status} without a token; try again later.`);
+    throw new AppError(
+      'source_unreachable',
+      `Notion's token endpoint answered HTTP ${res.status} without a token; try again later.`,
+    );
   }
   return parsed.data;
 }

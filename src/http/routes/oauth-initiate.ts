@@ -9,13 +9,16 @@ import { newStateNonce, notesOAuthApp, OAUTH_STATE_TTL_MS, signState } from './o
 
 const bodySchema = z.strictObject({
   type: z.enum(['notes', 'notion'], {
-    error: 'type: only notes (notion) connects through OAuth; other sources take their credentials in POST /api/connect/connection.',
+    error:
+      'type: only notes (notion) connects through OAuth; other sources take their credentials in POST /api/connect/connection.',
   }),
   redirectUri: z
     .url({ protocol: /^https?$/ })
     .max(2000)
     .optional()
-    .describe('Where the browser is sent after the callback, with `secretId` and `status` (success|error) added.'),
+    .describe(
+      'Where the browser is sent after the callback, with `secretId` and `status` (success|error) added.',
+    ),
 });
 
 /**

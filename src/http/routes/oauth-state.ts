@@ -28,9 +28,10 @@ export function oauthSecretAad(secretId: string): string {
 async function loadKey(ctx: AppContext): Promise<Buffer> {
   const cipher = cipherOf(ctx);
   const read = async () => {
-    const rows = await ctx.db.query<{ value: { encrypted?: string } }>('SELECT value FROM service_settings WHERE key = $1', [
-      KEY_SETTING,
-    ]);
+    const rows = await ctx.db.query<{ value: { encrypted?: string } }>(
+      'SELECT value FROM service_settings WHERE key = $1',
+      [KEY_SETTING],
+    );
     const enc = rows[0]?.value.encrypted;
     if (!enc) return null;
     try {
@@ -44,10 +45,10 @@ async function loadKey(ctx: AppContext): Promise<Buffer> {
   const fresh = randomBytes(32).toString('base64');
   const value = JSON.stringify({ encrypted: cipher.encrypt(fresh, KEY_SETTING) });
   // Two processes may race here: the first writer wins and both read its key back.
-  await ctx.db.query('INSERT INTO service_settings (key, value) VALUES ($1, $2::jsonb) ON CONFLICT (key) DO NOTHING', [
-    KEY_SETTING,
-    value,
-  ]);
+  await ctx.db.query(
+    'INSERT INTO service_settings (key, value) VALUES ($1, $2::jsonb) ON CONFLICT (key) DO NOTHING',
+    [KEY_SETTING, value],
+  );
   const stored = await read();
   if (stored) return stored;
   // The stored key was made under another credential key (KB_ENCRYPTION_KEY changed): replace it.
@@ -87,7 +88,10 @@ export async function verifyState(ctx: AppContext, state: string): Promise<strin
   const given = Buffer.from(sig);
   if (given.length !== expected.length || !timingSafeEqual(given, expected)) throw invalid;
   if (Number(exp) * 1000 < Date.now()) {
-    throw new AppError('invalid_request', 'The OAuth consent took too long and its state expired; start it again.');
+    throw new AppError(
+      'invalid_request',
+      'The OAuth consent took too long and its state expired; start it again.',
+    );
   }
   return id;
 }

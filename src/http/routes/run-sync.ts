@@ -12,7 +12,9 @@ const bodySchema = z.strictObject({
   jobType: z
     .enum(['sync', 'reset'])
     .default('sync')
-    .describe('sync: what changed since the last sync; reset: re-read everything, remove what the source no longer has'),
+    .describe(
+      'sync: what changed since the last sync; reset: re-read everything, remove what the source no longer has',
+    ),
 });
 
 /** Endpoint 4: queue a sync job for a connection and answer at once with its id; a worker runs it. */
@@ -46,7 +48,8 @@ export function register(app: App, ctx: AppContext): void {
           throw new AppError('connection_inactive', 'The connection is inactive; set it active to sync it.');
         }
         const connector = connectorOf(ctx, connection.type);
-        if (!connector?.sync) throw syncUnavailable(connector ?? { label: connection.type, type: connection.type });
+        if (!connector?.sync)
+          throw syncUnavailable(connector ?? { label: connection.type, type: connection.type });
         const id = await enqueueSyncJob(tx, {
           organizationId,
           connectionId: connection.id,

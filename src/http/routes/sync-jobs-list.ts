@@ -2,7 +2,13 @@ import { z } from 'zod';
 import { listSyncJobs } from '../../db/repositories/sync-jobs.ts';
 import { type App, type AppContext, callerOf } from '../context.ts';
 import { commonErrors, errorBodySchema } from '../schemas.ts';
-import { connectionRefFields, connectionRefOf, publicOrigin, resolveConnection, syncJobSchema } from './connection-shared.ts';
+import {
+  connectionRefFields,
+  connectionRefOf,
+  publicOrigin,
+  resolveConnection,
+  syncJobSchema,
+} from './connection-shared.ts';
 
 const querySchema = z.strictObject({
   ...connectionRefFields,
@@ -50,7 +56,8 @@ export function register(app: App, ctx: AppContext): void {
         return `${origin}/api/connect/connection-sync-jobs?${params}`;
       };
       const next = q.offset + q.limit < total ? link(q.offset + q.limit) : undefined;
-      const previous = q.offset > 0 ? link(Math.max(0, Math.min(q.offset - q.limit, total - q.limit))) : undefined;
+      const previous =
+        q.offset > 0 ? link(Math.max(0, Math.min(q.offset - q.limit, total - q.limit))) : undefined;
       return {
         data: jobs,
         ...(previous === undefined ? {} : { previous }),

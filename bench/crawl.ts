@@ -1,0 +1,215 @@
+/**
+ * Crawler benchmark (`node bench/crawl.ts`): prints a table, writes bench/results/crawl.json.
+ *
+ * The fastapi-docs mirror (154 pages, sitemap, robots.txt) served on loopback, crawled end to end through
+ * the API and the job engine:
+ * - `crawl`: fetch → extract → store (items pending), embedding excluded; PGlite and native Postgres;
+ * - `crawl + embed`: the same with the indexer embedding concurrently (real local model), timed until the
+ *   last chunk is stored;
+ * - `crawl, default politeness`: the production per-host settings (2 in flight, 100 ms between starts);
+ * - ceiling: `wget` (one connection, sequential) and `curl --parallel` (4 connections) fetching every
+ *   sitemap URL on the same machine.
+ * Each scenario runs in its own process, so peak RSS is that scenario's. Event-loop delay (max, p99)
+ * during the crawl shows whether the API stays responsive while pages are parsed.
+ *
+ * Options: BENCH_SCENARIOS (comma list of scenario ids), BENCH_CRAWL_CONCURRENCY (default 4).
+ */
+import { execFile, spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import type { CrawlerOverrides } from '../src/crawler/runner.ts';
+import { Indexer } from '../src/ingest/indexer.ts';
+import { startWorkerPool } from '../src/jobs/worker.ts';
+import { ensureVectorIndex } from '../src/search/vector-index.ts';
+import { testEmbedder } from '../test/support/embedding.ts';
+import { type StorageMode, startTestApp } from '../test/support/harness.ts';
+import { serveDirectory } from '../test/support/sites.ts';
+import { printTable, writeResult } from './lib.ts';
+
+const SITE = fileURLToPath(new URL('../../shared/data/sites/fastapi-docs', import.meta.url));
+const CONCURRENCY = Number(process.env['BENCH_CRAWL_CONCURRENCY'] ?? 4);
+
+interface Scenario {
+  id: string;
+  label: string;
+  storage: StorageMode | '-';
+  embed: boolean;
+  crawler: CrawlerOverrides;
+}
+
+const FAST: CrawlerOverrides = { minDelayMs: 0, perHostConcurrency: CONCURRENCY, pageConcurrency: CONCURRENCY };
+const SCENARIOS: Scenario[] = [
+  { id: 'crawl-pglite', label: 'crawl (embedding excluded)', storage: 'pglite', embed: false, crawler: FAST },
+  { id: 'crawl-postgres', label: 'crawl (embedding excluded)', storage: 'postgres', embed: false, crawler: FAST },
+  { id: 'crawl-embed-pglite', label: 'crawl + embed', storage: 'pglite', embed: true, crawler: FAST },
+  { id: 'crawl-embed-postgres', label: 'crawl + embed', storage: 'postgres', embed: true, crawler: FAST },
+  { id: 'crawl-polite-pglite', label: 'crawl, default politeness', storage: 'pglite', embed: false, crawler: {} },
+];
+
+interface Measured {
+  id: string;
+  pages: number;
+  seconds: number;
+  crawlSeconds: number;
+  chunks: number;
+  peakRssMiB: number;
+  loopDelayMaxMs: number;
+  loopDelayP99Ms: number;
+}
+
+/** One scenario, in this process (the parent spawns one process per scenario). */
+async function runScenario(s: Scenario): Promise<Measured> {
+  const site = await serveDirectory(SITE);
+  const t = await startTestApp(s.storage as StorageMode, {
+    config: { KB_CRAWL_ALLOW_PRIVATE: 'true' },
+    extend: (ctx) => {
+      ctx.crawler = s.crawler;
+    },
+  });
+  let indexer: Indexer | null = null;
+  if (s.embed) {
+    const embedder = await testEmbedder();
+    await ensureVectorIndex(t.db, { id: embedder.modelId, dimensions: embedder.dimensions });
+    t.ctx.embedder = embedder;
+    indexer = new Indexer(t.db, embedder, { pollMs: 200 });
+    const ix = indexer;
+    t.ctx.onItemsChanged = () => ix.notify();
+  }
+  const pool = startWorkerPool(t.ctx, { concurrency: 1, pollMs: 20, periodicTasks: [], listenUrl: null });
+  t.ctx.jobs = pool;
+  const loop = monitorEventLoopDelay({ resolution: 10 });
+  try {
+    const start = performance.now();
+    loop.enable();
+    indexer?.start();
+    const res = await t.call('POST', '/api/connect/crawling/', { body: { url: `${site.origin}/`, limit: 1000 } });
+    if (res.status !== 200) throw new Error(`crawl not accepted: ${JSON.stringify(res.body)}`);
+    let job = res.body;
+    while (!['completed', 'failed', 'cancelled'].includes(job.status)) {
+      await sleep(20);
+      job = (await t.call('GET', `/api/connect/crawling/${res.body.id}`)).body;
+    }
+    const crawlSeconds = (performance.now() - start) / 1000;
+    loop.disable();
+    if (job.status !== 'completed') throw new Error(`crawl ${job.status}: ${job.error_message}`);
+    if (indexer) {
+      for (;;) {
+        const [p] = await t.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM items WHERE indexing_status = 'pending'`);
+        if (p!.n === 0) break;
+        await sleep(50);
+      }
+    }
+    const seconds = (performance.now() - start) / 1000;
+    const [c] = await t.db.query<{ n: number }>('SELECT count(*)::int AS n FROM chunks');
+    const pages = (job.outcomes.created ?? 0) as number;
+    return {
+      id: s.id,
+      pages,
+      seconds,
+      crawlSeconds,
+      chunks: c!.n,
+      peakRssMiB: process.resourceUsage().maxRSS / 1024,
+      loopDelayMaxMs: loop.max / 1e6,
+      loopDelayP99Ms: loop.percentile(99) / 1e6,
+    };
+  } finally {
+    await indexer?.stop();
+    await pool.stop();
+    await t.close();
+    await site.close();
+  }
+}
+
+/** The ceiling: a plain client fetching every sitemap URL (no parsing, no storage). */
+async function plainFetch(tool: 'wget' | 'curl'): Promise<{ pages: number; seconds: number }> {
+  const site = await serveDirectory(SITE);
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'kb-crawl-bench-'));
+  try {
+    const sitemap = readFileSync(path.join(SITE, 'sitemap.xml'), 'utf8');
+    const urls = [...sitemap.matchAll(/<loc>([^<]+)<\/loc>/g)].map((m) =>
+      m[1]!.replace('http://127.0.0.1:8000', site.origin),
+    );
+    const list = path.join(dir, 'urls.txt');
+    writeFileSync(list, `${urls.join('\n')}\n`);
+    const start = performance.now();
+    if (tool === 'wget') {
+      await promisify(execFile)('wget', ['-q', '-O', '/dev/null', '-i', list]);
+    } else {
+      const config = path.join(dir, 'curl.cfg');
+      writeFileSync(config, urls.map((u) => `url = "${u}"\noutput = "/dev/null"\n`).join(''));
+      await promisify(execFile)('curl', ['-s', '--parallel', '--parallel-max', String(CONCURRENCY), '-K', config]);
+    }
+    return { pages: urls.length, seconds: (performance.now() - start) / 1000 };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+    await site.close();
+  }
+}
+
+function spawnScenario(id: string): Promise<Measured> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [fileURLToPath(import.meta.url), '--scenario', id], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    let out = '';
+    child.stdout.on('data', (d) => {
+      out += d;
+    });
+    child.on('exit', (code) => {
+      const line = out.trim().split('\n').at(-1) ?? '';
+      if (code === 0 && line.startsWith('{')) resolve(JSON.parse(line) as Measured);
+      else reject(new Error(`scenario ${id} exited with ${code}: ${out.slice(-2000)}`));
+    });
+  });
+}
+
+async function main(): Promise<void> {
+  const i = process.argv.indexOf('--scenario');
+  if (i >= 0) {
+    const s = SCENARIOS.find((x) => x.id === process.argv[i + 1]);
+    if (!s) throw new Error(`unknown scenario ${process.argv[i + 1]}`);
+    process.stdout.write(`${JSON.stringify(await runScenario(s))}\n`);
+    process.exit(0);
+  }
+  const wanted = process.env['BENCH_SCENARIOS']?.split(',');
+  const rows: Array<Record<string, string>> = [];
+  const raw: Record<string, unknown> = {};
+  for (const tool of ['wget', 'curl'] as const) {
+    const r = await plainFetch(tool);
+    raw[tool] = r;
+    rows.push({
+      scenario: tool === 'wget' ? 'ceiling: wget -i (1 connection)' : `ceiling: curl --parallel (${CONCURRENCY})`,
+      storage: '-',
+      pages: String(r.pages),
+      'pages/s': (r.pages / r.seconds).toFixed(1),
+      seconds: r.seconds.toFixed(2),
+      chunks: '-',
+      'peak RSS MiB': '-',
+      'loop delay max/p99 ms': '-',
+    });
+  }
+  for (const s of SCENARIOS) {
+    if (wanted && !wanted.includes(s.id)) continue;
+    const m = await spawnScenario(s.id);
+    raw[s.id] = m;
+    rows.push({
+      scenario: s.label,
+      storage: s.storage,
+      pages: String(m.pages),
+      'pages/s': (m.pages / m.seconds).toFixed(1),
+      seconds: s.embed ? `${m.seconds.toFixed(1)} (crawl ${m.crawlSeconds.toFixed(1)})` : m.seconds.toFixed(2),
+      chunks: s.embed ? String(m.chunks) : '-',
+      'peak RSS MiB': m.peakRssMiB.toFixed(0),
+      'loop delay max/p99 ms': `${m.loopDelayMaxMs.toFixed(0)} / ${m.loopDelayP99Ms.toFixed(0)}`,
+    });
+  }
+  printTable(`Crawling fastapi-docs (154 pages) end to end; page concurrency ${CONCURRENCY}`, rows);
+  writeResult('crawl', raw);
+}
+
+await main();

@@ -1,0 +1,116 @@
+/**
+ * A crawl survives its worker, in both storage modes: stopped gracefully mid-crawl, another worker picks
+ * it up and finishes without fetching the done pages again; a worker that dies without a word is noticed
+ * by the reaper (stale heartbeat) and the crawl resumes and completes. Never stuck in `scraping`.
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { runCrawlJob } from '../../src/crawler/runner.ts';
+import { assertLease, claimJob, getJob } from '../../src/jobs/queue.ts';
+import { type CrawlTestApp, FASTAPI_DOCS, startCrawlApp } from '../http/crawl-helpers.ts';
+import { STORAGE_MODES } from '../support/harness.ts';
+import { serveDirectory } from '../support/sites.ts';
+
+const PAGES = 40;
+
+for (const mode of STORAGE_MODES) {
+  describe(`crawl resume (${mode})`, () => {
+    let h: CrawlTestApp;
+    before(async () => {
+      h = await startCrawlApp(mode, { workers: false, crawler: { pageConcurrency: 2 } });
+    });
+    after(async () => h?.close());
+
+    test('a crawl stopped with its worker resumes on another one without refetching done pages', async () => {
+      const site = await serveDirectory(FASTAPI_DOCS, { delayMs: 30 });
+      h.startWorkers();
+      try {
+        const job = await h.crawl({ url: `${site.origin}/`, limit: PAGES });
+        const deadline = Date.now() + 15_000;
+        while ((await h.get(job.id)).completed_pages < 10) {
+          assert.ok(Date.now() < deadline, 'the crawl made progress');
+          await sleep(10);
+        }
+        await h.pool!.stop();
+        h.pool = null;
+        const paused = await h.get(job.id);
+        assert.equal(paused.status, 'scraping', 'between workers the crawl is still in progress');
+        assert.ok(paused.completed_pages >= 10 && paused.completed_pages < PAGES);
+        const done = await h.t.db.query<{ url: string }>(
+          `SELECT url FROM crawl_frontier WHERE crawl_job_id = $1 AND state = 'done'`,
+          [job.id],
+        );
+        const donePaths = new Set(done.map((r) => new URL(r.url).pathname));
+        const requestsAtStop = site.requests.length;
+
+        h.startWorkers();
+        const finished = await h.waitDone(job.id);
+        assert.equal(finished.status, 'completed', JSON.stringify(finished));
+        assert.equal(finished.total_pages, PAGES);
+        assert.equal(finished.completed_pages, PAGES);
+        const refetched = site.requests.slice(requestsAtStop).filter((p) => donePaths.has(p));
+        assert.deepEqual(refetched, [], 'no done page is fetched again');
+        assert.ok(
+          !site.requests.slice(requestsAtStop).some((p) => p.startsWith('/sitemap')),
+          'sitemaps are not read again',
+        );
+        const stored = finished.outcomes['created'] ?? 0;
+        const items = await h.crawledItems();
+        assert.equal(items.filter((i) => i.source_url.startsWith(site.origin)).length, stored);
+      } finally {
+        await h.pool?.stop();
+        h.pool = null;
+        await site.close();
+      }
+    });
+
+    test('a crawl whose worker died is taken back by the reaper and completes', async () => {
+      const site = await serveDirectory(FASTAPI_DOCS, { delayMs: 20 });
+      try {
+        const job = await h.crawl({ url: `${site.origin}/`, limit: 20 });
+        // A worker claims the job and dies mid-crawl: no release, no more heartbeats.
+        const claimed = (await claimJob(h.t.db, { kinds: ['crawl'], workerId: 'doomed' }))!;
+        assert.ok(claimed);
+        const death = new AbortController();
+        const running = runCrawlJob(
+          {
+            app: h.t.ctx,
+            withLease: (fn) =>
+              h.t.db.transaction(async (tx) => {
+                await assertLease(tx, claimed.id, claimed.leaseToken);
+                return fn(tx);
+              }),
+          },
+          job.id,
+          death.signal,
+        );
+        while ((await h.get(job.id)).completed_pages < 5) await sleep(10);
+        death.abort(new Error('worker process killed'));
+        await assert.rejects(running);
+        assert.equal(
+          (await getJob(h.t.db, claimed.id))!.status,
+          'running',
+          'the dead worker left it running',
+        );
+        assert.equal((await h.get(job.id)).status, 'scraping');
+
+        h.startWorkers({ staleMs: 400 });
+        const finished = await h.waitDone(job.id);
+        assert.equal(finished.status, 'completed', JSON.stringify(finished));
+        assert.equal(finished.total_pages, 20);
+        assert.equal(finished.completed_pages, 20);
+        assert.equal((await getJob(h.t.db, claimed.id))!.attempts, 2);
+        const left = await h.t.db.query<{ n: number }>(
+          `SELECT count(*)::int AS n FROM crawl_frontier WHERE crawl_job_id = $1 AND state <> 'done'`,
+          [job.id],
+        );
+        assert.equal(left[0]!.n, 0, 'rows the dead worker left mid-fetch were done by the next one');
+      } finally {
+        await h.pool?.stop();
+        h.pool = null;
+        await site.close();
+      }
+    });
+  });
+}

@@ -1,0 +1,62 @@
+import assert from 'node:assert/strict';
+import { Writable } from 'node:stream';
+import { after, before, describe, test } from 'node:test';
+import { migrate } from '../../src/db/migrate.ts';
+import { openPglite } from '../../src/db/pglite.ts';
+import { createApiKey, createOrganization } from '../../src/db/repositories/organizations.ts';
+import { buildApp, REDACT_PATHS } from '../../src/http/app.ts';
+import type { App } from '../../src/http/context.ts';
+import type { Database } from '../../src/db/database.ts';
+import { testConfig } from '../support/harness.ts';
+
+describe('structured logs', () => {
+  const lines: Array<Record<string, unknown>> = [];
+  let raw = '';
+  let app: App;
+  let db: Database;
+  let key: string;
+  before(async () => {
+    db = await openPglite(null);
+    await migrate(db);
+    const org = await createOrganization(db, 'logs');
+    key = (await createApiKey(db, org.id)).apiKey;
+    const stream = new Writable({
+      write(chunk, _enc, done) {
+        raw += chunk.toString();
+        for (const l of chunk.toString().split('\n').filter(Boolean)) lines.push(JSON.parse(l));
+        done();
+      },
+    });
+    app = await buildApp(
+      { config: testConfig(), db },
+      { logger: { level: 'trace', stream, redact: { paths: REDACT_PATHS, censor: '[redacted]' } } },
+    );
+    await app.ready();
+  });
+  after(async () => {
+    await app.close();
+    await db.close();
+  });
+
+  test('are JSON lines with request ids, and never contain keys or tokens', async () => {
+    const secretToken = 'tok_do_not_log_me_123456';
+    await app.inject({
+      method: 'POST',
+      url: '/api/connect/knowledgebase-items',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', 'x-request-id': 'req-logs-1' },
+      payload: JSON.stringify({ title: 'x', content: `api_token=${secretToken}` }),
+    });
+    await app.inject({
+      method: 'POST',
+      url: '/api/connect/knowledgebase-items/query',
+      headers: { authorization: `Bearer ${key.slice(0, -2)}xx`, 'content-type': 'application/json' },
+      payload: '{}',
+    });
+    assert.ok(lines.length > 0);
+    const mine = lines.filter((l) => l['reqId'] === 'req-logs-1');
+    assert.ok(mine.length >= 2, 'request and response lines carry the request id');
+    assert.ok(!raw.includes(key), 'an API key was logged');
+    assert.ok(!raw.includes(key.split('_')[2]!), 'an API key secret was logged');
+    assert.ok(!raw.includes(secretToken), 'a request body was logged');
+  });
+});
