@@ -2,6 +2,7 @@
  * Admission of discovered URLs into a crawl: a pure decision with a reason for every refusal, so a job
  * can show why a page was not crawled.
  */
+import { RE2JS } from 're2js';
 import { AppError } from '../lib/errors.ts';
 import { canonicalizeUrl, sameSite, urlKey } from './url.ts';
 
@@ -9,15 +10,25 @@ import { canonicalizeUrl, sameSite, urlKey } from './url.ts';
 export const MAX_PATH_PATTERNS = 100;
 export const MAX_PATH_PATTERN_LENGTH = 1000;
 
+/** A compiled path pattern: true when it matches somewhere in the path (like `RegExp.prototype.test`). */
+export interface PathPattern {
+  test(path: string): boolean;
+}
+
 /** Compiled `includePaths` / `excludePaths`, matched against a URL's path. */
 export interface PathFilters {
-  include: readonly RegExp[];
-  exclude: readonly RegExp[];
+  include: readonly PathPattern[];
+  exclude: readonly PathPattern[];
 }
 
 /**
  * Compiles the crawl's path patterns. An invalid, too long or too numerous pattern list is an
  * `invalid_request` AppError naming the field and the pattern.
+ *
+ * Patterns are callers' input run against every discovered URL in a shared worker, so they are compiled
+ * with RE2 (re2js, linear time): no pattern can backtrack catastrophically and stall the crawler. RE2
+ * syntax is the common one (classes, groups, alternation, anchors, quantifiers); lookarounds and
+ * backreferences are refused as invalid.
  */
 export function compilePathFilters(
   includePaths: readonly string[] = [],
@@ -29,7 +40,7 @@ export function compilePathFilters(
   };
 }
 
-function compileAll(field: string, patterns: readonly string[]): RegExp[] {
+function compileAll(field: string, patterns: readonly string[]): PathPattern[] {
   if (patterns.length > MAX_PATH_PATTERNS) {
     throw new AppError('invalid_request', `${field} accepts at most ${MAX_PATH_PATTERNS} patterns`, {
       field,
@@ -44,9 +55,9 @@ function compileAll(field: string, patterns: readonly string[]): RegExp[] {
       );
     }
     try {
-      return new RegExp(pattern);
+      return RE2JS.compile(pattern);
     } catch (err) {
-      const why = err instanceof Error ? err.message : String(err);
+      const why = (err instanceof Error ? err.message : String(err)).replace(/^error parsing regexp: /, '');
       throw new AppError(
         'invalid_request',
         `${field} pattern ${JSON.stringify(pattern)} is not a valid regular expression: ${why}`,

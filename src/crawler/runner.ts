@@ -11,6 +11,7 @@
  * Every page commit runs under the job's lease (a cancelled or taken-back job writes nothing) and under
  * the crawl job's row lock (admission and counters are exact under any concurrency).
  */
+import { z } from 'zod';
 import type { Config } from '../config.ts';
 import type { Database, Queryable } from '../db/database.ts';
 import { type CrawlJobRecord, type CrawlOptions, getCrawlJobRecord } from '../db/repositories/crawl-jobs.ts';
@@ -143,6 +144,9 @@ export interface CrawlRunDeps {
   log?: JobLogger;
 }
 
+/** Longer URLs are refused (`too_long`): they are traps (ever-growing queries) more often than pages. */
+export const MAX_URL_LENGTH = 2048;
+
 /** Page outcomes that mean "the page is in the knowledge base". */
 const STORED_OUTCOMES = ['created', 'updated', 'unchanged'];
 /** Refusals of discovered links not worth recording: the URL is already in the crawl. */
@@ -153,11 +157,14 @@ export const CRAWL_JOB_KIND = 'crawl';
 /** Attempts of a crawl whose worker keeps dying; each attempt resumes the frontier where it was. */
 export const CRAWL_MAX_ATTEMPTS = 5;
 
+/** What a `crawl` job carries in the engine: the crawl job it runs. */
+export const crawlPayloadSchema = z.object({ crawlJobId: z.string().min(1) });
+
 /** The job engine's handler for `crawl` jobs (payload `{ crawlJobId }`). */
 export const crawlJobHandler: JobHandler = async (jc) => {
-  const payload = jc.job.payload as { crawlJobId?: unknown } | null;
-  if (typeof payload?.crawlJobId !== 'string') throw new JobError('The crawl job payload is malformed.');
-  await runCrawlJob({ app: jc.app, withLease: jc.withLease, log: jc.log }, payload.crawlJobId, jc.signal);
+  const payload = crawlPayloadSchema.safeParse(jc.job.payload);
+  if (!payload.success) throw new JobError('The crawl job payload is malformed.');
+  await runCrawlJob({ app: jc.app, withLease: jc.withLease, log: jc.log }, payload.data.crawlJobId, jc.signal);
   return { status: 'succeeded' };
 };
 
@@ -633,6 +640,7 @@ class CrawlRun {
     if (candidates.length === 0) return;
     const fresh = candidates.filter((c) => !this.#known.has(c.key));
     const { admitted, refused } = await admitUrls(tx, this.#job.id, locked, fresh, (c, state) => {
+      if (c.url.length > MAX_URL_LENGTH) return { ok: false, reason: 'too_long' };
       const robots = this.#cachedRobots(c.url);
       if (robots === null) return { ok: false, reason: 'blocked' };
       return admit(c.url, {

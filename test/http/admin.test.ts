@@ -34,7 +34,7 @@ for (const mode of STORAGE_MODES) {
 
       // Keys are stored hashed: the plaintext appears nowhere in the database.
       const stored = await t.db.query<{ secret_hash: string }>('SELECT secret_hash FROM api_keys');
-      const secret = second.body.apiKey.split('_')[2];
+      const secret = second.body.apiKey.slice('kb_'.length + 17);
       assert.ok(stored.every((r) => r.secret_hash !== secret && !r.secret_hash.includes(secret)));
 
       assert.equal((await t.call('DELETE', `/api/admin/keys/${second.body.id}`, { key: ADMIN })).status, 200);

@@ -63,6 +63,13 @@ for (const mode of STORAGE_MODES) {
       const badExclude = await post({ url: 'https://example.com/', excludePaths: ['[z-a]'] });
       expectError(badExclude, 400, 'invalid_request');
       assert.match(badExclude.body.message, /excludePaths.*\[z-a\]/);
+      // Patterns run in linear time (RE2): lookarounds and backreferences are refused by name.
+      const lookaround = await post({ url: 'https://example.com/', includePaths: ['^/docs/(?!old)'] });
+      expectError(lookaround, 400, 'invalid_request');
+      assert.match(lookaround.body.message, /\(\?!old\)/);
+      const evil = await post({ url: `${site.origin}/about/`, excludePaths: ['(a+)+$'], limit: 1 });
+      assert.equal(evil.status, 200);
+      assert.equal((await h.waitDone(evil.body.id)).status, 'completed');
       expectError(
         await h.t.call('POST', '/api/connect/crawling', { body: { url: 'https://example.com/' } }),
         404,

@@ -35,7 +35,7 @@ export const crawlJobSchema = z
       .record(z.string(), z.object({ count: z.number(), sample: z.array(z.string()) }))
       .describe(
         'extension, for debugging: URLs not crawled or not stored, by reason (`excluded`, `not_included`, `robots`, ' +
-          '`external`, `depth`, `budget`, `not_html`, `duplicate`, `noindex`, `blocked`, `failed`), each with a count ' +
+          '`external`, `depth`, `budget`, `not_html`, `duplicate`, `noindex`, `empty`, `too_long`, `blocked`, `failed`), each with a count ' +
           'of distinct URLs and a few examples',
       ),
   })
