@@ -42,13 +42,29 @@ interface Scenario {
   crawler: CrawlerOverrides;
 }
 
-const FAST: CrawlerOverrides = { minDelayMs: 0, perHostConcurrency: CONCURRENCY, pageConcurrency: CONCURRENCY };
+const FAST: CrawlerOverrides = {
+  minDelayMs: 0,
+  perHostConcurrency: CONCURRENCY,
+  pageConcurrency: CONCURRENCY,
+};
 const SCENARIOS: Scenario[] = [
   { id: 'crawl-pglite', label: 'crawl (embedding excluded)', storage: 'pglite', embed: false, crawler: FAST },
-  { id: 'crawl-postgres', label: 'crawl (embedding excluded)', storage: 'postgres', embed: false, crawler: FAST },
+  {
+    id: 'crawl-postgres',
+    label: 'crawl (embedding excluded)',
+    storage: 'postgres',
+    embed: false,
+    crawler: FAST,
+  },
   { id: 'crawl-embed-pglite', label: 'crawl + embed', storage: 'pglite', embed: true, crawler: FAST },
   { id: 'crawl-embed-postgres', label: 'crawl + embed', storage: 'postgres', embed: true, crawler: FAST },
-  { id: 'crawl-polite-pglite', label: 'crawl, default politeness', storage: 'pglite', embed: false, crawler: {} },
+  {
+    id: 'crawl-polite-pglite',
+    label: 'crawl, default politeness',
+    storage: 'pglite',
+    embed: false,
+    crawler: {},
+  },
 ];
 
 interface Measured {
@@ -90,7 +106,9 @@ async function runScenario(s: Scenario): Promise<Measured> {
     const start = performance.now();
     loop.enable();
     indexer?.start();
-    const res = await t.call('POST', '/api/connect/crawling/', { body: { url: `${site.origin}/`, limit: 1000 } });
+    const res = await t.call('POST', '/api/connect/crawling/', {
+      body: { url: `${site.origin}/`, limit: 1000 },
+    });
     if (res.status !== 200) throw new Error(`crawl not accepted: ${JSON.stringify(res.body)}`);
     let job = res.body;
     while (!['completed', 'failed', 'cancelled'].includes(job.status)) {
@@ -102,7 +120,9 @@ async function runScenario(s: Scenario): Promise<Measured> {
     if (job.status !== 'completed') throw new Error(`crawl ${job.status}: ${job.error_message}`);
     if (indexer) {
       for (;;) {
-        const [p] = await t.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM items WHERE indexing_status = 'pending'`);
+        const [p] = await t.db.query<{ n: number }>(
+          `SELECT count(*)::int AS n FROM items WHERE indexing_status = 'pending'`,
+        );
         if (p!.n === 0) break;
         await sleep(50);
       }
@@ -146,7 +166,14 @@ async function plainFetch(tool: 'wget' | 'curl'): Promise<{ pages: number; secon
     } else {
       const config = path.join(dir, 'curl.cfg');
       writeFileSync(config, urls.map((u) => `url = "${u}"\noutput = "/dev/null"\n`).join(''));
-      await promisify(execFile)('curl', ['-s', '--parallel', '--parallel-max', String(CONCURRENCY), '-K', config]);
+      await promisify(execFile)('curl', [
+        '-s',
+        '--parallel',
+        '--parallel-max',
+        String(CONCURRENCY),
+        '-K',
+        config,
+      ]);
     }
     return { pages: urls.length, seconds: (performance.now() - start) / 1000 };
   } finally {
@@ -187,7 +214,8 @@ async function main(): Promise<void> {
     const r = await plainFetch(tool);
     raw[tool] = r;
     rows.push({
-      scenario: tool === 'wget' ? 'ceiling: wget -i (1 connection)' : `ceiling: curl --parallel (${CONCURRENCY})`,
+      scenario:
+        tool === 'wget' ? 'ceiling: wget -i (1 connection)' : `ceiling: curl --parallel (${CONCURRENCY})`,
       storage: '-',
       pages: String(r.pages),
       'pages/s': (r.pages / r.seconds).toFixed(1),
@@ -206,7 +234,9 @@ async function main(): Promise<void> {
       storage: s.storage,
       pages: String(m.pages),
       'pages/s': (m.pages / m.seconds).toFixed(1),
-      seconds: s.embed ? `${m.seconds.toFixed(1)} (crawl ${m.crawlSeconds.toFixed(1)})` : m.seconds.toFixed(2),
+      seconds: s.embed
+        ? `${m.seconds.toFixed(1)} (crawl ${m.crawlSeconds.toFixed(1)})`
+        : m.seconds.toFixed(2),
       chunks: s.embed ? String(m.chunks) : '-',
       'peak RSS MiB (app start)': `${m.peakRssMiB.toFixed(0)} (${m.startRssMiB.toFixed(0)})`,
       'loop delay max/p99 ms': `${m.loopDelayMaxMs.toFixed(0)} / ${m.loopDelayP99Ms.toFixed(0)}`,

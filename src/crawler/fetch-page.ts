@@ -111,7 +111,7 @@ export class HostGate {
   /** Holds every request to `host` back for `ms` (a 429 or 503 with Retry-After slows the whole host). */
   pause(host: string, ms: number): void {
     const s = this.#state(host);
-    s.nextStartAt = Math.max(s.nextStartAt, Date.now() + ms);
+    s.nextStartAt = Math.max(s.nextStartAt, performance.now() + ms);
   }
 
   /** Waits for a slot on `host`; call the returned function when the request is done. */
@@ -160,13 +160,14 @@ export class HostGate {
     const delay = Math.max(this.#minDelayMs, s.crawlDelayMs ?? 0);
     const concurrency = s.crawlDelayMs ? 1 : this.#concurrency;
     while (s.queue.length > 0 && s.active < concurrency) {
-      const now = Date.now();
+      // A monotonic clock: a wall-clock step (NTP, VM resume) must neither stall a host nor skip its delay.
+      const now = performance.now();
       if (now < s.nextStartAt) {
         if (!s.timer) {
           s.timer = setTimeout(() => {
             s.timer = undefined;
             this.#pump(host, s);
-          }, s.nextStartAt - now);
+          }, Math.ceil(s.nextStartAt - now));
         }
         return;
       }

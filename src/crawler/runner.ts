@@ -164,7 +164,11 @@ export const crawlPayloadSchema = z.object({ crawlJobId: z.string().min(1) });
 export const crawlJobHandler: JobHandler = async (jc) => {
   const payload = crawlPayloadSchema.safeParse(jc.job.payload);
   if (!payload.success) throw new JobError('The crawl job payload is malformed.');
-  await runCrawlJob({ app: jc.app, withLease: jc.withLease, log: jc.log }, payload.data.crawlJobId, jc.signal);
+  await runCrawlJob(
+    { app: jc.app, withLease: jc.withLease, log: jc.log },
+    payload.data.crawlJobId,
+    jc.signal,
+  );
   return { status: 'succeeded' };
 };
 

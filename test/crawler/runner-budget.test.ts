@@ -21,9 +21,20 @@ test('concurrent admissions never pass the limit (postgres)', async () => {
     const id = newId();
     const limit = 37;
     await db.transaction(async (tx) => {
-      const jobId = (await enqueueJob(tx, { kind: 'crawl-budget-test', organizationId: org.id, payload: {} }))!;
+      const jobId = (await enqueueJob(tx, {
+        kind: 'crawl-budget-test',
+        organizationId: org.id,
+        payload: {},
+      }))!;
       const options = { includePaths: [], excludePaths: [], allowExternalLinks: false, tags: [] };
-      await insertCrawlJob(tx, { id, jobId, organizationId: org.id, url: 'https://example.com/', limit, options });
+      await insertCrawlJob(tx, {
+        id,
+        jobId,
+        organizationId: org.id,
+        url: 'https://example.com/',
+        limit,
+        options,
+      });
     });
     // 20 pages finishing at once, each discovering 10 new links and 5 shared ones.
     const results = await Promise.all(
@@ -36,7 +47,11 @@ test('concurrent admissions never pass the limit (postgres)', async () => {
           ];
           const candidates = urls.map((url) => ({ url, key: url.slice(6), depth: 1 }));
           const { admitted } = await admitUrls(tx, id, locked, candidates, (c, s) =>
-            s.isDuplicate(c.key) ? { ok: false, reason: 'duplicate' } : s.admitted >= s.limit ? { ok: false, reason: 'budget' } : { ok: true },
+            s.isDuplicate(c.key)
+              ? { ok: false, reason: 'duplicate' }
+              : s.admitted >= s.limit
+                ? { ok: false, reason: 'budget' }
+                : { ok: true },
           );
           await saveCrawlJob(tx, id, locked);
           return admitted.length;

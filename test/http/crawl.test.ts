@@ -10,6 +10,7 @@ import { after, before, describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { expectError, STORAGE_MODES } from '../support/harness.ts';
 import { type ServedSite, serveDirectory } from '../support/sites.ts';
+import type { CrawlJobView } from '../../src/db/repositories/crawl-jobs.ts';
 import { type CrawlTestApp, FASTAPI_DOCS, startCrawlApp } from './crawl-helpers.ts';
 
 const ISO_UTC = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
@@ -67,9 +68,11 @@ for (const mode of STORAGE_MODES) {
       const lookaround = await post({ url: 'https://example.com/', includePaths: ['^/docs/(?!old)'] });
       expectError(lookaround, 400, 'invalid_request');
       assert.match(lookaround.body.message, /\(\?!old\)/);
-      const evil = await post({ url: `${site.origin}/about/`, excludePaths: ['(a+)+$'], limit: 1 });
-      assert.equal(evil.status, 200);
-      assert.equal((await h.waitDone(evil.body.id)).status, 'completed');
+      const evil = await h.crawl(
+        { url: `${site.origin}/about/`, excludePaths: ['(a+)+$'], limit: 1 },
+        h.t.orgB.key,
+      );
+      assert.equal((await h.waitDone(evil.id, { key: h.t.orgB.key })).status, 'completed');
       expectError(
         await h.t.call('POST', '/api/connect/crawling', { body: { url: 'https://example.com/' } }),
         404,
@@ -195,8 +198,11 @@ for (const mode of STORAGE_MODES) {
       expectError(await h.t.call('GET', '/api/connect/crawling/not-a-job'), 404, 'not_found');
       const theirs = await h.t.call('GET', '/api/connect/crawling/', { key: other });
       assert.equal(theirs.status, 200);
-      assert.deepEqual(theirs.body.data, []);
-      assert.equal(theirs.body.total, 0);
+      assert.ok(
+        theirs.body.data.every((j: CrawlJobView) => j.tenant_id === h.t.orgB.id && j.id !== mine.id),
+        'only their own jobs',
+      );
+      const theirTotal = theirs.body.total as number;
 
       const all = await h.t.call('GET', '/api/connect/crawling/');
       assert.equal(all.status, 200);
@@ -212,6 +218,10 @@ for (const mode of STORAGE_MODES) {
       // A job of org B is invisible to org A.
       const b = await h.crawl({ url: `${site.origin}/about/`, limit: 1 }, other);
       assert.equal((await h.waitDone(b.id, { key: other })).status, 'completed');
+      assert.equal(
+        (await h.t.call('GET', '/api/connect/crawling/', { key: other })).body.total,
+        theirTotal + 1,
+      );
       expectError(await h.t.call('GET', `/api/connect/crawling/${b.id}`), 404, 'not_found');
       assert.equal((await h.crawledItems(other)).length, 1);
     });
