@@ -18,7 +18,13 @@ import { startTestApp } from '../test/support/harness.ts';
 import { ndcgAt, printTable, recallAt, writeResult } from './lib.ts';
 
 const { values } = parseArgs({
-  options: { docs: { type: 'string' }, queries: { type: 'string' }, storage: { type: 'string', default: 'pglite' } },
+  options: {
+    docs: { type: 'string' },
+    queries: { type: 'string' },
+    storage: { type: 'string', default: 'pglite' },
+    /** Keep the embedded database here and reuse it on the next run (skips re-embedding; PGlite only). */
+    'data-dir': { type: 'string' },
+  },
 });
 const DATA = new URL('../../shared/data/scifact/', import.meta.url);
 const readJsonl = (name: string) =>
@@ -46,7 +52,8 @@ if (values.docs) {
 }
 
 const storage = values.storage === 'postgres' ? 'postgres' : 'pglite';
-const t = await startTestApp(storage);
+const dataDir = values['data-dir'];
+const t = await startTestApp(storage, dataDir ? { pgliteDir: dataDir } : {});
 const { embedder, drain } = await withSearch(t);
 console.log(`model ${embedder.modelId} (${embedder.dimensions} d, window ${embedder.maxTokens}); ${corpus.length} docs, ${queries.length} queries, ${storage}`);
 
@@ -80,7 +87,7 @@ const storeAll = async () => {
 
 // 1. First ingest through the pipeline (store → chunk → embed → upsert).
 let t0 = performance.now();
-await storeAll();
+const firstOutcomes = await storeAll();
 let indexed = 0;
 const progress = new Indexer(t.db, embedder, {
   batchItems: 32,
@@ -156,6 +163,7 @@ printTable('SciFact retrieval quality', rows);
 const pipelineRate = chunkCount / ingestSeconds;
 printTable('Ingest', [
   { measure: 'documents', value: String(corpus.length) },
+  { measure: 'outcomes of first pass', value: JSON.stringify(Object.fromEntries(firstOutcomes)) },
   { measure: 'chunks', value: String(chunkCount) },
   { measure: 'first ingest (s)', value: ingestSeconds.toFixed(1) },
   { measure: 'pipeline chunks/s', value: pipelineRate.toFixed(1) },

@@ -5,7 +5,7 @@ import type { Database } from '../../src/db/database.ts';
 import { migrate } from '../../src/db/migrate.ts';
 import { openPglite } from '../../src/db/pglite.ts';
 import { openPostgres } from '../../src/db/postgres.ts';
-import { createApiKey, createOrganization } from '../../src/db/repositories/organizations.ts';
+import { createApiKey, createOrganization, findOrganization } from '../../src/db/repositories/organizations.ts';
 import { buildApp } from '../../src/http/app.ts';
 import type { App, AppContext } from '../../src/http/context.ts';
 import { startNativePostgres } from './native-postgres.ts';
@@ -90,13 +90,20 @@ export interface TestApp {
 /** Build the real app on a fresh database of the given mode, with two organizations and a key each. */
 export async function startTestApp(
   mode: StorageMode,
-  opts: { config?: Record<string, string>; extend?: (ctx: AppContext) => void | Promise<void> } = {},
+  opts: {
+    config?: Record<string, string>;
+    extend?: (ctx: AppContext) => void | Promise<void>;
+    /** Benchmarks: a file-backed PGlite directory kept between runs (organizations are reused). */
+    pgliteDir?: string;
+  } = {},
 ): Promise<TestApp> {
-  const fresh = await freshDatabase(mode);
+  const fresh = opts.pgliteDir
+    ? await openPglite(opts.pgliteDir).then((db) => ({ db, drop: () => db.close() }))
+    : await freshDatabase(mode);
   const db = fresh.db;
   await migrate(db);
   const makeOrg = async (name: string): Promise<TestOrg> => {
-    const org = await createOrganization(db, name);
+    const org = (await findOrganization(db, name)) ?? (await createOrganization(db, name));
     return { id: org.id, key: (await createApiKey(db, org.id)).apiKey };
   };
   const orgA = await makeOrg('org-a');
