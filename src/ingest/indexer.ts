@@ -66,6 +66,8 @@ export class Indexer {
   #dirty = true;
   #stopping = false;
   #loop: Promise<void> | null = null;
+  #indexedSinceAnalyze = 0;
+  #lastAnalyze = 0;
   readonly #abort = new AbortController();
 
   constructor(db: Database, embedder: Embedder, opts: IndexerOptions = {}) {
@@ -126,6 +128,25 @@ export class Indexer {
    * embedding of the next, so the model is kept busy. Returns the number of items indexed.
    */
   async drain(): Promise<number> {
+    const total = await this.#drainRounds();
+    await this.#maybeAnalyze(total);
+    return total;
+  }
+
+  /**
+   * Embedded PGlite runs no autovacuum: refresh planner statistics after large changes so the items
+   * listing and filters keep good plans (server-mode Postgres does this by itself).
+   */
+  async #maybeAnalyze(indexed: number): Promise<void> {
+    if (this.#db.kind !== 'pglite' || indexed === 0) return;
+    this.#indexedSinceAnalyze += indexed;
+    if (this.#indexedSinceAnalyze < 200 && Date.now() - this.#lastAnalyze < 10 * 60_000) return;
+    this.#indexedSinceAnalyze = 0;
+    this.#lastAnalyze = Date.now();
+    await this.#db.exec('ANALYZE items; ANALYZE chunks');
+  }
+
+  async #drainRounds(): Promise<number> {
     let total = 0;
     let committing: Promise<number> | null = null;
     try {

@@ -69,7 +69,11 @@ async function nearest(tx: Queryable, q: SearchQuery, dims: number, limit: numbe
                  FROM chunks AS c WHERE ${f.where}
                 ORDER BY ${vectorExpr(dims, 'c.embedding')} <=> ${vec} LIMIT ${limit}`;
   const params = [...f.params, toVectorLiteral(q.vector)];
+  // The index pass must not depend on table statistics (embedded PGlite has no autovacuum, and a
+  // misestimated organization filter makes the planner sort a bitmap scan of every chunk instead).
+  await tx.exec('SET LOCAL enable_seqscan = off; SET LOCAL enable_bitmapscan = off; SET LOCAL enable_sort = off');
   let rows = await tx.query<{ id: number; distance: number }>(sql, params);
+  await tx.exec('SET LOCAL enable_seqscan = on; SET LOCAL enable_bitmapscan = on; SET LOCAL enable_sort = on');
   if (rows.length < limit) {
     await tx.exec('SET LOCAL enable_indexscan = off');
     rows = await tx.query<{ id: number; distance: number }>(sql, params);
@@ -110,7 +114,7 @@ export function fuseRanks(lists: number[][], limit: number): number[] {
 export async function search(db: Database, q: SearchQuery, dims: number): Promise<SearchHit[]> {
   return db.transaction(async (tx) => {
     // Iterative index scans keep filtered searches complete; ef_search trades speed for recall.
-    await tx.exec('SET LOCAL hnsw.iterative_scan = relaxed_order; SET LOCAL hnsw.ef_search = 100');
+    await tx.exec('SET LOCAL hnsw.iterative_scan = relaxed_order; SET LOCAL hnsw.ef_search = 300');
     let ids: number[];
     const distances = new Map<number, number>();
     if (q.mode === 'semantic') {

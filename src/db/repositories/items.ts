@@ -41,9 +41,14 @@ export async function queryItems(
   }
   const [countRow] = await q.query<{ n: number }>(`SELECT count(*)::int AS n FROM items WHERE ${where}`, params);
   const offset = (opts.page - 1) * opts.limit;
+  // Deferred join: page through the narrow (created_at, seq) index first, then fetch the page's rows.
+  // The ORDER BY names the table's columns: the view's `created_at` is a formatted string.
   const items = await q.query<ItemView>(
-    `SELECT ${VIEW_COLUMNS} FROM items WHERE ${where}
-      ORDER BY created_at DESC, seq DESC LIMIT ${opts.limit} OFFSET ${offset}`,
+    `SELECT ${VIEW_COLUMNS} FROM items
+       JOIN (SELECT id AS page_id FROM items WHERE ${where}
+              ORDER BY items.created_at DESC, items.seq DESC LIMIT ${opts.limit} OFFSET ${offset}) AS page
+         ON page.page_id = items.id
+      ORDER BY items.created_at DESC, items.seq DESC`,
     params,
   );
   return { items, total: countRow!.n };
