@@ -27,7 +27,6 @@ export function listMigrations(dir = MIGRATIONS_DIR): Migration[] {
  */
 export async function migrate(db: Database): Promise<string[]> {
   await ensurePgvector(db);
-  await ensureExtension(db, 'pg_trgm', 'trigram indexes for the items search');
   return db.transaction(async (tx) => {
     await tx.query('SELECT pg_advisory_xact_lock($1)', [MIGRATION_LOCK_KEY]);
     await tx.exec(`CREATE TABLE IF NOT EXISTS schema_migrations (
@@ -70,13 +69,3 @@ async function ensurePgvector(db: Database): Promise<void> {
   }
 }
 
-/** A contrib extension the schema needs (shipped with Postgres itself; managed offerings allow it). */
-async function ensureExtension(db: Database, name: string, why: string): Promise<void> {
-  const available = await db.query('SELECT 1 FROM pg_available_extensions WHERE name = $1', [name]);
-  if (available.length === 0) {
-    throw new MissingExtensionError(
-      `The database has no "${name}" extension (${why}). Install the Postgres contrib package on the server ` +
-        `or enable ${name} in your managed Postgres, then start again.`,
-    );
-  }
-}

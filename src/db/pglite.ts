@@ -1,6 +1,5 @@
 import { mkdirSync } from 'node:fs';
 import { PGlite, type Transaction } from '@electric-sql/pglite';
-import { pg_trgm } from '@electric-sql/pglite/contrib/pg_trgm';
 import { vector } from '@electric-sql/pglite-pgvector';
 import type { Database, Queryable } from './database.ts';
 
@@ -11,7 +10,7 @@ import type { Database, Queryable } from './database.ts';
  */
 export async function openPglite(dataDir: string | null): Promise<Database> {
   if (dataDir) mkdirSync(dataDir, { recursive: true });
-  const pg = await PGlite.create(dataDir ?? undefined, { extensions: { vector, pg_trgm } });
+  const pg = await PGlite.create(dataDir ?? undefined, { extensions: { vector } });
   const wrap = (q: PGlite | Transaction): Queryable => ({
     async query<T>(sql: string, params?: readonly unknown[]) {
       const res = await q.query<T>(sql, params as unknown[] | undefined);
