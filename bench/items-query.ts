@@ -17,24 +17,19 @@
  * would do shortly after such a bulk load. PGlite has no autovacuum, so it is measured as loaded.
  */
 import { execFile } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, } from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { parseArgs } from 'node:util';
-import pg from 'pg';
 import type { Database } from '../src/db/database.ts';
 import { migrate } from '../src/db/migrate.ts';
-import { openPglite } from '../src/db/pglite.ts';
-import { openPostgres } from '../src/db/postgres.ts';
 import { createApiKey, createOrganization } from '../src/db/repositories/organizations.ts';
 import { buildApp } from '../src/http/app.ts';
 import type { App } from '../src/http/context.ts';
 import { newId } from '../src/lib/ids.ts';
 import { testConfig } from '../test/support/harness.ts';
 import { type NativePostgres, startNativePostgres } from '../test/support/native-postgres.ts';
-import { percentile, printTable, writeResult } from './lib.ts';
+import { openBenchDatabase, percentile, printTable, writeResult } from './lib.ts';
 
 const { values } = parseArgs({
   options: {
@@ -122,23 +117,7 @@ interface Bench {
 }
 
 async function startBench(mode: 'pglite' | 'postgres', native: NativePostgres | null): Promise<Bench> {
-  let db: Database;
-  let cleanup: () => Promise<void>;
-  if (mode === 'pglite') {
-    const dir = mkdtempSync(path.join(tmpdir(), 'kb-bench-items-'));
-    db = await openPglite(path.join(dir, 'pgdata'));
-    cleanup = async () => rmSync(dir, { recursive: true, force: true });
-  } else {
-    const name = `kbbench_${randomBytes(6).toString('hex')}`;
-    const admin = new pg.Client({ connectionString: native!.url });
-    await admin.connect();
-    await admin.query(`CREATE DATABASE ${name}`);
-    await admin.end();
-    const url = new URL(native!.url);
-    url.pathname = `/${name}`;
-    db = await openPostgres(url.toString()); // the service's own pool size
-    cleanup = async () => {};
-  }
+  const { db, cleanup } = await openBenchDatabase(mode, native, 'kb-bench-items-');
   await migrate(db);
   const orgA = await createOrganization(db, 'bench-a');
   const orgB = await createOrganization(db, 'bench-b');

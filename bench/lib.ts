@@ -1,5 +1,12 @@
-import { mkdirSync, writeFileSync } from 'node:fs';
-import os from 'node:os';
+import { randomBytes } from 'node:crypto';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import os, { tmpdir } from 'node:os';
+import path from 'node:path';
+import pg from 'pg';
+import type { Database } from '../src/db/database.ts';
+import { openPglite } from '../src/db/pglite.ts';
+import { openPostgres } from '../src/db/postgres.ts';
+import type { NativePostgres } from '../test/support/native-postgres.ts';
 
 /** Print rows as an aligned table (every benchmark prints one). */
 export function printTable(title: string, rows: Array<Record<string, string>>): void {
@@ -42,4 +49,38 @@ export function percentile(sorted: number[], p: number): number {
   if (sorted.length === 0) return Number.NaN;
   const i = Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1));
   return sorted[i]!;
+}
+
+/** BEIR SciFact beside the checkout (../shared/data/scifact). */
+export const SCIFACT_DATA = new URL('../../shared/data/scifact/', import.meta.url);
+
+export function readScifactJsonl<T = any>(name: string): T[] {
+  return readFileSync(new URL(name, SCIFACT_DATA), 'utf8')
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l) as T);
+}
+
+/**
+ * An empty database for a benchmark: PGlite in a temp dir on disk (as the service runs it), or a new
+ * database on the native Postgres with the service's own pool size.
+ */
+export async function openBenchDatabase(
+  mode: 'pglite' | 'postgres',
+  native: NativePostgres | null,
+  prefix: string,
+): Promise<{ db: Database; cleanup(): Promise<void> }> {
+  if (mode === 'pglite') {
+    const dir = mkdtempSync(path.join(tmpdir(), prefix));
+    const db = await openPglite(path.join(dir, 'pgdata'));
+    return { db, cleanup: async () => rmSync(dir, { recursive: true, force: true }) };
+  }
+  const name = `kbbench_${randomBytes(6).toString('hex')}`;
+  const admin = new pg.Client({ connectionString: native!.url });
+  await admin.connect();
+  await admin.query(`CREATE DATABASE ${name}`);
+  await admin.end();
+  const url = new URL(native!.url);
+  url.pathname = `/${name}`;
+  return { db: await openPostgres(url.toString()), cleanup: async () => {} };
 }

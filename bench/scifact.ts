@@ -15,7 +15,7 @@ import { Indexer } from '../src/ingest/indexer.ts';
 import { crawlSourceKey, storeDocument } from '../src/ingest/store.ts';
 import { testEmbedder, withSearch } from '../test/support/embedding.ts';
 import { startTestApp } from '../test/support/harness.ts';
-import { ndcgAt, printTable, recallAt, writeResult } from './lib.ts';
+import { ndcgAt, printTable, readScifactJsonl, recallAt, SCIFACT_DATA, writeResult } from './lib.ts';
 
 const { values } = parseArgs({
   options: {
@@ -26,12 +26,8 @@ const { values } = parseArgs({
     'data-dir': { type: 'string' },
   },
 });
-const DATA = new URL('../../shared/data/scifact/', import.meta.url);
-const readJsonl = (name: string) =>
-  readFileSync(new URL(name, DATA), 'utf8')
-    .split('\n')
-    .filter(Boolean)
-    .map((l) => JSON.parse(l));
+const readJsonl = (name: string) => readScifactJsonl(name);
+const DATA = SCIFACT_DATA;
 
 const qrels = new Map<string, Map<string, number>>();
 for (const line of readFileSync(new URL('qrels/test.tsv', DATA), 'utf8').split('\n').slice(1)) {

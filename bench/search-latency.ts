@@ -1,36 +1,9 @@
-/**
- * Latency of the search endpoint (POST /api/consume/search, query embedding included) on a real listening
- * server at 10k and 100k chunks, in both storage modes, with 1 and 16 concurrent clients; and recall@10 of
- * the HNSW index against an exact scan on the same query vectors.
- *
- *   node bench/search-latency.ts [--sizes 10000,100000] [--storage pglite,postgres] [--real 2000]
- *
- * Data. Embedding 100k chunks with the local model takes over an hour on this machine, so only `--real`
- * chunks are real: SciFact abstracts (../shared/data/scifact/corpus.jsonl) cut by the service's chunker
- * and embedded by the real model (cached in .cache/bench/ for re-runs). The rest are DERIVED vectors: a
- * random real chunk's vector plus Gaussian noise (sigma 0.025 per dimension, cosine ~0.9 to its origin),
- * renormalized, stored with that chunk's text. A second organization holds 10% more derived chunks, so the
- * index is shared with another tenant as in production. Chunks are bulk-inserted with SQL, four per item,
- * and the HNSW index is built by `ensureVectorIndex` after the load (same definition as the service's).
- *
- * Queries: the 300 SciFact queries, sent as text through the endpoint (API defaults: semantic, limit 10,
- * includeEmbedding true; a third row leaves the embeddings out), each once by 1 client and once spread
- * over 16 concurrent clients. A loop stops starting requests after BUDGET_S once MIN_REQUESTS are done.
- * Recall@10: for the same queries embedded with the same model, `search()` (the endpoint's code path:
- * HNSW, iterative scan, ef_search 100) against the exact top 10 (`SET LOCAL enable_indexscan = off`);
- * then the HNSW scan forced (other plans disabled) at several ef_search values, against the same exact
- * top 10. EXPLAIN ANALYZE of the statement as search() runs it is kept in bench/results/.
- */
-import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import pg from 'pg';
 import type { Database } from '../src/db/database.ts';
 import { migrate } from '../src/db/migrate.ts';
-import { openPglite } from '../src/db/pglite.ts';
-import { openPostgres } from '../src/db/postgres.ts';
 import { createApiKey, createOrganization } from '../src/db/repositories/organizations.ts';
 import type { Embedder } from '../src/embedding/index.ts';
 import { buildApp } from '../src/http/app.ts';
@@ -43,7 +16,7 @@ import { ensureVectorIndex, vectorExpr } from '../src/search/vector-index.ts';
 import { testEmbedder } from '../test/support/embedding.ts';
 import { testConfig } from '../test/support/harness.ts';
 import { type NativePostgres, startNativePostgres } from '../test/support/native-postgres.ts';
-import { percentile, printTable, writeResult } from './lib.ts';
+import { openBenchDatabase, percentile, printTable, readScifactJsonl, writeResult } from './lib.ts';
 
 const { values } = parseArgs({
   options: {
@@ -66,12 +39,7 @@ const BUDGET_S = 60;
 const MIN_REQUESTS = 64;
 const ENDPOINT = '/api/consume/search';
 const REPO = path.resolve(import.meta.dirname, '..');
-const DATA = new URL('../../shared/data/scifact/', import.meta.url);
-const readJsonl = (name: string) =>
-  readFileSync(new URL(name, DATA), 'utf8')
-    .split('\n')
-    .filter(Boolean)
-    .map((l) => JSON.parse(l));
+const readJsonl = (name: string) => readScifactJsonl(name);
 
 /** mulberry32, so derived vectors and their order are the same on every run. */
 function rng(seed: number): () => number {
@@ -160,23 +128,7 @@ interface Bench {
 }
 
 async function startBench(mode: 'pglite' | 'postgres', native: NativePostgres | null, embedder: Embedder): Promise<Bench> {
-  let db: Database;
-  let cleanup: () => Promise<void>;
-  if (mode === 'pglite') {
-    const dir = mkdtempSync(path.join(tmpdir(), 'kb-bench-search-'));
-    db = await openPglite(path.join(dir, 'pgdata'));
-    cleanup = async () => rmSync(dir, { recursive: true, force: true });
-  } else {
-    const name = `kbbench_${randomBytes(6).toString('hex')}`;
-    const admin = new pg.Client({ connectionString: native!.url });
-    await admin.connect();
-    await admin.query(`CREATE DATABASE ${name}`);
-    await admin.end();
-    const url = new URL(native!.url);
-    url.pathname = `/${name}`;
-    db = await openPostgres(url.toString()); // the service's own pool size
-    cleanup = async () => {};
-  }
+  const { db, cleanup } = await openBenchDatabase(mode, native, 'kb-bench-search-');
   await migrate(db);
   await ensureVectorIndex(db, { id: embedder.modelId, dimensions: embedder.dimensions });
   const orgA = await createOrganization(db, 'bench-a');
