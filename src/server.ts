@@ -17,7 +17,7 @@ export interface RunningServer {
 export async function startServer(config: Config, opts: { workers: boolean }): Promise<RunningServer> {
   const storage = await openStorage(config, { createDefaultOrg: config.storage === 'pglite' });
   const ctx: AppContext = { config, db: storage.db, cipher: storage.cipher };
-  ctx.readinessChecks = [async () => embedding.problem];
+  ctx.readinessChecks = { embedding_model: async () => embedding.problem };
   ctx.onItemsChanged = () => embedding.notify();
   const app = await buildApp(ctx);
   const embedding = new EmbeddingRuntime(config, storage.db, app.log, {

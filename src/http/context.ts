@@ -19,7 +19,7 @@ export interface AppContext {
   /** Wakes the indexer after items were written (uploads, syncs, crawls). */
   onItemsChanged?: () => void;
   /** Readiness checks beyond the database (embedding model loaded, ...). */
-  readinessChecks?: Array<() => Promise<string | null>>;
+  readinessChecks?: Record<string, () => Promise<string | null>>;
   /** Encrypts source credentials at rest; defaults to one over config.KB_ENCRYPTION_KEY. */
   cipher?: CredentialCipher;
   /** This process's job workers, when it runs any: routes wake them and cancel their jobs at once. */

@@ -66,6 +66,9 @@ describe('embedded service lifecycle', () => {
     // Not ready: no embedding model at this path, and /readyz says why.
     const ready = await fetch(`${first.url}/readyz`);
     assert.equal(ready.status, 503);
+    const readiness = (await ready.json()) as { checks: Record<string, string> };
+    assert.equal(readiness.checks['database'], 'ok');
+    assert.match(readiness.checks['embedding_model']!, /No embedding model in \/nonexistent-model/);
 
     // A burst of requests in flight when SIGTERM arrives: every one of them completes.
     const inflight = Array.from({ length: 20 }, (_, i) =>

@@ -25,9 +25,9 @@ export function register(app: App, ctx: AppContext): void {
       } catch {
         checks['database'] = 'unreachable';
       }
-      for (const [i, check] of (ctx.readinessChecks ?? []).entries()) {
+      for (const [name, check] of Object.entries(ctx.readinessChecks ?? {})) {
         const problem = await check().catch((e: Error) => e.message);
-        checks[`check_${i}`] = problem ?? 'ok';
+        checks[name] = problem ?? 'ok';
       }
       const ready = Object.values(checks).every((v) => v === 'ok');
       return reply.status(ready ? 200 : 503).send({ status: ready ? 'ready' : 'not_ready', checks });
