@@ -10,6 +10,7 @@ import {
   OutboundError,
   type OutboundResponse,
 } from '../net/outbound.ts';
+import { decideRetry } from '../net/retry.ts';
 import { isHtmlContentType } from './filters.ts';
 
 export interface RetryPolicy {
@@ -22,47 +23,6 @@ export interface RetryPolicy {
 }
 
 export const DEFAULT_RETRY_POLICY: RetryPolicy = { maxAttempts: 3, baseDelayMs: 1000, maxDelayMs: 30_000 };
-
-const RETRYABLE_STATUSES = new Set([408, 425, 429, 500, 502, 503, 504]);
-
-export interface RetryDecision {
-  retry: boolean;
-  /** How long to wait before the next attempt (0 when not retrying). */
-  delayMs: number;
-}
-
-/**
- * Parses a Retry-After value (delay in seconds or an HTTP date) to milliseconds from `now`; undefined
- * when absent or malformed.
- */
-export function parseRetryAfter(value: string | null, now: number = Date.now()): number | undefined {
-  if (value === null) return undefined;
-  const v = value.trim();
-  if (/^\d+$/.test(v)) return Number(v) * 1000;
-  const at = Date.parse(v);
-  return Number.isNaN(at) ? undefined : Math.max(0, at - now);
-}
-
-/**
- * Whether to try again after a response with `status`, `attempt` attempts having been made (1 after the
- * first). Retries 408, 425, 429, 500, 502, 503 and 504 with exponential backoff, or after Retry-After when
- * the server names a wait; gives up when attempts are spent or the server asks for more than
- * `policy.maxDelayMs`.
- */
-export function decideRetry(
-  status: number,
-  headers: Headers,
-  attempt: number,
-  policy: RetryPolicy = DEFAULT_RETRY_POLICY,
-  now: number = Date.now(),
-): RetryDecision {
-  if (!RETRYABLE_STATUSES.has(status) || attempt >= policy.maxAttempts) return { retry: false, delayMs: 0 };
-  const backoff = Math.min(policy.baseDelayMs * 2 ** Math.max(0, attempt - 1), policy.maxDelayMs);
-  const retryAfter = parseRetryAfter(headers.get('retry-after'), now);
-  if (retryAfter === undefined) return { retry: true, delayMs: backoff };
-  if (retryAfter > policy.maxDelayMs) return { retry: false, delayMs: 0 };
-  return { retry: true, delayMs: retryAfter };
-}
 
 /** Transport failures worth another attempt (timeouts, resets); policy refusals and loops are not. */
 export function isRetryableError(err: unknown): boolean {
@@ -250,10 +210,9 @@ export async function fetchPage(
       res = opts.gate ? await opts.gate.run(host, request, opts.signal) : await request();
     } catch (err) {
       if (opts.signal?.aborted) throw opts.signal.reason;
-      if (isRetryableError(err) && attempt < policy.maxAttempts) {
-        await sleep(Math.min(policy.baseDelayMs * 2 ** (attempt - 1), policy.maxDelayMs), undefined, {
-          signal: opts.signal,
-        });
+      const transport = isRetryableError(err) ? retryDecision(undefined, undefined, attempt, policy) : null;
+      if (transport?.retry) {
+        await sleep(transport.delayMs, undefined, { signal: opts.signal });
         continue;
       }
       return {
@@ -265,7 +224,7 @@ export async function fetchPage(
       };
     }
 
-    const decision = decideRetry(res.status, res.headers, attempt, policy);
+    const decision = retryDecision(res.status, res.headers, attempt, policy);
     if (decision.retry) {
       if (res.status === 429 || res.status === 503) opts.gate?.pause(host, decision.delayMs);
       await sleep(decision.delayMs, undefined, { signal: opts.signal });
@@ -273,6 +232,21 @@ export async function fetchPage(
     }
     return classify(res, attempt);
   }
+}
+
+/** The shared retry policy (src/net/retry.ts) with this crawl's attempt and delay bounds. */
+function retryDecision(status: number | undefined, headers: Headers | undefined, attempt: number, policy: RetryPolicy) {
+  return decideRetry({
+    status,
+    ...(headers ? { headers } : {}),
+    attempt,
+    maxAttempts: policy.maxAttempts,
+    now: Date.now(),
+    baseDelayMs: policy.baseDelayMs,
+    maxDelayMs: policy.maxDelayMs,
+    maxWaitMs: policy.maxDelayMs,
+    random: Math.random(),
+  });
 }
 
 const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);

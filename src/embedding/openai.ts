@@ -1,6 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { z } from 'zod';
 import { AppError } from '../lib/errors.ts';
+import { decideRetry } from '../net/retry.ts';
 import type { OpenAIEmbedderConfig } from './config.ts';
 import type { Embedder } from './types.ts';
 import { l2Normalize } from './vector.ts';
@@ -93,21 +94,22 @@ export class OpenAIEmbedder implements Embedder {
         });
       } catch (err) {
         signal?.throwIfAborted();
-        if (attempt >= attempts) {
+        const decision = retryDecision(undefined, undefined, attempt, attempts);
+        if (!decision.retry) {
           throw new AppError('unavailable', `Embedding service unreachable: ${(err as Error).name}`);
         }
-        await sleep(backoffMs(attempt), undefined, { signal });
+        await sleep(decision.delayMs, undefined, { signal });
         continue;
       }
       if (res.ok) return this.parse(await res.json(), input.length);
       await res.body?.cancel();
-      const retryable = res.status === 429 || res.status >= 500;
-      if (!retryable || attempt >= attempts) {
+      const decision = retryDecision(res.status, res.headers, attempt, attempts);
+      if (!decision.retry) {
         throw new AppError('unavailable', `Embedding service answered HTTP ${res.status}`, {
           upstreamStatus: res.status,
         });
       }
-      await sleep(retryAfterMs(res.headers.get('retry-after')) ?? backoffMs(attempt), undefined, { signal });
+      await sleep(decision.delayMs, undefined, { signal });
     }
   }
 
@@ -133,14 +135,17 @@ export class OpenAIEmbedder implements Embedder {
   }
 }
 
-function backoffMs(attempt: number): number {
-  return Math.min(250 * 2 ** (attempt - 1), RETRY_CAP_MS);
-}
-
-/** Retry-After in seconds or as an HTTP date, capped; undefined when absent or unreadable. */
-function retryAfterMs(header: string | null): number | undefined {
-  if (!header) return undefined;
-  const seconds = Number(header);
-  const ms = Number.isFinite(seconds) ? seconds * 1000 : Date.parse(header) - Date.now();
-  return Number.isFinite(ms) ? Math.min(Math.max(ms, 0), RETRY_CAP_MS) : undefined;
+/** The shared retry policy (src/net/retry.ts): 429/5xx/network errors, Retry-After, jittered backoff. */
+function retryDecision(status: number | undefined, headers: Headers | undefined, attempt: number, maxAttempts: number) {
+  return decideRetry({
+    status,
+    ...(headers ? { headers } : {}),
+    attempt,
+    maxAttempts,
+    now: Date.now(),
+    baseDelayMs: 250,
+    maxDelayMs: RETRY_CAP_MS,
+    maxWaitMs: 60_000,
+    random: Math.random(),
+  });
 }

@@ -1,54 +1,11 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { decideRetry, fetchPage, HostGate, parseRetryAfter } from '../../src/crawler/fetch-page.ts';
+import { fetchPage, HostGate } from '../../src/crawler/fetch-page.ts';
 import { createOutboundFetch } from '../../src/net/outbound.ts';
 import { type ServedRoutes, type ServedSite, serveDirectory, serveRoutes } from '../support/sites.ts';
 
 const UA = 'KbTest/1.0';
-const policy = { maxAttempts: 3, baseDelayMs: 1000, maxDelayMs: 30_000 };
-const h = (init: Record<string, string> = {}) => new Headers(init);
-
-describe('decideRetry', () => {
-  it('retries 429 and transient 5xx with exponential backoff', () => {
-    assert.deepEqual(decideRetry(503, h(), 1, policy), { retry: true, delayMs: 1000 });
-    assert.deepEqual(decideRetry(502, h(), 2, policy), { retry: true, delayMs: 2000 });
-    assert.deepEqual(decideRetry(429, h(), 1, policy), { retry: true, delayMs: 1000 });
-    assert.deepEqual(decideRetry(500, h(), 2, { ...policy, maxAttempts: 10, maxDelayMs: 1500 }), {
-      retry: true,
-      delayMs: 1500,
-    });
-  });
-
-  it('honours Retry-After in seconds or as a date, and gives up when it asks too much', () => {
-    const now = Date.parse('2025-01-01T00:00:00Z');
-    assert.deepEqual(decideRetry(429, h({ 'retry-after': '7' }), 1, policy, now), {
-      retry: true,
-      delayMs: 7000,
-    });
-    const date = new Date(now + 12_000).toUTCString();
-    assert.deepEqual(decideRetry(503, h({ 'retry-after': date }), 1, policy, now), {
-      retry: true,
-      delayMs: 12_000,
-    });
-    assert.deepEqual(decideRetry(429, h({ 'retry-after': '3600' }), 1, policy, now), {
-      retry: false,
-      delayMs: 0,
-    });
-    assert.deepEqual(decideRetry(429, h({ 'retry-after': 'soon' }), 1, policy, now), {
-      retry: true,
-      delayMs: 1000,
-    });
-    assert.equal(parseRetryAfter(new Date(now - 5000).toUTCString(), now), 0);
-  });
-
-  it('does not retry success, client errors, 501, or when attempts are spent', () => {
-    for (const status of [200, 304, 400, 401, 403, 404, 410, 501]) {
-      assert.equal(decideRetry(status, h(), 1, policy).retry, false, String(status));
-    }
-    assert.equal(decideRetry(503, h(), 3, policy).retry, false);
-  });
-});
 
 describe('HostGate', () => {
   it('limits requests in flight per host', async () => {

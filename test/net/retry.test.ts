@@ -6,7 +6,7 @@ import {
   parseResetValue,
   parseRetryAfter,
   type RetryInput,
-} from '../../src/connectors/http.ts';
+} from '../../src/net/retry.ts';
 
 const NOW = Date.parse('2026-11-22T12:00:00Z');
 const base: RetryInput = {
