@@ -1,4 +1,3 @@
-import { newId } from '../../lib/ids.ts';
 import type { Queryable } from '../database.ts';
 
 export type Visibility = 'public' | 'private';
@@ -110,46 +109,4 @@ export async function deleteItems(q: Queryable, organizationId: string, ids: str
     );
   }
   return rows.length;
-}
-
-export interface NewItem {
-  organizationId: string;
-  title: string;
-  content: string;
-  contentHash: string;
-  visibility: Visibility;
-  sourceType: ItemSourceType;
-  sourceTableName: string;
-  sourceUrl: string;
-  sourceKey?: string;
-  connectionId?: string | null;
-  crawlJobId?: string | null;
-  tags: string[];
-}
-
-/** Insert an uploaded document (always a new item). */
-export async function insertItem(q: Queryable, item: NewItem): Promise<ItemView> {
-  const id = newId();
-  const rows = await q.query<ItemView>(
-    `INSERT INTO items (id, organization_id, title, content, content_hash, visibility, source_type,
-                        source_table_name, source_url, source_key, connection_id, crawl_job_id, tags)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)
-     RETURNING ${VIEW_COLUMNS}`,
-    [
-      id,
-      item.organizationId,
-      item.title,
-      item.content,
-      item.contentHash,
-      item.visibility,
-      item.sourceType,
-      item.sourceTableName,
-      item.sourceUrl,
-      item.sourceKey ?? `${item.sourceType}:${id}`,
-      item.connectionId ?? null,
-      item.crawlJobId ?? null,
-      item.tags,
-    ],
-  );
-  return rows[0]!;
 }

@@ -1,6 +1,7 @@
 import { z } from 'zod';
-import { insertItem } from '../../db/repositories/items.ts';
-import { contentHash } from '../../ingest/store.ts';
+import { getItem } from '../../db/repositories/items.ts';
+import { storeDocument } from '../../ingest/store.ts';
+import { newId } from '../../lib/ids.ts';
 import { type App, type AppContext, callerOf } from '../context.ts';
 import { commonErrors, itemSchema, tagsSchema, visibilitySchema } from '../schemas.ts';
 
@@ -31,19 +32,25 @@ export function register(app: App, ctx: AppContext): void {
     async (request) => {
       const { organizationId } = callerOf(request);
       const b = request.body;
-      const item = await ctx.db.transaction((tx) =>
-        insertItem(tx, {
+      // The same store step as synced and crawled documents, under a key of its own (every upload is new).
+      const item = await ctx.db.transaction(async (tx) => {
+        const { itemId } = await storeDocument(
+          tx,
           organizationId,
-          title: b.title,
-          content: b.content,
-          contentHash: contentHash(b.title, b.content),
-          visibility: b.visibility,
-          sourceType: 'upload',
-          sourceTableName: 'uploaded_documents',
-          sourceUrl: b.source_url ?? '',
-          tags: [...new Set(b.tags)],
-        }),
-      );
+          {
+            sourceType: 'upload',
+            sourceTableName: 'uploaded_documents',
+            sourceKey: `upload:${newId()}`,
+            title: b.title,
+            markdown: b.content,
+            url: b.source_url ?? '',
+            visibility: b.visibility,
+            tags: b.tags,
+          },
+          { respectTombstones: false },
+        );
+        return (await getItem(tx, organizationId, itemId!))!;
+      });
       ctx.onItemsChanged?.();
       return { success: true, item };
     },
