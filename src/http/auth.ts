@@ -17,8 +17,13 @@ function bearerToken(request: FastifyRequest): string | null {
   return m ? m[1]! : null;
 }
 
+/** How often a key's `last_used_at` is written; finer than this is not worth a write per request. */
+const TOUCH_EVERY_MS = 60_000;
+
 /** onRequest hook: resolve `Authorization: Bearer <api key>` to the caller's organization. */
 export function apiKeyAuth(db: Database) {
+  // Per process: when this process last recorded each key's use, so most requests write nothing.
+  const touchedAt = new Map<string, number>();
   return async (request: FastifyRequest): Promise<void> => {
     const path = request.url.split('?')[0]!;
     if (!path.startsWith('/api/') || isPublicApiPath(path)) return;
@@ -30,7 +35,11 @@ export function apiKeyAuth(db: Database) {
       throw new AppError('unauthorized', 'The API key is unknown or revoked.');
     }
     request.caller = { organizationId: record.organization_id, keyId: record.id };
-    await touchApiKey(db, record.id);
+    const now = Date.now();
+    if (now - (touchedAt.get(record.id) ?? 0) >= TOUCH_EVERY_MS) {
+      touchedAt.set(record.id, now);
+      await touchApiKey(db, record.id);
+    }
   };
 }
 

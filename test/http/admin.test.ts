@@ -30,6 +30,10 @@ for (const mode of STORAGE_MODES) {
       const second = await t.call('POST', `/api/admin/organizations/${created.body.id}/keys`, { key: ADMIN });
       assert.equal(second.status, 200);
       assert.equal((await q(second.body.apiKey)).status, 200);
+      const used = await t.db.query<{ last_used_at: string | null }>('SELECT last_used_at::text FROM api_keys WHERE id = $1', [
+        second.body.id,
+      ]);
+      assert.ok(used[0]!.last_used_at, 'a key records when it was last used');
       expectError(await t.call('POST', '/api/admin/organizations/nope/keys', { key: ADMIN }), 404, 'not_found');
 
       // Keys are stored hashed: the plaintext appears nowhere in the database.
