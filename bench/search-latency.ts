@@ -9,7 +9,7 @@ import type { Embedder } from '../src/embedding/index.ts';
 import { buildApp } from '../src/http/app.ts';
 import type { App } from '../src/http/context.ts';
 import { chunkMarkdown } from '../src/ingest/chunker.ts';
-import { toVectorLiteral } from '../src/ingest/indexer.ts';
+import { toVectorLiteral } from '../src/embedding/vector.ts';
 import { newId } from '../src/lib/ids.ts';
 import { search } from '../src/search/search.ts';
 import { ensureVectorIndex, vectorExpr } from '../src/search/vector-index.ts';

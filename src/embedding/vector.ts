@@ -14,3 +14,13 @@ export function dot(a: Float32Array, b: Float32Array): number {
   for (let i = 0; i < a.length; i++) sum += a[i]! * b[i]!;
   return sum;
 }
+
+/** Text form pgvector reads (`[0.1,0.2,...]`). */
+export function toVectorLiteral(v: ArrayLike<number>): string {
+  let out = '[';
+  for (let i = 0; i < v.length; i++) {
+    if (i > 0) out += ',';
+    out += (v[i] as number).toPrecision(7);
+  }
+  return `${out}]`;
+}

@@ -1,16 +1,7 @@
 import type { Database } from '../db/database.ts';
 import type { Embedder } from '../embedding/index.ts';
+import { toVectorLiteral } from '../embedding/vector.ts';
 import { type Chunk, chunkMarkdown } from './chunker.ts';
-
-/** Text form pgvector reads (`[0.1,0.2,...]`). */
-export function toVectorLiteral(v: ArrayLike<number>): string {
-  let out = '[';
-  for (let i = 0; i < v.length; i++) {
-    if (i > 0) out += ',';
-    out += (v[i] as number).toPrecision(7);
-  }
-  return `${out}]`;
-}
 
 interface PendingItem {
   id: string;

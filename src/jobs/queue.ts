@@ -12,8 +12,8 @@
 import { randomBytes } from 'node:crypto';
 import type { Queryable } from '../db/database.ts';
 import { jobHandler } from './registry.ts';
-import type { JobStatus } from './status.ts';
-import { statusesLeadingTo } from './status.ts';
+import type { JobStatus } from '../db/job-status.ts';
+import { statusesLeadingTo } from '../db/job-status.ts';
 
 /** The channel of Postgres NOTIFY wake-ups (`wake` or `cancel:<id>`). */
 export const JOBS_CHANNEL = 'kb_jobs';

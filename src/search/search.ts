@@ -1,5 +1,5 @@
 import type { Database, Queryable } from '../db/database.ts';
-import { toVectorLiteral } from '../ingest/indexer.ts';
+import { toVectorLiteral } from '../embedding/vector.ts';
 import { vectorExpr } from './vector-index.ts';
 
 export type SearchMode = 'semantic' | 'hybrid' | 'keyword';

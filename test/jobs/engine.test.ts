@@ -14,7 +14,7 @@ import {
   reapStaleJobs,
 } from '../../src/jobs/queue.ts';
 import { JobError, registerJobHandler } from '../../src/jobs/registry.ts';
-import { JOB_STATUSES, JOB_TRANSITIONS } from '../../src/jobs/status.ts';
+import { JOB_STATUSES, JOB_TRANSITIONS } from '../../src/db/job-status.ts';
 import { startWorkerPool } from '../../src/jobs/worker.ts';
 import { freshDatabase, STORAGE_MODES, testConfig } from '../support/harness.ts';
 import { waitFor } from './helpers.ts';

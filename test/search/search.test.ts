@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { Embedder } from '../../src/embedding/index.ts';
-import { toVectorLiteral } from '../../src/ingest/indexer.ts';
+import { toVectorLiteral } from '../../src/embedding/vector.ts';
 import { search } from '../../src/search/search.ts';
 import { ensureVectorIndex, ModelMismatchError } from '../../src/search/vector-index.ts';
 import { testEmbedder, withSearch } from '../support/embedding.ts';

@@ -2,7 +2,7 @@
  * Sync jobs: the `sync_jobs` row that extends a job-engine row (`jobs`) with its connection, type,
  * counters, checkpoint and failures, and the API's view of both (API.md "Sync jobs").
  */
-import type { JobStatus } from '../../jobs/status.ts';
+import type { JobStatus } from '../job-status.ts';
 import type { Queryable } from '../database.ts';
 
 export type SyncJobType = 'sync' | 'reset';

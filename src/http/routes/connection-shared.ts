@@ -7,7 +7,7 @@ import { z } from 'zod';
 import { canonicalSourceType, SOURCE_TYPE_VALUES } from '../../connectors/registry.ts';
 import type { Queryable } from '../../db/database.ts';
 import { type ConnectionRef, type ConnectionRow, findConnection } from '../../db/repositories/connections.ts';
-import { JOB_STATUSES } from '../../jobs/status.ts';
+import { JOB_STATUSES } from '../../db/job-status.ts';
 import { AppError } from '../../lib/errors.ts';
 
 /** The two optional fields; exactly one must be given ({@link connectionRefOf} checks). */
