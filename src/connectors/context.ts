@@ -2,18 +2,10 @@
  * Building a connector's context, and the credential check the create-connection route runs before it
  * stores anything.
  */
+import { type Logger, silentLogger } from '../lib/logger.ts';
 import { resolveBaseUrl } from './base-url.ts';
 import { createSourceHttpClient, type SourceHttpClientOptions } from './http.ts';
-import type {
-  AnyConnector,
-  ConnectorContext,
-  ConnectorLogger,
-  OutboundFetch,
-  SourceHttpClient,
-} from './types.ts';
-
-/** A logger that drops everything (for checks without a request logger). */
-export const silentLogger: ConnectorLogger = { info() {}, warn() {}, error() {} };
+import type { AnyConnector, ConnectorContext, OutboundFetch, SourceHttpClient } from './types.ts';
 
 export interface ConnectorContextOptions<Creds> {
   connector: AnyConnector;
@@ -21,7 +13,7 @@ export interface ConnectorContextOptions<Creds> {
   credentials: Creds;
   fetch: OutboundFetch;
   signal: AbortSignal;
-  log?: ConnectorLogger;
+  log?: Logger;
   /**
    * The operator's override of the connector's base-URL template (KB_<TYPE>_BASE_URL), from the config.
    * Never from a request.

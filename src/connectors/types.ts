@@ -4,6 +4,7 @@
  * environment or the database; everything it needs arrives in its {@link ConnectorContext}.
  */
 import type { z } from 'zod';
+import type { Logger } from '../lib/logger.ts';
 
 /** The five canonical source types of the API (neutral stand-ins for the products' names). */
 export const SOURCE_TYPES = ['notes', 'support_desk', 'wiki', 'storefront', 'docs_space'] as const;
@@ -46,13 +47,6 @@ export type SyncEvent<Cursor> =
 
 /** `incremental`: only what changed since the cursor; `full`: re-read everything (reset). */
 export type SyncMode = 'incremental' | 'full';
-
-/** The small pino-compatible logger connectors get. Never pass secrets to it. */
-export interface ConnectorLogger {
-  info(obj: Record<string, unknown>, msg: string): void;
-  warn(obj: Record<string, unknown>, msg: string): void;
-  error(obj: Record<string, unknown>, msg: string): void;
-}
 
 /**
  * The guarded fetch of `src/net/outbound.ts` (refuses private addresses, follows redirects with the same
@@ -130,7 +124,8 @@ export interface ConnectorContext<Creds> {
   baseUrl: string;
   /** Fires on cancel (disconnect, job cancel) and shutdown. */
   signal: AbortSignal;
-  log: ConnectorLogger;
+  /** The service's one logger type (src/lib/logger.ts). Never pass secrets to it. */
+  log: Logger;
 }
 
 /** Options of one sync pass. */
