@@ -7,6 +7,7 @@ import { setTimeout as sleepTimer } from 'node:timers/promises';
 import { z } from 'zod';
 import { isAppError } from '../lib/errors.ts';
 import { OutboundBlockedError, OutboundError } from '../net/outbound.ts';
+import { redactUrl } from '../net/redact-url.ts';
 import { DEFAULT_BASE_DELAY_MS, DEFAULT_MAX_DELAY_MS, DEFAULT_MAX_WAIT_MS, decideRetry } from '../net/retry.ts';
 import { appendQuery } from './base-url.ts';
 import type {
@@ -85,16 +86,6 @@ export class SourceHttpError extends Error {
 
 export function isSourceHttpError(err: unknown): err is SourceHttpError {
   return err instanceof SourceHttpError;
-}
-
-/** The URL as it may appear in messages and logs: origin and path only. */
-export function redactUrl(url: string | URL): string {
-  try {
-    const u = new URL(url);
-    return u.origin + u.pathname;
-  } catch {
-    return '(invalid URL)';
-  }
 }
 
 const MAX_VENDOR_TEXT = 300;

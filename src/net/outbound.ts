@@ -12,6 +12,7 @@ import net from 'node:net';
 import type { Readable } from 'node:stream';
 import zlib from 'node:zlib';
 import ipaddr from 'ipaddr.js';
+import { redactUrl } from './redact-url.ts';
 
 /** A resolved address as `dns.lookup(..., { all: true })` reports it. */
 export interface ResolvedAddress {
@@ -206,14 +207,14 @@ export function createOutboundFetch(opts: OutboundOptions): OutboundFetch {
       if (hop >= maxRedirects) {
         throw new OutboundError(
           'too_many_redirects',
-          `more than ${maxRedirects} redirects from ${redact(url)}`,
+          `more than ${maxRedirects} redirects from ${redactUrl(url)}`,
         );
       }
       let next: URL;
       try {
         next = new URL(location, url);
       } catch {
-        throw new OutboundError('invalid_url', `invalid redirect location from ${redact(url)}`);
+        throw new OutboundError('invalid_url', `invalid redirect location from ${redactUrl(url)}`);
       }
       if (res.status === 303 || ((res.status === 301 || res.status === 302) && method === 'POST')) {
         if (method !== 'HEAD') method = 'GET';
@@ -244,7 +245,7 @@ function checkTarget(url: URL, allowed: (address: string) => boolean): void {
   if (url.protocol !== 'http:' && url.protocol !== 'https:') {
     throw new OutboundBlockedError(
       'scheme_not_allowed',
-      redact(url),
+      redactUrl(url),
       `refused ${url.protocol} URL: only http and https are allowed`,
     );
   }
@@ -252,7 +253,7 @@ function checkTarget(url: URL, allowed: (address: string) => boolean): void {
   if (net.isIP(host) !== 0 && !allowed(host)) {
     throw new OutboundBlockedError(
       'address_not_allowed',
-      redact(url),
+      redactUrl(url),
       `refused to connect to ${host}: not a public address`,
     );
   }
@@ -261,11 +262,6 @@ function checkTarget(url: URL, allowed: (address: string) => boolean): void {
 function hostOf(url: URL): string {
   const h = url.hostname;
   return h.startsWith('[') && h.endsWith(']') ? h.slice(1, -1) : h;
-}
-
-/** The URL without credentials, query or fragment, safe for messages and logs. */
-function redact(url: URL): string {
-  return `${url.protocol}//${url.host}${url.pathname}`;
 }
 
 interface RawResponse {
@@ -397,12 +393,12 @@ function mapError(
   if (cause instanceof OutboundBlockedError) return cause;
   if (callerSignal?.aborted) return callerSignal.reason;
   if (signal.aborted) {
-    return new OutboundError('timeout', `request to ${redact(url)} timed out after ${timeoutMs} ms`, {
+    return new OutboundError('timeout', `request to ${redactUrl(url)} timed out after ${timeoutMs} ms`, {
       cause: err,
     });
   }
   const code = (err as NodeJS.ErrnoException | null)?.code;
-  return new OutboundError('network', `request to ${redact(url)} failed${code ? `: ${code}` : ''}`, {
+  return new OutboundError('network', `request to ${redactUrl(url)} failed${code ? `: ${code}` : ''}`, {
     cause: err,
   });
 }
