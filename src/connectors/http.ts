@@ -3,12 +3,18 @@
  * response, DESIGN.md rule 4), byte counting for `bytesSynced`, cancellation, and errors that name the
  * request without ever carrying credentials.
  */
-import { setTimeout as sleepTimer } from 'node:timers/promises';
 import { z } from 'zod';
 import { isAppError } from '../lib/errors.ts';
 import { OutboundBlockedError, OutboundError } from '../net/outbound.ts';
 import { redactUrl } from '../net/redact-url.ts';
-import { DEFAULT_BASE_DELAY_MS, DEFAULT_MAX_DELAY_MS, DEFAULT_MAX_WAIT_MS, decideRetry } from '../net/retry.ts';
+import {
+  DEFAULT_BASE_DELAY_MS,
+  DEFAULT_MAX_DELAY_MS,
+  DEFAULT_MAX_WAIT_MS,
+  type RetryLoopOptions,
+  type RetryNotice,
+  retrying,
+} from '../net/retry.ts';
 import { appendQuery } from './base-url.ts';
 import type {
   OutboundFetch,
@@ -157,18 +163,11 @@ export interface SourceHttpClientOptions {
   /** Sent with every request unless a request sets the same header. */
   defaultHeaders?: Record<string, string>;
   /** Waits `ms`, rejecting when `signal` fires. Default: node:timers/promises. Tests may shorten it. */
-  sleep?: (ms: number, signal: AbortSignal | undefined) => Promise<void>;
+  sleep?: RetryLoopOptions['sleep'];
   now?: () => number;
   random?: () => number;
   /** Called before each wait, for logging and metrics. Never receives headers or bodies. */
-  onRetry?: (info: {
-    method: string;
-    url: string;
-    attempt: number;
-    status: number | undefined;
-    delayMs: number;
-    basis: string;
-  }) => void;
+  onRetry?: (info: RetryNotice & { method: string; url: string }) => void;
 }
 
 const DEFAULT_MAX_ATTEMPTS = 5;
@@ -176,10 +175,6 @@ const DEFAULT_ATTEMPT_TIMEOUT_MS = 60_000;
 const DEFAULT_MAX_RESPONSE_BYTES = 32 * 1024 * 1024;
 // No user-agent here: the outbound fetch sets the operator's one.
 const DEFAULT_HEADERS: Record<string, string> = { accept: 'application/json' };
-
-async function defaultSleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
-  await sleepTimer(ms, undefined, signal ? { signal } : undefined);
-}
 
 function abortReason(signal: AbortSignal): unknown {
   return signal.reason ?? new DOMException('The operation was aborted.', 'AbortError');
@@ -200,7 +195,7 @@ export function createSourceHttpClient(options: SourceHttpClientOptions): Source
     maxWaitMs = DEFAULT_MAX_WAIT_MS,
     attemptTimeoutMs = DEFAULT_ATTEMPT_TIMEOUT_MS,
     maxResponseBytes = DEFAULT_MAX_RESPONSE_BYTES,
-    sleep = defaultSleep,
+    sleep,
     now = Date.now,
     random = Math.random,
     onRetry,
@@ -208,17 +203,6 @@ export function createSourceHttpClient(options: SourceHttpClientOptions): Source
   const defaultHeaders = lowerKeys({ ...DEFAULT_HEADERS, ...options.defaultHeaders });
   let bytesReceived = 0;
   let requestCount = 0;
-
-  async function wait(ms: number): Promise<void> {
-    if (ms <= 0) return;
-    try {
-      await sleep(ms, signal);
-    } catch (err) {
-      if (signal?.aborted) throw abortReason(signal);
-      throw err;
-    }
-    if (signal?.aborted) throw abortReason(signal);
-  }
 
   async function request(
     method: string,
@@ -237,30 +221,27 @@ export function createSourceHttpClient(options: SourceHttpClientOptions): Source
     }
     const maxBytes = opts.maxBytes ?? maxResponseBytes;
 
-    for (let attempt = 1; ; attempt++) {
-      if (signal?.aborted) throw abortReason(signal);
-      const attemptSignal = signal
-        ? AbortSignal.any([signal, AbortSignal.timeout(attemptTimeoutMs)])
-        : AbortSignal.timeout(attemptTimeoutMs);
-      let res: OutboundResponse | undefined;
-      let networkError: unknown;
-      requestCount++;
-      try {
-        res = await fetch(target, {
-          method: upperMethod,
-          headers,
-          ...(body === undefined ? {} : { body }),
-          signal: attemptSignal,
-          maxBytes,
-        });
-      } catch (err) {
-        if (signal?.aborted) throw abortReason(signal);
-        // The outbound guard refusing an address, or a redirect loop, is not a transient failure.
-        if (isPermanentFetchError(err)) throw err;
-        networkError = err;
-      }
-
-      if (res) {
+    const outcome = await retrying<OutboundResponse>(
+      async (attempt) => {
+        const attemptSignal = signal
+          ? AbortSignal.any([signal, AbortSignal.timeout(attemptTimeoutMs)])
+          : AbortSignal.timeout(attemptTimeoutMs);
+        requestCount++;
+        let res: OutboundResponse;
+        try {
+          res = await fetch(target, {
+            method: upperMethod,
+            headers,
+            ...(body === undefined ? {} : { body }),
+            signal: attemptSignal,
+            maxBytes,
+          });
+        } catch (err) {
+          if (signal?.aborted) throw abortReason(signal);
+          // The outbound guard refusing an address, or a redirect loop, is not a transient failure.
+          if (isPermanentFetchError(err)) throw err;
+          return { error: err, retryable: true };
+        }
         bytesReceived += res.body.length;
         if (res.truncated) {
           throw new SourceHttpError(
@@ -274,69 +255,58 @@ export function createSourceHttpClient(options: SourceHttpClientOptions): Source
             },
           );
         }
-      }
-
-      const status = res?.status;
-      const decision = decideRetry({
-        status,
-        ...(res ? { headers: res.headers } : {}),
-        attempt,
+        return { response: res, status: res.status, headers: res.headers };
+      },
+      {
         maxAttempts,
-        now: now(),
         baseDelayMs,
         maxDelayMs,
         maxWaitMs,
-        random: random(),
-      });
+        signal,
+        sleep,
+        now,
+        random,
+        onRetry: (notice) => onRetry?.({ method: upperMethod, url: shownUrl, ...notice }),
+      },
+    );
 
-      if (decision.retry) {
-        onRetry?.({
-          method: upperMethod,
-          url: shownUrl,
-          attempt,
-          status,
-          delayMs: decision.delayMs,
-          basis: decision.basis,
-        });
-        await wait(decision.delayMs);
-        continue;
-      }
-      if (res && decision.reason === 'not_retryable')
-        return wrapResponse(res, upperMethod, shownUrl, attempt);
-
-      // Gave up on a retryable failure.
-      if (!res) {
-        const detail = networkMessage(networkError);
-        throw new SourceHttpError(
-          `${describe(upperMethod, shownUrl)} failed after ${attempt} attempt${attempt === 1 ? '' : 's'}: ${detail}`,
-          {
-            kind: 'network',
-            method: upperMethod,
-            url: shownUrl,
-            attempts: attempt,
-            detail,
-            cause: networkError,
-          },
-        );
-      }
-      const vendorMessage = vendorErrorText(res.text());
-      const why =
-        decision.reason === 'wait_too_long'
-          ? `asked to wait ${Math.ceil((decision.retryAfterMs ?? 0) / 1000)} s, longer than allowed`
-          : `after ${attempt} attempt${attempt === 1 ? '' : 's'}`;
+    const { attempts, stop } = outcome;
+    if ('response' in outcome && stop.reason === 'not_retryable') {
+      return wrapResponse(outcome.response, upperMethod, shownUrl, attempts);
+    }
+    // Gave up on a retryable failure.
+    if (!('response' in outcome)) {
+      const detail = networkMessage(outcome.error);
       throw new SourceHttpError(
-        `${describe(upperMethod, shownUrl)} answered HTTP ${res.status} ${why}${vendorMessage ? `: ${vendorMessage}` : ''}`,
+        `${describe(upperMethod, shownUrl)} failed after ${attempts} attempt${attempts === 1 ? '' : 's'}: ${detail}`,
         {
-          kind: 'status',
-          status: res.status,
+          kind: 'network',
           method: upperMethod,
           url: shownUrl,
-          attempts: attempt,
-          vendorMessage,
-          retryAfterMs: decision.retryAfterMs,
+          attempts,
+          detail,
+          cause: outcome.error,
         },
       );
     }
+    const res = outcome.response;
+    const vendorMessage = vendorErrorText(res.text());
+    const why =
+      stop.reason === 'wait_too_long'
+        ? `asked to wait ${Math.ceil((stop.retryAfterMs ?? 0) / 1000)} s, longer than allowed`
+        : `after ${attempts} attempt${attempts === 1 ? '' : 's'}`;
+    throw new SourceHttpError(
+      `${describe(upperMethod, shownUrl)} answered HTTP ${res.status} ${why}${vendorMessage ? `: ${vendorMessage}` : ''}`,
+      {
+        kind: 'status',
+        status: res.status,
+        method: upperMethod,
+        url: shownUrl,
+        attempts,
+        vendorMessage,
+        retryAfterMs: stop.retryAfterMs,
+      },
+    );
   }
 
   async function sendJson<T>(

@@ -3,14 +3,13 @@
  * and 5xx honouring Retry-After, an HTML content-type check, and a per-host gate (concurrency and delay
  * between requests, Crawl-delay included) shared by every worker of a crawl.
  */
-import { setTimeout as sleep } from 'node:timers/promises';
 import {
   type OutboundFetch,
   OutboundBlockedError,
   OutboundError,
   type OutboundResponse,
 } from '../net/outbound.ts';
-import { decideRetry } from '../net/retry.ts';
+import { retrying } from '../net/retry.ts';
 import { isHtmlContentType } from './filters.ts';
 
 export interface RetryPolicy {
@@ -124,10 +123,13 @@ export class HostGate {
       const now = performance.now();
       if (now < s.nextStartAt) {
         if (!s.timer) {
-          s.timer = setTimeout(() => {
-            s.timer = undefined;
-            this.#pump(host, s);
-          }, Math.ceil(s.nextStartAt - now));
+          s.timer = setTimeout(
+            () => {
+              s.timer = undefined;
+              this.#pump(host, s);
+            },
+            Math.ceil(s.nextStartAt - now),
+          );
         }
         return;
       }
@@ -202,51 +204,42 @@ export async function fetchPage(
   if (opts.etag) headers['if-none-match'] = opts.etag;
   if (opts.lastModified) headers['if-modified-since'] = opts.lastModified;
 
-  for (let attempt = 1; ; attempt++) {
-    let res: OutboundResponse;
-    try {
-      const redirect = opts.followRedirects === false ? ('manual' as const) : ('follow' as const);
-      const request = () => fetch(url, { headers, signal: opts.signal, maxBytes: opts.maxBytes, redirect });
-      res = opts.gate ? await opts.gate.run(host, request, opts.signal) : await request();
-    } catch (err) {
-      if (opts.signal?.aborted) throw opts.signal.reason;
-      const transport = isRetryableError(err) ? retryDecision(undefined, undefined, attempt, policy) : null;
-      if (transport?.retry) {
-        await sleep(transport.delayMs, undefined, { signal: opts.signal });
-        continue;
+  const redirect = opts.followRedirects === false ? ('manual' as const) : ('follow' as const);
+  const request = () => fetch(url, { headers, signal: opts.signal, maxBytes: opts.maxBytes, redirect });
+  const outcome = await retrying<OutboundResponse>(
+    async () => {
+      try {
+        const res = opts.gate ? await opts.gate.run(host, request, opts.signal) : await request();
+        return { response: res, status: res.status, headers: res.headers };
+      } catch (err) {
+        if (opts.signal?.aborted) throw opts.signal.reason;
+        return { error: err, retryable: isRetryableError(err) };
       }
-      return {
-        kind: 'failed',
-        url,
-        attempts: attempt,
-        message: err instanceof Error ? err.message : String(err),
-        blocked: err instanceof OutboundBlockedError,
-      };
-    }
-
-    const decision = retryDecision(res.status, res.headers, attempt, policy);
-    if (decision.retry) {
-      if (res.status === 429 || res.status === 503) opts.gate?.pause(host, decision.delayMs);
-      await sleep(decision.delayMs, undefined, { signal: opts.signal });
-      continue;
-    }
-    return classify(res, attempt);
+    },
+    {
+      maxAttempts: policy.maxAttempts,
+      baseDelayMs: policy.baseDelayMs,
+      maxDelayMs: policy.maxDelayMs,
+      // A longer Retry-After than the longest backoff ends the retries (the page fails; the crawl goes on).
+      maxWaitMs: policy.maxDelayMs,
+      signal: opts.signal,
+      // A 429 or 503 slows every worker's requests to the host, not only this page's next attempt.
+      onRetry: ({ status, delayMs }) => {
+        if (status === 429 || status === 503) opts.gate?.pause(host, delayMs);
+      },
+    },
+  );
+  if ('error' in outcome) {
+    const err = outcome.error;
+    return {
+      kind: 'failed',
+      url,
+      attempts: outcome.attempts,
+      message: err instanceof Error ? err.message : String(err),
+      blocked: err instanceof OutboundBlockedError,
+    };
   }
-}
-
-/** The shared retry policy (src/net/retry.ts) with this crawl's attempt and delay bounds. */
-function retryDecision(status: number | undefined, headers: Headers | undefined, attempt: number, policy: RetryPolicy) {
-  return decideRetry({
-    status,
-    ...(headers ? { headers } : {}),
-    attempt,
-    maxAttempts: policy.maxAttempts,
-    now: Date.now(),
-    baseDelayMs: policy.baseDelayMs,
-    maxDelayMs: policy.maxDelayMs,
-    maxWaitMs: policy.maxDelayMs,
-    random: Math.random(),
-  });
+  return classify(outcome.response, outcome.attempts);
 }
 
 const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
@@ -258,7 +251,13 @@ function classify(res: OutboundResponse, attempts: number): FetchPageResult {
     try {
       return { ...base, kind: 'redirect', status: res.status, location: new URL(location, res.url).href };
     } catch {
-      return { ...base, kind: 'failed', status: res.status, message: 'invalid redirect location', blocked: false };
+      return {
+        ...base,
+        kind: 'failed',
+        status: res.status,
+        message: 'invalid redirect location',
+        blocked: false,
+      };
     }
   }
   if (res.status === 304) return { ...base, kind: 'not_modified', status: 304 };

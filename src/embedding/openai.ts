@@ -1,7 +1,6 @@
-import { setTimeout as sleep } from 'node:timers/promises';
 import { z } from 'zod';
 import { AppError } from '../lib/errors.ts';
-import { decideRetry } from '../net/retry.ts';
+import { retrying } from '../net/retry.ts';
 import type { OpenAIEmbedderConfig } from './config.ts';
 import type { Embedder } from './types.ts';
 import { l2Normalize } from './vector.ts';
@@ -81,36 +80,34 @@ export class OpenAIEmbedder implements Embedder {
     const headers: Record<string, string> = { 'content-type': 'application/json' };
     if (this.config.apiKey) headers['authorization'] = `Bearer ${this.config.apiKey}`;
 
-    for (let attempt = 1; ; attempt++) {
-      signal?.throwIfAborted();
-      const timeout = AbortSignal.timeout(this.config.timeoutMs ?? 30_000);
-      let res: Response;
-      try {
-        res = await fetch(this.url, {
-          method: 'POST',
-          headers,
-          body,
-          signal: signal ? AbortSignal.any([signal, timeout]) : timeout,
-        });
-      } catch (err) {
-        signal?.throwIfAborted();
-        const decision = retryDecision(undefined, undefined, attempt, attempts);
-        if (!decision.retry) {
-          throw new AppError('unavailable', `Embedding service unreachable: ${(err as Error).name}`);
+    const outcome = await retrying<Response>(
+      async () => {
+        const timeout = AbortSignal.timeout(this.config.timeoutMs ?? 30_000);
+        try {
+          const res = await fetch(this.url, {
+            method: 'POST',
+            headers,
+            body,
+            signal: signal ? AbortSignal.any([signal, timeout]) : timeout,
+          });
+          // An error body is never read: free the connection before waiting for the next attempt.
+          if (!res.ok) await res.body?.cancel();
+          return { response: res, status: res.status, headers: res.headers };
+        } catch (err) {
+          signal?.throwIfAborted();
+          return { error: err, retryable: true };
         }
-        await sleep(decision.delayMs, undefined, { signal });
-        continue;
-      }
-      if (res.ok) return this.parse(await res.json(), input.length);
-      await res.body?.cancel();
-      const decision = retryDecision(res.status, res.headers, attempt, attempts);
-      if (!decision.retry) {
-        throw new AppError('unavailable', `Embedding service answered HTTP ${res.status}`, {
-          upstreamStatus: res.status,
-        });
-      }
-      await sleep(decision.delayMs, undefined, { signal });
+      },
+      { maxAttempts: attempts, baseDelayMs: 250, maxDelayMs: RETRY_CAP_MS, maxWaitMs: 60_000, signal },
+    );
+    if ('error' in outcome) {
+      throw new AppError('unavailable', `Embedding service unreachable: ${(outcome.error as Error).name}`);
     }
+    const res = outcome.response;
+    if (res.ok) return this.parse(await res.json(), input.length);
+    throw new AppError('unavailable', `Embedding service answered HTTP ${res.status}`, {
+      upstreamStatus: res.status,
+    });
   }
 
   private parse(json: unknown, expected: number): Float32Array[] {
@@ -133,19 +130,4 @@ export class OpenAIEmbedder implements Embedder {
     }
     return out;
   }
-}
-
-/** The shared retry policy (src/net/retry.ts): 429/5xx/network errors, Retry-After, jittered backoff. */
-function retryDecision(status: number | undefined, headers: Headers | undefined, attempt: number, maxAttempts: number) {
-  return decideRetry({
-    status,
-    ...(headers ? { headers } : {}),
-    attempt,
-    maxAttempts,
-    now: Date.now(),
-    baseDelayMs: 250,
-    maxDelayMs: RETRY_CAP_MS,
-    maxWaitMs: 60_000,
-    random: Math.random(),
-  });
 }

@@ -1,7 +1,9 @@
 /**
  * The one retry policy of the service, for every request to the outside (source APIs, crawled sites,
- * the embedding provider): a pure function of the response, its headers and the attempt count.
+ * the embedding provider): a pure function of the response, its headers and the attempt count
+ * ({@link decideRetry}), and the one loop that applies it ({@link retrying}).
  */
+import { setTimeout as sleepTimer } from 'node:timers/promises';
 
 /** Header access that works for `Headers` and plain objects (keys matched case-insensitively). */
 export type HeaderSource = Headers | Record<string, string | undefined>;
@@ -158,4 +160,107 @@ export function decideRetry(input: RetryInput): RetryDecision {
   const step = Math.min(maxDelayMs, baseDelayMs * 2 ** Math.max(0, attempt - 1));
   const jitter = Math.min(Math.max(random, 0), 1);
   return { retry: true, delayMs: Math.round(step / 2 + (jitter * step) / 2), basis: 'backoff' };
+}
+
+// ---------------------------------------------------------------------------------------------------
+// The loop
+// ---------------------------------------------------------------------------------------------------
+
+/** What one attempt produced: a response (its status and headers decide), or no response at all. */
+export type AttemptResult<R> =
+  | { response: R; status: number; headers?: HeaderSource }
+  /** A transport failure. `retryable: false` ends the loop at once (a refused address, a redirect loop). */
+  | { error: unknown; retryable: boolean };
+
+/** Why the loop stopped (`not_retryable` includes every success). */
+export type RetryStop = Extract<RetryDecision, { retry: false }>;
+
+/** The last attempt's result, how many attempts were made, and why there was no other. */
+export type RetryOutcome<R> =
+  | { response: R; attempts: number; stop: RetryStop }
+  | { error: unknown; attempts: number; stop: RetryStop };
+
+/** One wait before another attempt, for logging, metrics and per-host pauses. */
+export interface RetryNotice {
+  /** The attempt that just failed (1 after the first). */
+  attempt: number;
+  /** Its status; undefined for a transport failure. */
+  status: number | undefined;
+  delayMs: number;
+  basis: Extract<RetryDecision, { retry: true }>['basis'];
+}
+
+/** A caller's bounds on the one policy, and the clock, dice and sleep (injectable for tests). */
+export interface RetryLoopOptions {
+  /** Attempts in all, the first included. */
+  maxAttempts: number;
+  baseDelayMs?: number;
+  maxDelayMs?: number;
+  maxWaitMs?: number;
+  /** Cancels the wait between attempts: the loop then rejects with `signal.reason`. */
+  signal?: AbortSignal | undefined;
+  /** Waits `ms`, rejecting when `signal` fires. Default: node:timers/promises. */
+  sleep?: (ms: number, signal: AbortSignal | undefined) => Promise<void>;
+  now?: () => number;
+  random?: () => number;
+  /** Called before each wait. */
+  onRetry?: (notice: RetryNotice) => void;
+}
+
+async function defaultSleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
+  await sleepTimer(ms, undefined, signal ? { signal } : undefined);
+}
+
+function abortReason(signal: AbortSignal): unknown {
+  return signal.reason ?? new DOMException('The operation was aborted.', 'AbortError');
+}
+
+/**
+ * The one retry loop of the service: runs `attempt` until {@link decideRetry} says stop, waiting what it
+ * says in between. It never throws for a failed attempt; it answers the last one, so each caller keeps
+ * its own way of reporting failure (an error of its own, or a result value). What `attempt` throws
+ * (cancellation, a permanent failure) propagates at once.
+ */
+export async function retrying<R>(
+  attempt: (attemptNumber: number) => Promise<AttemptResult<R>>,
+  opts: RetryLoopOptions,
+): Promise<RetryOutcome<R>> {
+  const { signal, sleep = defaultSleep, now = Date.now, random = Math.random } = opts;
+  for (let n = 1; ; n++) {
+    if (signal?.aborted) throw abortReason(signal);
+    const result = await attempt(n);
+    if ('error' in result && !result.retryable) {
+      return { error: result.error, attempts: n, stop: { retry: false, reason: 'not_retryable' } };
+    }
+    const decision = decideRetry({
+      status: 'response' in result ? result.status : undefined,
+      ...('response' in result && result.headers ? { headers: result.headers } : {}),
+      attempt: n,
+      maxAttempts: opts.maxAttempts,
+      now: now(),
+      ...(opts.baseDelayMs === undefined ? {} : { baseDelayMs: opts.baseDelayMs }),
+      ...(opts.maxDelayMs === undefined ? {} : { maxDelayMs: opts.maxDelayMs }),
+      ...(opts.maxWaitMs === undefined ? {} : { maxWaitMs: opts.maxWaitMs }),
+      random: random(),
+    });
+    if (!decision.retry) {
+      return 'response' in result
+        ? { response: result.response, attempts: n, stop: decision }
+        : { error: result.error, attempts: n, stop: decision };
+    }
+    opts.onRetry?.({
+      attempt: n,
+      status: 'response' in result ? result.status : undefined,
+      delayMs: decision.delayMs,
+      basis: decision.basis,
+    });
+    if (decision.delayMs > 0) {
+      try {
+        await sleep(decision.delayMs, signal);
+      } catch (err) {
+        if (signal?.aborted) throw abortReason(signal);
+        throw err;
+      }
+    }
+  }
 }

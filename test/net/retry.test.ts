@@ -5,7 +5,10 @@ import {
   isRetryableStatus,
   parseResetValue,
   parseRetryAfter,
+  type AttemptResult,
   type RetryInput,
+  type RetryNotice,
+  retrying,
 } from '../../src/net/retry.ts';
 
 const NOW = Date.parse('2026-11-22T12:00:00Z');
@@ -193,5 +196,117 @@ describe('header parsers', () => {
     assert.equal(parseResetValue(String(NOW / 1000 + 30), NOW), 30_000);
     assert.equal(parseResetValue('2026-11-22T12:00:30Z', NOW), 30_000);
     assert.equal(parseResetValue('x', NOW), undefined);
+  });
+});
+
+describe('retrying', () => {
+  /** Answers the scripted results in order and records every wait instead of sleeping. */
+  function script(results: AttemptResult<string>[]) {
+    const waits: number[] = [];
+    const notices: RetryNotice[] = [];
+    let calls = 0;
+    const attempt = async (n: number) => {
+      calls++;
+      assert.equal(n, calls, 'attempts are numbered from 1');
+      const next = results.shift();
+      assert.ok(next, 'no attempt after the loop should have stopped');
+      return next;
+    };
+    const opts = {
+      maxAttempts: 4,
+      baseDelayMs: 100,
+      maxDelayMs: 1_000,
+      maxWaitMs: 5_000,
+      now: () => NOW,
+      random: () => 0.5,
+      sleep: async (ms: number) => void waits.push(ms),
+      onRetry: (notice: RetryNotice) => void notices.push(notice),
+    };
+    return { attempt, opts, waits, notices, calls: () => calls };
+  }
+  const reply = (status: number, headers?: Record<string, string>): AttemptResult<string> =>
+    headers ? { response: `HTTP ${status}`, status, headers } : { response: `HTTP ${status}`, status };
+
+  it('retries 503 and transport failures with backoff, then answers the success', async () => {
+    const s = script([reply(503), { error: new Error('ECONNRESET'), retryable: true }, reply(200)]);
+    const outcome = await retrying(s.attempt, s.opts);
+    assert.deepEqual(outcome, {
+      response: 'HTTP 200',
+      attempts: 3,
+      stop: { retry: false, reason: 'not_retryable' },
+    });
+    assert.deepEqual(s.waits, [75, 150]);
+    assert.deepEqual(s.notices, [
+      { attempt: 1, status: 503, delayMs: 75, basis: 'backoff' },
+      { attempt: 2, status: undefined, delayMs: 150, basis: 'backoff' },
+    ]);
+  });
+
+  it('waits what Retry-After asks, and gives up at once when it asks for more than maxWaitMs', async () => {
+    const s = script([reply(429, { 'retry-after': '2' }), reply(429, { 'retry-after': '60' })]);
+    const outcome = await retrying(s.attempt, s.opts);
+    assert.deepEqual(outcome, {
+      response: 'HTTP 429',
+      attempts: 2,
+      stop: { retry: false, reason: 'wait_too_long', retryAfterMs: 60_000 },
+    });
+    assert.deepEqual(s.waits, [2000]);
+  });
+
+  it('answers the last failure when the attempts run out', async () => {
+    const err = new Error('timed out');
+    const s = script(Array.from({ length: 4 }, () => ({ error: err, retryable: true })));
+    const outcome = await retrying(s.attempt, s.opts);
+    assert.deepEqual(outcome, {
+      error: err,
+      attempts: 4,
+      stop: { retry: false, reason: 'attempts_exhausted' },
+    });
+    assert.equal(s.waits.length, 3);
+  });
+
+  it('stops at once on a failure marked not retryable, and on a status that waiting cannot change', async () => {
+    const blocked = new Error('refused: private address');
+    const first = script([{ error: blocked, retryable: false }]);
+    assert.deepEqual(await retrying(first.attempt, first.opts), {
+      error: blocked,
+      attempts: 1,
+      stop: { retry: false, reason: 'not_retryable' },
+    });
+    const second = script([reply(404)]);
+    assert.equal(
+      ((await retrying(second.attempt, second.opts)) as { response: string }).response,
+      'HTTP 404',
+    );
+    assert.deepEqual([...first.waits, ...second.waits], []);
+  });
+
+  it('lets what an attempt throws through, without another attempt', async () => {
+    const s = script([]);
+    await assert.rejects(
+      retrying(async () => {
+        throw new Error('body too large');
+      }, s.opts),
+      /body too large/,
+    );
+  });
+
+  it('stops waiting when the signal fires, rejecting with its reason, and makes no further attempt', async () => {
+    const controller = new AbortController();
+    let calls = 0;
+    const started = performance.now();
+    setTimeout(() => controller.abort(new Error('cancelled by disconnect')), 50);
+    await assert.rejects(
+      retrying(
+        async () => {
+          calls++;
+          return reply(503, { 'retry-after': '30' });
+        },
+        { maxAttempts: 5, maxWaitMs: 60_000, signal: controller.signal },
+      ),
+      /cancelled by disconnect/,
+    );
+    assert.equal(calls, 1);
+    assert.ok(performance.now() - started < 5_000, 'the 30 s wait was cut short');
   });
 });
