@@ -2,13 +2,13 @@
  * HTML page → title, main-content markdown and links. The page is parsed once with linkedom; links,
  * canonical URL and robots meta come from the whole page, then boilerplate (navigation, headers, footers,
  * sidebars, cookie banners, scripts) is removed and the main content is located by its semantic element
- * (`<main>`, `<article>`, ...) or, when the page has none, by @mozilla/readability. Turndown with the GFM
- * plugin writes markdown that keeps headings, lists, tables and fenced code blocks with their language.
+ * (`<main>`, `<article>`, ...) or, when the page has none, by @mozilla/readability. The markdown comes
+ * from the service's one HTML-to-markdown converter (src/lib/html-to-markdown.ts), shared with the
+ * connectors.
  */
 import { Readability } from '@mozilla/readability';
 import { parseHTML } from 'linkedom';
-import TurndownService from 'turndown';
-import { gfm } from 'turndown-plugin-gfm';
+import { absolutizeUrls, elementToMarkdown, markCodeLanguages } from '../lib/html-to-markdown.ts';
 import { canonicalizeUrl, resolveLink } from './url.ts';
 
 export interface ExtractedPage {
@@ -81,64 +81,6 @@ const MAIN_SELECTORS = [
 /** Below this many characters a semantic container is not trusted to hold the page's content. */
 const MIN_MAIN_TEXT = 140;
 
-const LANGUAGE_CLASS = /(?:^|\s)(?:language|lang|highlight-source|highlight)-([\w#+.-]+)/i;
-
-const turndown = createTurndown();
-
-function createTurndown(): TurndownService {
-  const td = new TurndownService({
-    headingStyle: 'atx',
-    codeBlockStyle: 'fenced',
-    bulletListMarker: '-',
-    emDelimiter: '_',
-    hr: '---',
-  });
-  td.use(gfm);
-  // Code blocks: one rule for every highlighter's markup (`<pre><span></span><code>`, `<pre>` alone,
-  // language on the code, the pre or a wrapper), with a fence longer than any run of backticks inside.
-  td.addRule('preCodeBlock', {
-    filter: (node) => node.nodeName === 'PRE',
-    replacement: (_content, node) => {
-      const el = node as HTMLElement;
-      const lang = el.getAttribute('data-lang') ?? '';
-      const code = (el.textContent ?? '').replace(/\n+$/, '');
-      const longest = Math.max(2, ...Array.from(code.matchAll(/`+/g), (m) => m[0].length));
-      const fence = '`'.repeat(longest + 1);
-      return `\n\n${fence}${lang}\n${code}\n${fence}\n\n`;
-    },
-  });
-  // List items with a one-space marker (`- x`, `1. x`) and continuation lines indented to match, instead
-  // of turndown's padded `-   x`: the same markdown in fewer tokens.
-  td.addRule('compactListItem', {
-    filter: 'li',
-    replacement: (content, node) => {
-      const li = node as HTMLElement;
-      const parent = li.parentNode as HTMLElement | null;
-      let prefix = '- ';
-      if (parent?.nodeName === 'OL') {
-        const start = Number(parent.getAttribute('start') ?? '1');
-        const index = Array.prototype.indexOf.call(parent.children, li) as number;
-        prefix = `${(Number.isFinite(start) ? start : 1) + index}. `;
-      }
-      const isParagraph = /\n$/.test(content);
-      const body = content.replace(/^\n+/, '').replace(/\n+$/, '') + (isParagraph ? '\n' : '');
-      return prefix + body.replace(/\n/g, `\n${' '.repeat(prefix.length)}`) + (li.nextSibling ? '\n' : '');
-    },
-  });
-  // Images: alt text carries the meaning; decorative images (no alt) and inline data are dropped.
-  td.addRule('imageWithAlt', {
-    filter: 'img',
-    replacement: (_content, node) => {
-      const el = node as HTMLElement;
-      const alt = (el.getAttribute('alt') ?? '').replace(/\s+/g, ' ').trim();
-      const src = el.getAttribute('src') ?? '';
-      if (!alt || !src || src.startsWith('data:')) return '';
-      return `![${alt.replace(/[[\]]/g, '')}](${src})`;
-    },
-  });
-  return td;
-}
-
 /** Extracts title, markdown, links and indexing hints from an HTML page fetched from `url`. */
 export function extractPage(html: string, url: string): ExtractedPage {
   // linkedom does not synthesise the html/body elements a browser would for a fragment.
@@ -159,7 +101,10 @@ export function extractPage(html: string, url: string): ExtractedPage {
   );
 
   removeBoilerplate(document);
+  // Before Readability, which strips the class attributes that name code languages.
   markCodeLanguages(document);
+  // Links and images point to absolute URLs, so the markdown stands on its own (resolved here: Readability
+  // cannot, a linkedom document has no base URI).
   absolutizeUrls(document, base);
 
   let root = findMainElement(document);
@@ -181,7 +126,7 @@ export function extractPage(html: string, url: string): ExtractedPage {
   // Readability drops a heading that repeats the title; the page's own <h1> still names it.
   const h1 = normalizeSpace((rootH1 ?? document.querySelector('h1'))?.textContent ?? '');
   const title = chooseTitle(docTitle, h1, readabilityTitle, url);
-  let markdown = root ? toMarkdown(root) : '';
+  let markdown = root ? elementToMarkdown(root) : '';
   if (!rootH1 && h1 && title === h1) markdown = `# ${h1}\n\n${markdown}`.trim();
   return canonical ? { title, markdown, links, canonical, noindex } : { title, markdown, links, noindex };
 }
@@ -225,43 +170,6 @@ function removeBoilerplate(document: Document): void {
     if (el.matches('main, article, [role=main]') || el.querySelector('main, article, [role=main], h1'))
       continue;
     el.remove();
-  }
-}
-
-/** Records each code block's language on its `<pre>` before any cleaning removes the classes. */
-function markCodeLanguages(document: Document): void {
-  for (const pre of document.querySelectorAll('pre')) {
-    const code = pre.querySelector('code');
-    const candidates = [code, pre, pre.parentElement, pre.parentElement?.parentElement];
-    for (const el of candidates) {
-      const m = el ? LANGUAGE_CLASS.exec(el.getAttribute('class') ?? '') : null;
-      if (m?.[1]) {
-        pre.setAttribute('data-lang', m[1]);
-        break;
-      }
-    }
-    const dataLang = pre.getAttribute('data-lang') ?? code?.getAttribute('data-lang');
-    if (dataLang) pre.setAttribute('data-lang', dataLang.replace(/[^\w#+.-]/g, ''));
-  }
-}
-
-/** Markdown must stand on its own: links and images point to absolute URLs. */
-function absolutizeUrls(document: Document, base: string): void {
-  for (const a of document.querySelectorAll('a[href]')) {
-    const href = a.getAttribute('href') ?? '';
-    if (href.startsWith('#')) continue;
-    try {
-      a.setAttribute('href', new URL(href, base).href);
-    } catch {
-      a.removeAttribute('href');
-    }
-  }
-  for (const img of document.querySelectorAll('img[src]')) {
-    try {
-      img.setAttribute('src', new URL(img.getAttribute('src') ?? '', base).href);
-    } catch {
-      img.removeAttribute('src');
-    }
   }
 }
 
@@ -318,86 +226,6 @@ function safeDecode(s: string): string {
     return decodeURIComponent(s);
   } catch {
     return s;
-  }
-}
-
-function toMarkdown(root: Element): string {
-  prepareTables(root);
-  return tidyMarkdown(turndown.turndown(root.outerHTML));
-}
-
-/** Drops empty links and trailing spaces and collapses blank lines, leaving code blocks byte for byte. */
-function tidyMarkdown(md: string): string {
-  const out: string[] = [];
-  let fence: string | null = null;
-  let blank = 0;
-  for (const line of md.split('\n')) {
-    if (fence !== null) {
-      out.push(line);
-      if (line.startsWith(fence) && line.trim() === fence) fence = null;
-      continue;
-    }
-    const opening = /^(`{3,}|~{3,})/.exec(line);
-    if (opening?.[1]) {
-      fence = opening[1];
-      blank = 0;
-      out.push(line);
-      continue;
-    }
-    // Links without text (icons) carry nothing a reader or a search can use.
-    const tidy = line.replace(/(?<!!)\[\s*\]\([^)]*\)/g, '').replace(/\s+$/, '');
-    if (tidy === '') {
-      if (++blank > 1) continue;
-    } else {
-      blank = 0;
-    }
-    out.push(tidy);
-  }
-  return out.join('\n').trim();
-}
-
-/**
- * GFM tables are one line per row under a header row: cells lose their block structure (nested tables
- * become inline text) and a table without a header row gets its first row promoted, instead of either
- * breaking the table or leaving it as raw HTML.
- */
-function prepareTables(root: Element): void {
-  const doc = root.ownerDocument;
-  for (const cell of Array.from(root.querySelectorAll('td, th'))) {
-    if (!cell.isConnected) continue;
-    for (const nested of Array.from(cell.querySelectorAll('table'))) {
-      if (!nested.isConnected) continue;
-      const rows = Array.from(nested.querySelectorAll('tr'), (tr) =>
-        Array.from(tr.children, (c) => normalizeSpace(c.textContent ?? ''))
-          .filter(Boolean)
-          .join(' – '),
-      ).filter(Boolean);
-      nested.replaceWith(doc.createTextNode(` ${rows.join('; ')} `));
-    }
-    for (const block of Array.from(
-      cell.querySelectorAll('p, div, ul, ol, li, blockquote, h1, h2, h3, h4, h5, h6, pre, br, hr'),
-    )) {
-      if (block.tagName === 'BR' || block.tagName === 'HR') {
-        block.replaceWith(doc.createTextNode(' '));
-      } else if (block.tagName === 'PRE') {
-        const code = doc.createElement('code');
-        code.textContent = normalizeSpace(block.textContent ?? '');
-        block.replaceWith(code);
-      } else {
-        block.replaceWith(...Array.from(block.childNodes), doc.createTextNode(' '));
-      }
-    }
-  }
-  for (const table of Array.from(root.querySelectorAll('table'))) {
-    if (table.querySelector('th')) continue;
-    const firstRow = table.querySelector('tr');
-    if (!firstRow) continue;
-    for (const td of Array.from(firstRow.children)) {
-      if (td.tagName !== 'TD') continue;
-      const th = doc.createElement('th');
-      while (td.firstChild) th.appendChild(td.firstChild);
-      td.replaceWith(th);
-    }
   }
 }
 

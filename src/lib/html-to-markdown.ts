@@ -1,0 +1,248 @@
+/**
+ * HTML → GitHub-flavoured markdown, for every producer of documents: the crawler (after it has found a
+ * page's main content) and the connectors whose sources store HTML (Zendesk articles, Confluence storage
+ * bodies, Shopify descriptions). Turndown with the GFM plugin over a linkedom DOM, plus rules for what
+ * matters to a reader and to search: fenced code blocks that keep their language, compact nested lists,
+ * GFM tables (cells flattened to one line, a header row promoted when the table has none), task lists,
+ * images as `![alt](src)`, and links with absolute targets when a base URL is given.
+ */
+import { parseHTML } from 'linkedom';
+import TurndownService from 'turndown';
+import { gfm } from 'turndown-plugin-gfm';
+
+export interface HtmlToMarkdownOptions {
+  /**
+   * Resolves relative link and image targets against this URL, so the markdown stands on its own.
+   * Without it they stay as written. Fragment-only links (`#section`) are left alone either way.
+   */
+  baseUrl?: string | undefined;
+}
+
+/** Converts an HTML document or fragment to markdown. */
+export function htmlToMarkdown(html: string, opts: HtmlToMarkdownOptions = {}): string {
+  // linkedom does not synthesise the html/body elements a browser would for a fragment.
+  const source = /<html[\s>]/i.test(html)
+    ? html
+    : `<!DOCTYPE html><html>${/<body[\s>]/i.test(html) ? html : `<body>${html}</body>`}</html>`;
+  const { document } = parseHTML(source) as unknown as { document: Document };
+  const root = document.body ?? document.documentElement;
+  return root ? elementToMarkdown(root, opts) : '';
+}
+
+/**
+ * Converts a subtree the caller already parsed (the crawler holds the page's DOM). The subtree is changed
+ * in place (URLs resolved, tables flattened), so pass one the caller no longer needs as it was.
+ */
+export function elementToMarkdown(root: Element, opts: HtmlToMarkdownOptions = {}): string {
+  if (opts.baseUrl) absolutizeUrls(root, opts.baseUrl);
+  markCodeLanguages(root);
+  prepareTables(root);
+  return tidyMarkdown(turndown.turndown(root.outerHTML));
+}
+
+// `language-x` (Prism, highlight.js, GitHub, CommonMark renderers), `lang-x` (Prettify), `highlight-x` and
+// `highlight-source-x` (Pygments, GitHub).
+const LANGUAGE_CLASS = /(?:^|\s)(?:language|lang|highlight-source|highlight)-([\w#+.-]+)/i;
+
+/**
+ * Records each code block's language on its `<pre>` (`data-lang`), from a class of the `<code>`, the
+ * `<pre>` or up to two wrappers, else from a `data-lang` / `data-language` attribute. Call it before
+ * anything that strips class attributes (Readability does); converting calls it again, harmlessly.
+ */
+export function markCodeLanguages(root: ParentNode): void {
+  for (const pre of Array.from(root.querySelectorAll('pre'))) {
+    const code = pre.querySelector('code');
+    const candidates = [code, pre, pre.parentElement, pre.parentElement?.parentElement];
+    for (const el of candidates) {
+      const m = el ? LANGUAGE_CLASS.exec(el.getAttribute('class') ?? '') : null;
+      if (m?.[1]) {
+        pre.setAttribute('data-lang', m[1]);
+        break;
+      }
+    }
+    const declared =
+      pre.getAttribute('data-lang') ??
+      code?.getAttribute('data-lang') ??
+      pre.getAttribute('data-language') ??
+      code?.getAttribute('data-language');
+    if (declared) pre.setAttribute('data-lang', declared.replace(/[^\w#+.-]/g, ''));
+  }
+}
+
+/** Resolves link and image targets against `base`; a target that cannot be resolved is dropped. */
+export function absolutizeUrls(root: ParentNode, base: string): void {
+  for (const a of Array.from(root.querySelectorAll('a[href]'))) {
+    const href = a.getAttribute('href') ?? '';
+    if (href.startsWith('#')) continue;
+    try {
+      a.setAttribute('href', new URL(href, base).href);
+    } catch {
+      a.removeAttribute('href');
+    }
+  }
+  for (const img of Array.from(root.querySelectorAll('img[src]'))) {
+    try {
+      img.setAttribute('src', new URL(img.getAttribute('src') ?? '', base).href);
+    } catch {
+      img.removeAttribute('src');
+    }
+  }
+}
+
+const turndown = createTurndown();
+
+function createTurndown(): TurndownService {
+  const td = new TurndownService({
+    headingStyle: 'atx',
+    codeBlockStyle: 'fenced',
+    bulletListMarker: '-',
+    emDelimiter: '_',
+    hr: '---',
+  });
+  td.use(gfm);
+  // Code blocks: one rule for every highlighter's markup (`<pre><span></span><code>`, `<pre>` alone,
+  // language on the code, the pre or a wrapper), with a fence longer than any run of backticks inside.
+  td.addRule('preCodeBlock', {
+    filter: (node) => node.nodeName === 'PRE',
+    replacement: (_content, node) => {
+      const el = node as HTMLElement;
+      const lang = el.getAttribute('data-lang') ?? '';
+      const code = (el.textContent ?? '').replace(/\n+$/, '');
+      const longest = Math.max(2, ...Array.from(code.matchAll(/`+/g), (m) => m[0].length));
+      const fence = '`'.repeat(longest + 1);
+      return `\n\n${fence}${lang}\n${code}\n${fence}\n\n`;
+    },
+  });
+  // List items with a one-space marker (`- x`, `1. x`) and continuation lines indented to match, instead
+  // of turndown's padded `-   x`: the same markdown in fewer tokens.
+  td.addRule('compactListItem', {
+    filter: 'li',
+    replacement: (content, node) => {
+      const li = node as HTMLElement;
+      const parent = li.parentNode as HTMLElement | null;
+      let prefix = '- ';
+      if (parent?.nodeName === 'OL') {
+        const start = Number(parent.getAttribute('start') ?? '1');
+        const index = Array.prototype.indexOf.call(parent.children, li) as number;
+        prefix = `${(Number.isFinite(start) ? start : 1) + index}. `;
+      }
+      const isParagraph = /\n$/.test(content);
+      const body = content.replace(/^\n+/, '').replace(/\n+$/, '') + (isParagraph ? '\n' : '');
+      return prefix + body.replace(/\n/g, `\n${' '.repeat(prefix.length)}`) + (li.nextSibling ? '\n' : '');
+    },
+  });
+  // Table cells as the GFM plugin writes them, with `|` escaped: a pipe in a cell (`str | None`) would
+  // otherwise end the cell and break the row.
+  td.addRule('tableCellEscaped', {
+    filter: ['th', 'td'],
+    replacement: (content, node) => {
+      const siblings = node.parentNode?.childNodes ?? [];
+      const first = Array.prototype.indexOf.call(siblings, node) === 0;
+      return `${first ? '| ' : ' '}${content.replace(/\|/g, '\\|')} |`;
+    },
+  });
+  // Task lists: a checkbox anywhere in a list item (GitHub puts it inside a <p>; the GFM plugin only
+  // knows it as the item's direct child) becomes `[x]` / `[ ]`.
+  td.addRule('taskListCheckbox', {
+    filter: (node) =>
+      node.nodeName === 'INPUT' &&
+      (node.getAttribute('type') ?? '').toLowerCase() === 'checkbox' &&
+      node.closest('li') !== null,
+    replacement: (_content, node) => {
+      const box = (node as HTMLElement).hasAttribute('checked') ? '[x]' : '[ ]';
+      // The label's own leading space (`<input> done`) separates it already.
+      return /^\s/.test(node.nextSibling?.textContent ?? '') ? box : `${box} `;
+    },
+  });
+  // Images: alt text carries the meaning; decorative images (no alt) and inline data are dropped.
+  td.addRule('imageWithAlt', {
+    filter: 'img',
+    replacement: (_content, node) => {
+      const el = node as HTMLElement;
+      const alt = (el.getAttribute('alt') ?? '').replace(/\s+/g, ' ').trim();
+      const src = el.getAttribute('src') ?? '';
+      if (!alt || !src || src.startsWith('data:')) return '';
+      return `![${alt.replace(/[[\]]/g, '')}](${src})`;
+    },
+  });
+  return td;
+}
+
+/** Drops empty links and trailing spaces and collapses blank lines, leaving code blocks byte for byte. */
+function tidyMarkdown(md: string): string {
+  const out: string[] = [];
+  let fence: string | null = null;
+  let blank = 0;
+  for (const line of md.split('\n')) {
+    if (fence !== null) {
+      out.push(line);
+      if (line.startsWith(fence) && line.trim() === fence) fence = null;
+      continue;
+    }
+    const opening = /^(`{3,}|~{3,})/.exec(line);
+    if (opening?.[1]) {
+      fence = opening[1];
+      blank = 0;
+      out.push(line);
+      continue;
+    }
+    // Links without text (icons) carry nothing a reader or a search can use.
+    const tidy = line.replace(/(?<!!)\[\s*\]\([^)]*\)/g, '').replace(/\s+$/, '');
+    if (tidy === '') {
+      if (++blank > 1) continue;
+    } else {
+      blank = 0;
+    }
+    out.push(tidy);
+  }
+  return out.join('\n').trim();
+}
+
+/**
+ * GFM tables are one line per row under a header row: cells lose their block structure (nested tables
+ * become inline text) and a table without a header row gets its first row promoted, instead of either
+ * breaking the table or leaving it as raw HTML.
+ */
+function prepareTables(root: Element): void {
+  const doc = root.ownerDocument;
+  for (const cell of Array.from(root.querySelectorAll('td, th'))) {
+    if (!cell.isConnected) continue;
+    for (const nested of Array.from(cell.querySelectorAll('table'))) {
+      if (!nested.isConnected) continue;
+      const rows = Array.from(nested.querySelectorAll('tr'), (tr) =>
+        Array.from(tr.children, (c) => normalizeSpace(c.textContent ?? ''))
+          .filter(Boolean)
+          .join(' – '),
+      ).filter(Boolean);
+      nested.replaceWith(doc.createTextNode(` ${rows.join('; ')} `));
+    }
+    for (const block of Array.from(
+      cell.querySelectorAll('p, div, ul, ol, li, blockquote, h1, h2, h3, h4, h5, h6, pre, br, hr'),
+    )) {
+      if (block.tagName === 'BR' || block.tagName === 'HR') {
+        block.replaceWith(doc.createTextNode(' '));
+      } else if (block.tagName === 'PRE') {
+        const code = doc.createElement('code');
+        code.textContent = normalizeSpace(block.textContent ?? '');
+        block.replaceWith(code);
+      } else {
+        block.replaceWith(...Array.from(block.childNodes), doc.createTextNode(' '));
+      }
+    }
+  }
+  for (const table of Array.from(root.querySelectorAll('table'))) {
+    if (table.querySelector('th')) continue;
+    const firstRow = table.querySelector('tr');
+    if (!firstRow) continue;
+    for (const td of Array.from(firstRow.children)) {
+      if (td.tagName !== 'TD') continue;
+      const th = doc.createElement('th');
+      while (td.firstChild) th.appendChild(td.firstChild);
+      td.replaceWith(th);
+    }
+  }
+}
+
+function normalizeSpace(s: string): string {
+  return s.replace(/\s+/g, ' ').trim();
+}
