@@ -6,6 +6,7 @@
 import type { z } from 'zod';
 import { AppError, isAppError } from '../lib/errors.ts';
 import { OutboundBlockedError, OutboundError } from '../net/outbound.ts';
+import { joinUrl } from './base-url.ts';
 import { isSourceHttpError, vendorErrorText } from './http.ts';
 import type { AnyConnector, ConnectorContext, SourceRequestOptions, SourceResponse } from './types.ts';
 
@@ -148,4 +149,58 @@ export function checkFailure(
     'source_unreachable',
     `${sourceName(connector)} at ${hostOf(url)} answered HTTP ${res.status}, which the ${connector.label} API does not. ${hints.other}`,
   );
+}
+
+/**
+ * A connector's credential check, declared: the one cheap authenticated request, and what each answer
+ * means. {@link credentialCheck} turns it into the connector's `validate`.
+ */
+export interface CredentialCheckSpec<Creds, Body> {
+  /** The connector, for messages (`Zendesk (support_desk)`). */
+  source: Pick<AnyConnector, 'label' | 'type'>;
+  /** Default GET. */
+  method?: 'GET' | 'POST';
+  /** Path under the connection's base URL; segments taken from credentials go through `pathSegment`. */
+  path: string | ((creds: Creds) => string);
+  headers: (creds: Creds) => Record<string, string>;
+  /** A JSON body (GraphQL queries). */
+  json?: unknown;
+  /** The vendor's shape of a 2xx answer. Any other 2xx body means the host is not that vendor's API. */
+  schema: z.ZodType<Body>;
+  /** What to tell the user for a 4xx answer, by status, and for anything else (`other`). */
+  hints: { [status: number]: string; other: string };
+  /** Appended when a 2xx body is not the vendor's shape: which field names the host. */
+  shapeHint?: string;
+  /** Credential values never to repeat in a message, even when the source echoes them. */
+  secrets: (creds: Creds) => readonly (string | undefined)[];
+  /**
+   * For a 2xx body that still shows no authenticated caller (an anonymous user, GraphQL errors): what it
+   * shows, for the message. Undefined accepts the credentials.
+   */
+  notAccepted?: (body: Body) => string | undefined;
+}
+
+/**
+ * The `validate` of a connector from its declared check: sends the request through `ctx.http`, then
+ * answers `source_unreachable` (network, a source that keeps failing, a host that is not the vendor's
+ * API) or `source_auth_failed` (a 4xx, or a 2xx that {@link CredentialCheckSpec.notAccepted} refuses),
+ * with the hint for that answer and never a secret.
+ */
+export function credentialCheck<Creds, Body>(
+  spec: CredentialCheckSpec<Creds, Body>,
+): (ctx: ConnectorContext<Creds>) => Promise<void> {
+  const { source, hints } = spec;
+  return async (ctx) => {
+    const creds = ctx.credentials;
+    const url = joinUrl(ctx.baseUrl, typeof spec.path === 'string' ? spec.path : spec.path(creds));
+    const res = await checkRequest(source, ctx, spec.method ?? 'GET', url, {
+      headers: spec.headers(creds),
+      ...(spec.json === undefined ? {} : { json: spec.json }),
+    });
+    if (res.status < 200 || res.status > 299)
+      throw checkFailure(source, res, url, hints, spec.secrets(creds));
+    const body = parseCheckBody(source, res, url, spec.schema, spec.shapeHint);
+    const refusal = spec.notAccepted?.(body);
+    if (refusal !== undefined) throw credentialsNotAccepted(source, refusal, hints[401] ?? hints.other);
+  };
 }

@@ -1,7 +1,7 @@
 /** `docs_space`: one GitBook space, read with a personal access token. */
 import { z } from 'zod';
-import { joinUrl, pathSegment } from '../base-url.ts';
-import { checkFailure, checkRequest, parseCheckBody } from '../credential-check.ts';
+import { pathSegment } from '../base-url.ts';
+import { credentialCheck } from '../credential-check.ts';
 import { normalizeId, normalizeToken } from '../normalize.ts';
 import type { Connector } from '../types.ts';
 
@@ -27,6 +27,8 @@ const spaceSchema = z.object({ object: z.literal('space'), id: z.string() });
 
 const SOURCE = { type: 'docs_space', label: 'GitBook' } as const;
 
+const spaceHint = "Check source.space_id: the space must exist and the token's user must have access to it.";
+
 export const docsSpaceConnector: Connector<DocsSpaceCredentials, unknown, DocsSpaceInput> = {
   ...SOURCE,
   credentials: docsSpaceInputSchema,
@@ -37,27 +39,19 @@ export const docsSpaceConnector: Connector<DocsSpaceCredentials, unknown, DocsSp
     };
   },
   defaultBaseUrl: 'https://api.gitbook.com',
-  async validate(ctx) {
-    // Reading the space itself checks the token and the token's access to that space in one call.
-    const url = joinUrl(ctx.baseUrl, `/v1/spaces/${pathSegment(ctx.credentials.space_id)}`);
-    const res = await checkRequest(SOURCE, ctx, 'GET', url, { headers: gitbookHeaders(ctx.credentials) });
-    const spaceHint =
-      "Check source.space_id: the space must exist and the token's user must have access to it.";
-    if (res.status < 200 || res.status > 299) {
-      throw checkFailure(
-        SOURCE,
-        res,
-        url,
-        {
-          401: 'Check source.access_token (a GitBook personal access token).',
-          403: spaceHint,
-          404: spaceHint,
-          other: 'Check source.access_token and source.space_id.',
-        },
-        [ctx.credentials.access_token],
-      );
-    }
-    parseCheckBody(SOURCE, res, url, spaceSchema);
-  },
+  // Reading the space itself checks the token and the token's access to that space in one call.
+  validate: credentialCheck({
+    source: SOURCE,
+    path: (creds: DocsSpaceCredentials) => `/v1/spaces/${pathSegment(creds.space_id)}`,
+    headers: gitbookHeaders,
+    schema: spaceSchema,
+    hints: {
+      401: 'Check source.access_token (a GitBook personal access token).',
+      403: spaceHint,
+      404: spaceHint,
+      other: 'Check source.access_token and source.space_id.',
+    },
+    secrets: (creds) => [creds.access_token],
+  }),
   cursor: z.unknown(),
 };

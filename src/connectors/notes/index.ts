@@ -5,8 +5,7 @@
  */
 import { z } from 'zod';
 import { AppError } from '../../lib/errors.ts';
-import { joinUrl } from '../base-url.ts';
-import { checkFailure, checkRequest, parseCheckBody } from '../credential-check.ts';
+import { credentialCheck } from '../credential-check.ts';
 import { normalizeToken } from '../normalize.ts';
 import type { Connector } from '../types.ts';
 
@@ -37,6 +36,20 @@ export function notionHeaders(token: string): Record<string, string> {
 
 const SOURCE = { type: 'notes', label: 'Notion' } as const;
 
+// GET /v1/users/me returns the integration's bot user: the cheapest authenticated call there is.
+const checkToken = credentialCheck({
+  source: SOURCE,
+  path: '/v1/users/me',
+  headers: (creds: NotesCredentials) => notionHeaders(creds.access_token ?? ''),
+  schema: userSchema,
+  hints: {
+    401: 'The token is invalid or revoked: connect again through OAuth, or check source.access_token.',
+    403: 'The token lacks the capability to read user information; check the integration settings.',
+    other: 'Check source.access_token.',
+  },
+  secrets: (creds) => [creds.access_token],
+});
+
 export const notesConnector: Connector<NotesCredentials, unknown, NotesInput> = {
   ...SOURCE,
   credentials: notesInputSchema,
@@ -47,30 +60,13 @@ export const notesConnector: Connector<NotesCredentials, unknown, NotesInput> = 
   },
   defaultBaseUrl: 'https://api.notion.com',
   async validate(ctx) {
-    const token = ctx.credentials.access_token;
-    if (!token) {
+    if (!ctx.credentials.access_token) {
       throw new AppError(
         'oauth_required',
         'The notes source has no access token: complete the OAuth consent first (or pass an internal integration token as access_token).',
       );
     }
-    // GET /v1/users/me returns the integration's bot user: the cheapest authenticated call there is.
-    const url = joinUrl(ctx.baseUrl, '/v1/users/me');
-    const res = await checkRequest(SOURCE, ctx, 'GET', url, { headers: notionHeaders(token) });
-    if (res.status < 200 || res.status > 299) {
-      throw checkFailure(
-        SOURCE,
-        res,
-        url,
-        {
-          401: 'The token is invalid or revoked: connect again through OAuth, or check source.access_token.',
-          403: 'The token lacks the capability to read user information; check the integration settings.',
-          other: 'Check source.access_token.',
-        },
-        [token],
-      );
-    }
-    parseCheckBody(SOURCE, res, url, userSchema);
+    await checkToken(ctx);
   },
   // The checkpoint's shape is defined with the content sync.
   cursor: z.unknown(),

@@ -1,7 +1,6 @@
 /** `storefront`: a Shopify store, read through the Admin GraphQL API with an Admin API access token. */
 import { z } from 'zod';
-import { joinUrl } from '../base-url.ts';
-import { checkFailure, checkRequest, credentialsNotAccepted, parseCheckBody } from '../credential-check.ts';
+import { credentialCheck } from '../credential-check.ts';
 import { normalizeTenantLabel, normalizeToken } from '../normalize.ts';
 import type { Connector } from '../types.ts';
 
@@ -45,6 +44,8 @@ const shopQuerySchema = z.object({
 
 const SOURCE = { type: 'storefront', label: 'Shopify' } as const;
 
+const tokenHint = 'Check source.access_token (an Admin API access token of this store).';
+
 export const storefrontConnector: Connector<StorefrontCredentials, unknown, StorefrontInput> = {
   ...SOURCE,
   credentials: storefrontInputSchema,
@@ -55,41 +56,32 @@ export const storefrontConnector: Connector<StorefrontCredentials, unknown, Stor
     };
   },
   defaultBaseUrl: 'https://{shop}.myshopify.com',
-  async validate(ctx) {
-    const url = joinUrl(ctx.baseUrl, shopifyGraphqlPath());
-    const res = await checkRequest(SOURCE, ctx, 'POST', url, {
-      headers: shopifyHeaders(ctx.credentials),
-      json: { query: '{ shop { name } }' },
-    });
-    const hint = 'Check source.access_token (an Admin API access token of this store).';
-    if (res.status < 200 || res.status > 299) {
-      throw checkFailure(
-        SOURCE,
-        res,
-        url,
-        {
-          401: hint,
-          402: 'The store is frozen (unpaid); Shopify refuses API access until it is reactivated.',
-          403: 'The token lacks the access scopes needed; grant read access to the app.',
-          404: 'Check source.shop: no store answers there.',
-          423: 'The store is locked; Shopify refuses API access.',
-          other: hint,
-        },
-        [ctx.credentials.access_token],
-      );
-    }
+  validate: credentialCheck({
+    source: SOURCE,
+    method: 'POST',
+    path: shopifyGraphqlPath(),
+    headers: (creds: StorefrontCredentials) => shopifyHeaders(creds),
+    json: { query: '{ shop { name } }' },
+    schema: shopQuerySchema,
+    hints: {
+      401: tokenHint,
+      402: 'The store is frozen (unpaid); Shopify refuses API access until it is reactivated.',
+      403: 'The token lacks the access scopes needed; grant read access to the app.',
+      404: 'Check source.shop: no store answers there.',
+      423: 'The store is locked; Shopify refuses API access.',
+      other: tokenHint,
+    },
+    shapeHint: 'Check source.shop.',
+    secrets: (creds) => [creds.access_token],
     // GraphQL reports missing access with HTTP 200 and `errors` (code ACCESS_DENIED).
-    const body = parseCheckBody(SOURCE, res, url, shopQuerySchema, 'Check source.shop.');
-    const firstError = body.errors?.[0];
-    if (firstError) {
-      const code = firstError.extensions?.code;
-      throw credentialsNotAccepted(
-        SOURCE,
-        `${code ? `${code}: ` : ''}${firstError.message}`.slice(0, 300),
-        hint,
-      );
-    }
-    if (!body.data?.shop) throw credentialsNotAccepted(SOURCE, 'no shop in the answer', hint);
-  },
+    notAccepted: (body) => {
+      const firstError = body.errors?.[0];
+      if (firstError) {
+        const code = firstError.extensions?.code;
+        return `${code ? `${code}: ` : ''}${firstError.message}`.slice(0, 300);
+      }
+      return body.data?.shop ? undefined : 'no shop in the answer';
+    },
+  }),
   cursor: z.unknown(),
 };

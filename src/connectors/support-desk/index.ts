@@ -1,13 +1,6 @@
 /** `support_desk`: a Zendesk account (its Help Center articles), with an API token. */
 import { z } from 'zod';
-import { joinUrl } from '../base-url.ts';
-import {
-  basicAuth,
-  checkFailure,
-  checkRequest,
-  credentialsNotAccepted,
-  parseCheckBody,
-} from '../credential-check.ts';
+import { basicAuth, credentialCheck } from '../credential-check.ts';
 import { normalizeEmail, normalizeTenantLabel, normalizeToken } from '../normalize.ts';
 import type { Connector } from '../types.ts';
 
@@ -34,6 +27,9 @@ const meSchema = z.object({ user: z.object({ id: z.number().nullable(), role: z.
 
 const SOURCE = { type: 'support_desk', label: 'Zendesk' } as const;
 
+const tokenHint =
+  'Check source.email and source.api_token (token access must be enabled in the Zendesk admin center).';
+
 export const supportDeskConnector: Connector<SupportDeskCredentials, unknown, SupportDeskInput> = {
   ...SOURCE,
   credentials: supportDeskInputSchema,
@@ -45,29 +41,20 @@ export const supportDeskConnector: Connector<SupportDeskCredentials, unknown, Su
     };
   },
   defaultBaseUrl: 'https://{subdomain}.zendesk.com',
-  async validate(ctx) {
-    const url = joinUrl(ctx.baseUrl, '/api/v2/users/me.json');
-    const res = await checkRequest(SOURCE, ctx, 'GET', url, {
-      headers: { authorization: zendeskAuthHeader(ctx.credentials) },
-    });
-    const hint =
-      'Check source.email and source.api_token (token access must be enabled in the Zendesk admin center).';
-    if (res.status < 200 || res.status > 299) {
-      throw checkFailure(
-        SOURCE,
-        res,
-        url,
-        {
-          401: hint,
-          403: 'The user may not use the API; use an agent or admin account.',
-          404: 'Check source.subdomain: no Zendesk account answers there.',
-          other: hint,
-        },
-        [ctx.credentials.api_token],
-      );
-    }
-    const me = parseCheckBody(SOURCE, res, url, meSchema, 'Check source.subdomain.');
-    if (me.user.id === null) throw credentialsNotAccepted(SOURCE, 'it answered as the anonymous user', hint);
-  },
+  validate: credentialCheck({
+    source: SOURCE,
+    path: '/api/v2/users/me.json',
+    headers: (creds: SupportDeskCredentials) => ({ authorization: zendeskAuthHeader(creds) }),
+    schema: meSchema,
+    hints: {
+      401: tokenHint,
+      403: 'The user may not use the API; use an agent or admin account.',
+      404: 'Check source.subdomain: no Zendesk account answers there.',
+      other: tokenHint,
+    },
+    shapeHint: 'Check source.subdomain.',
+    secrets: (creds) => [creds.api_token],
+    notAccepted: (me) => (me.user.id === null ? 'it answered as the anonymous user' : undefined),
+  }),
   cursor: z.unknown(),
 };

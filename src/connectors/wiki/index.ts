@@ -1,13 +1,6 @@
 /** `wiki`: a Confluence Cloud site, with an Atlassian account e-mail and API token. */
 import { z } from 'zod';
-import { joinUrl } from '../base-url.ts';
-import {
-  basicAuth,
-  checkFailure,
-  checkRequest,
-  credentialsNotAccepted,
-  parseCheckBody,
-} from '../credential-check.ts';
+import { basicAuth, credentialCheck } from '../credential-check.ts';
 import { normalizeEmail, normalizeSiteHost, normalizeToken } from '../normalize.ts';
 import type { Connector } from '../types.ts';
 
@@ -39,6 +32,8 @@ const currentUserSchema = z.object({ type: z.string(), accountId: z.string().opt
 
 const SOURCE = { type: 'wiki', label: 'Confluence' } as const;
 
+const tokenHint = 'Check source.email and source.api_token (an Atlassian API token of that account).';
+
 export const wikiConnector: Connector<WikiCredentials, unknown, WikiInput> = {
   ...SOURCE,
   credentials: wikiInputSchema,
@@ -50,29 +45,20 @@ export const wikiConnector: Connector<WikiCredentials, unknown, WikiInput> = {
     };
   },
   defaultBaseUrl: 'https://{domain_name}',
-  async validate(ctx) {
-    const url = joinUrl(ctx.baseUrl, '/wiki/rest/api/user/current');
-    const res = await checkRequest(SOURCE, ctx, 'GET', url, {
-      headers: { authorization: confluenceAuthHeader(ctx.credentials) },
-    });
-    const hint = 'Check source.email and source.api_token (an Atlassian API token of that account).';
-    if (res.status < 200 || res.status > 299) {
-      throw checkFailure(
-        SOURCE,
-        res,
-        url,
-        {
-          401: hint,
-          403: 'The account may not use the Confluence API on this site.',
-          404: 'Check source.domain_name: no Confluence Cloud site answers there.',
-          other: hint,
-        },
-        [ctx.credentials.api_token],
-      );
-    }
-    const user = parseCheckBody(SOURCE, res, url, currentUserSchema, 'Check source.domain_name.');
-    if (user.type === 'anonymous')
-      throw credentialsNotAccepted(SOURCE, 'it answered as the anonymous user', hint);
-  },
+  validate: credentialCheck({
+    source: SOURCE,
+    path: '/wiki/rest/api/user/current',
+    headers: (creds: WikiCredentials) => ({ authorization: confluenceAuthHeader(creds) }),
+    schema: currentUserSchema,
+    hints: {
+      401: tokenHint,
+      403: 'The account may not use the Confluence API on this site.',
+      404: 'Check source.domain_name: no Confluence Cloud site answers there.',
+      other: tokenHint,
+    },
+    shapeHint: 'Check source.domain_name.',
+    secrets: (creds) => [creds.api_token],
+    notAccepted: (user) => (user.type === 'anonymous' ? 'it answered as the anonymous user' : undefined),
+  }),
   cursor: z.unknown(),
 };
