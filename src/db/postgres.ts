@@ -30,16 +30,26 @@ export async function openPostgres(url: string, opts: { max?: number; onIdleErro
     exec: base.exec,
     async transaction(fn) {
       const c = await pool.connect();
+      // The pool listens for errors on idle clients only. Without a listener of our own, a connection that
+      // dies during the transaction (server crash or restart, failover, terminated backend) would emit an
+      // unhandled 'error' and crash the process instead of failing this transaction.
+      let broken: Error | undefined;
+      const onError = (err: Error) => {
+        broken = err;
+      };
+      c.on('error', onError);
       try {
         await c.query('BEGIN');
         const out = await fn(wrap(c));
         await c.query('COMMIT');
         return out;
       } catch (err) {
-        await c.query('ROLLBACK').catch(() => {});
+        if (!broken) await c.query('ROLLBACK').catch(() => {});
         throw err;
       } finally {
-        c.release();
+        c.off('error', onError);
+        // Releasing with the error makes the pool discard the connection instead of reusing it.
+        c.release(broken);
       }
     },
     async close() {
