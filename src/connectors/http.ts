@@ -17,6 +17,7 @@ import {
 } from '../net/retry.ts';
 import { appendQuery } from './base-url.ts';
 import type {
+  JsonResponse,
   OutboundFetch,
   OutboundResponse,
   SourceHttpClient,
@@ -314,7 +315,7 @@ export function createSourceHttpClient(options: SourceHttpClientOptions): Source
     url: string | URL,
     schema: z.ZodType<T>,
     opts: SourceRequestOptions,
-  ): Promise<T> {
+  ): Promise<JsonResponse<T>> {
     const res = await request(method, url, opts);
     const shownUrl = redactUrl(res.url || url);
     if (res.status < 200 || res.status > 299) {
@@ -344,13 +345,15 @@ export function createSourceHttpClient(options: SourceHttpClientOptions): Source
         },
       );
     }
-    return parsed.data;
+    return { data: parsed.data, status: res.status, headers: res.headers, url: res.url };
   }
 
   return {
     request,
-    getJson: (url, schema, opts = {}) => sendJson('GET', url, schema, opts),
-    postJson: (url, body, schema, opts = {}) => sendJson('POST', url, schema, { ...opts, json: body }),
+    requestJson: (method, url, schema, opts = {}) => sendJson(method, url, schema, opts),
+    getJson: async (url, schema, opts = {}) => (await sendJson('GET', url, schema, opts)).data,
+    postJson: async (url, body, schema, opts = {}) =>
+      (await sendJson('POST', url, schema, { ...opts, json: body })).data,
     get bytesReceived() {
       return bytesReceived;
     },

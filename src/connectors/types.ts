@@ -81,6 +81,16 @@ export interface SourceResponse {
   text(): string;
 }
 
+/** A 2xx JSON answer parsed with the caller's schema, with what pagination reads besides the body. */
+export interface JsonResponse<T> {
+  data: T;
+  status: number;
+  /** The response headers (`Link` pagination, rate-limit state). */
+  headers: Headers;
+  /** The final URL (after redirects): relative links in the answer resolve against it. */
+  url: string;
+}
+
 /** The shape of `SourceHttpError` (src/connectors/http.ts), for consumers that only need to read it. */
 export interface SourceHttpErrorLike extends Error {
   kind: 'status' | 'network' | 'invalid_response' | 'too_large';
@@ -97,6 +107,16 @@ export interface SourceHttpClient {
    * throws `SourceHttpError` when it gives up on a retryable status or a network error.
    */
   request(method: string, url: string | URL, opts?: SourceRequestOptions): Promise<SourceResponse>;
+  /**
+   * Any method, require 2xx, parse JSON with `schema`; answers the headers and final URL as well (what
+   * pagination needs). Non-2xx or a mismatching body throw `SourceHttpError`.
+   */
+  requestJson<T>(
+    method: string,
+    url: string | URL,
+    schema: z.ZodType<T>,
+    opts?: SourceRequestOptions,
+  ): Promise<JsonResponse<T>>;
   /** GET, require 2xx, parse JSON with `schema`. Non-2xx or a mismatching body throw `SourceHttpError`. */
   getJson<T>(url: string | URL, schema: z.ZodType<T>, opts?: SourceRequestOptions): Promise<T>;
   /** POST `body` as JSON, require 2xx, parse the answer with `schema`. */
