@@ -2,6 +2,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { type Database, MissingExtensionError } from './database.ts';
+import { checkPgvectorVersion } from './pgvector-version.ts';
 
 const MIGRATIONS_DIR = path.join(path.dirname(fileURLToPath(import.meta.url)), 'migrations');
 // Any constant works; it only has to be the same in every process of this service.
@@ -27,6 +28,8 @@ export function listMigrations(dir = MIGRATIONS_DIR): Migration[] {
  */
 export async function migrate(db: Database): Promise<string[]> {
   await ensurePgvector(db);
+  // Before any migration: a too-old pgvector must stop the start with its version, not fail a search later.
+  await checkPgvectorVersion(db);
   return db.transaction(async (tx) => {
     await tx.query('SELECT pg_advisory_xact_lock($1)', [MIGRATION_LOCK_KEY]);
     await tx.exec(`CREATE TABLE IF NOT EXISTS schema_migrations (
