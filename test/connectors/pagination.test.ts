@@ -10,8 +10,8 @@ import {
   paginateLinkHeader,
   paginateNextUrl,
   paginateOffset,
-  parseLinkHeader,
 } from '../../src/connectors/toolkit/pagination.ts';
+import { parseLinkHeader } from '../../src/connectors/toolkit/link-header.ts';
 import {
   type FakeReply,
   type FakeServer,

@@ -32,6 +32,7 @@ import type { z } from 'zod';
 import { redactUrl } from '../../net/redact-url.ts';
 import { appendQuery, joinUrl } from '../base-url.ts';
 import { SourceHttpError } from '../http.ts';
+import { parseLinkHeader } from './link-header.ts';
 import type { ConnectorContext, JsonResponse, Query, SourceRequestOptions } from '../types.ts';
 
 /** The first page's request. Later pages change only the pagination parameter or the URL. */
@@ -260,81 +261,6 @@ async function* followUrls<T>(
       if (new URL(url).origin !== origin) throw fail('foreign_url', 'was asked to resume on another origin');
     },
   });
-}
-
-/** One link of a `Link` header: its target and its parameters (names lower-cased, first one wins). */
-export interface LinkValue {
-  uri: string;
-  params: Record<string, string>;
-}
-
-/**
- * Parses a `Link` header (RFC 8288 §3): `<uri>; rel="next"; title="a, b", <uri2>; rel=prev`. Quoted
- * parameter values may hold commas and semicolons; a malformed link is skipped, not guessed at.
- */
-export function parseLinkHeader(header: string): LinkValue[] {
-  const links: LinkValue[] = [];
-  let i = 0;
-  const skipSpace = () => {
-    while (i < header.length && /\s/.test(header[i]!)) i++;
-  };
-  const skipPastComma = () => {
-    // Past the next comma outside quotes: the start of the following link.
-    let quoted = false;
-    for (; i < header.length; i++) {
-      const c = header[i];
-      if (quoted && c === '\\') i++;
-      else if (c === '"') quoted = !quoted;
-      else if (c === ',' && !quoted) {
-        i++;
-        return;
-      }
-    }
-  };
-  while (i < header.length) {
-    skipSpace();
-    if (header[i] === ',') {
-      i++;
-      continue;
-    }
-    if (header[i] !== '<') {
-      skipPastComma();
-      continue;
-    }
-    const close = header.indexOf('>', i);
-    if (close < 0) break;
-    const link: LinkValue = { uri: header.slice(i + 1, close).trim(), params: {} };
-    i = close + 1;
-    for (;;) {
-      skipSpace();
-      if (header[i] !== ';') break;
-      i++;
-      skipSpace();
-      const name = /^[^\s=;,]+/.exec(header.slice(i))?.[0]?.toLowerCase();
-      if (!name) break;
-      i += name.length;
-      skipSpace();
-      let value = '';
-      if (header[i] === '=') {
-        i++;
-        skipSpace();
-        if (header[i] === '"') {
-          for (i++; i < header.length && header[i] !== '"'; i++) {
-            if (header[i] === '\\') i++;
-            value += header[i] ?? '';
-          }
-          i++;
-        } else {
-          value = /^[^\s;,]*/.exec(header.slice(i))?.[0] ?? '';
-          i += value.length;
-        }
-      }
-      link.params[name] ??= value;
-    }
-    links.push(link);
-    skipPastComma();
-  }
-  return links;
 }
 
 // ---------------------------------------------------------------------------------------------------
