@@ -24,8 +24,6 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import type { CrawlerOverrides } from '../src/crawler/runner.ts';
 import { Indexer } from '../src/ingest/indexer.ts';
-import { startWorkerPool } from '../src/jobs/worker.ts';
-import { ensureVectorIndex } from '../src/search/vector-index.ts';
 import { testEmbedder } from '../test/support/embedding.ts';
 import { type StorageMode, startTestApp } from '../test/support/harness.ts';
 import { serveDirectory } from '../test/support/sites.ts';
@@ -83,24 +81,22 @@ interface Measured {
 /** One scenario, in this process (the parent spawns one process per scenario). */
 async function runScenario(s: Scenario): Promise<Measured> {
   const site = await serveDirectory(SITE);
+  let indexer: Indexer | null = null;
   const t = await startTestApp(s.storage as StorageMode, {
     config: { KB_CRAWL_ALLOW_PRIVATE: 'true' },
-    extend: (ctx) => {
-      ctx.crawler = s.crawler;
+    parts: {
+      crawler: s.crawler,
+      // The benchmark drives its own indexer (below) so it can time it.
+      onItemsChanged: () => indexer?.notify(),
     },
   });
-  let indexer: Indexer | null = null;
   const startRssMiB = process.resourceUsage().maxRSS / 1024;
   if (s.embed) {
     const embedder = await testEmbedder();
-    await ensureVectorIndex(t.db, { id: embedder.modelId, dimensions: embedder.dimensions });
-    t.ctx.embedder = embedder;
+    await t.service.embedding.use(embedder);
     indexer = new Indexer(t.db, embedder, { pollMs: 200 });
-    const ix = indexer;
-    t.ctx.onItemsChanged = () => ix.notify();
   }
-  const pool = startWorkerPool(t.ctx, { concurrency: 1, pollMs: 20, periodicTasks: [], listenUrl: null });
-  t.ctx.jobs = pool;
+  const pool = t.service.startWorkers({ concurrency: 1, pollMs: 20, periodicTasks: [], listenUrl: null });
   const loop = monitorEventLoopDelay({ resolution: 10 });
   try {
     const start = performance.now();

@@ -27,7 +27,7 @@ import { createApiKey, createOrganization } from '../src/db/repositories/organiz
 import { buildApp } from '../src/http/app.ts';
 import type { App } from '../src/http/context.ts';
 import { newId } from '../src/lib/ids.ts';
-import { testConfig } from '../test/support/harness.ts';
+import { composeTestService } from '../test/support/harness.ts';
 import { type NativePostgres, startNativePostgres } from '../test/support/native-postgres.ts';
 import { openBenchDatabase, percentile, printTable, writeResult } from './lib.ts';
 
@@ -123,7 +123,7 @@ async function startBench(mode: 'pglite' | 'postgres', native: NativePostgres | 
   const orgB = await createOrganization(db, 'bench-b');
   const keyA = (await createApiKey(db, orgA.id)).apiKey;
   await createApiKey(db, orgB.id);
-  const app = await buildApp({ config: testConfig(), db }, { logger: false });
+  const app = await buildApp(composeTestService(db).appDeps, { logger: false });
   await app.listen({ host: '127.0.0.1', port: 0 });
   const address = app.server.address();
   const port = typeof address === 'object' && address ? address.port : 0;

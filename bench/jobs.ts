@@ -19,8 +19,6 @@ import type { Database } from '../src/db/database.ts';
 import { migrate } from '../src/db/migrate.ts';
 import { upsertConnection } from '../src/db/repositories/connections.ts';
 import { createOrganization } from '../src/db/repositories/organizations.ts';
-import type { AppContext } from '../src/http/context.ts';
-import { encryptCredentials } from '../src/jobs/sources.ts';
 import { enqueueSyncJob } from '../src/jobs/sync-job.ts';
 import {
   startTestSource,
@@ -28,7 +26,7 @@ import {
   TEST_SPACE_ID,
 } from '../test/connectors/test-connector-source.ts';
 import { connect, runSyncJob, type SyncApp, startSyncApp, waitForJob } from '../test/jobs/helpers.ts';
-import { freshDatabase, type StorageMode, testConfig } from '../test/support/harness.ts';
+import { composeTestService, freshDatabase, type StorageMode, testConfig } from '../test/support/harness.ts';
 
 const DOCS = Number(process.env['BENCH_DOCS'] ?? 10_000);
 const SCALE_DOCS = Number(process.env['BENCH_SCALE_DOCS'] ?? 5_000);
@@ -159,7 +157,7 @@ async function workerProcesses(): Promise<void> {
   const setup = async (connections: number) => {
     const fresh = await freshDatabase('postgres');
     await migrate(fresh.db);
-    const ctx: AppContext = { config: testConfig(env), db: fresh.db };
+    const { sources } = composeTestService(fresh.db, testConfig(env));
     const conns: Array<{ org: string; id: string }> = [];
     for (let i = 0; i < connections; i++) {
       const org = (await createOrganization(fresh.db, `bench-${i}`)).id;
@@ -168,7 +166,7 @@ async function workerProcesses(): Promise<void> {
         upsertConnection(tx, {
           organizationId: org,
           type: 'docs_space',
-          encrypt: (cid) => encryptCredentials(ctx, cid, creds),
+          encrypt: (cid) => sources.encryptCredentials(cid, creds),
         }),
       );
       conns.push({ org, id });

@@ -14,7 +14,7 @@ import { newId } from '../src/lib/ids.ts';
 import { search } from '../src/search/search.ts';
 import { ensureVectorIndex, vectorExpr } from '../src/search/vector-index.ts';
 import { testEmbedder } from '../test/support/embedding.ts';
-import { testConfig } from '../test/support/harness.ts';
+import { composeTestService } from '../test/support/harness.ts';
 import { type NativePostgres, startNativePostgres } from '../test/support/native-postgres.ts';
 import { openBenchDatabase, percentile, printTable, readScifactJsonl, writeResult } from './lib.ts';
 
@@ -134,7 +134,9 @@ async function startBench(mode: 'pglite' | 'postgres', native: NativePostgres | 
   const orgA = await createOrganization(db, 'bench-a');
   const orgB = await createOrganization(db, 'bench-b');
   const keyA = (await createApiKey(db, orgA.id)).apiKey;
-  const app = await buildApp({ config: testConfig(), db, embedder }, { logger: false });
+  const service = composeTestService(db);
+  await service.embedding.use(embedder);
+  const app = await buildApp(service.appDeps, { logger: false });
   await app.listen({ host: '127.0.0.1', port: 0 });
   const address = app.server.address();
   const port = typeof address === 'object' && address ? address.port : 0;

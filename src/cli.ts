@@ -13,7 +13,7 @@ import {
 import { createEmbedder } from './embedding/index.ts';
 import { embedderConfigFrom } from './embedding/from-config.ts';
 import { Indexer } from './ingest/indexer.ts';
-import { runWorkerProcess } from './jobs/worker-process.ts';
+import { runWorkerProcess } from './worker-process.ts';
 import { resetForModel } from './search/vector-index.ts';
 import { startServer } from './server.ts';
 

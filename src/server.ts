@@ -1,8 +1,7 @@
+import { composeService } from './compose.ts';
 import type { Config } from './config.ts';
 import { buildApp } from './http/app.ts';
-import type { AppContext } from './http/context.ts';
-import { startWorkerPool, type WorkerPool } from './jobs/worker.ts';
-import { EmbeddingRuntime } from './runtime.ts';
+import { createProcessLogger } from './lib/logger.ts';
 import { openStorage } from './service.ts';
 
 export interface RunningServer {
@@ -16,23 +15,17 @@ export interface RunningServer {
  */
 export async function startServer(config: Config, opts: { workers: boolean }): Promise<RunningServer> {
   const storage = await openStorage(config, { createDefaultOrg: config.storage === 'pglite' });
-  const ctx: AppContext = { config, db: storage.db, cipher: storage.cipher };
-  ctx.readinessChecks = { embedding_model: async () => embedding.problem };
-  ctx.onItemsChanged = () => embedding.notify();
-  const app = await buildApp(ctx);
-  const embedding = new EmbeddingRuntime(config, storage.db, app.log, {
-    runIndexer: opts.workers,
-    onReady: (embedder) => {
-      ctx.embedder = embedder;
-    },
+  const log = createProcessLogger({ level: config.KB_LOG_LEVEL });
+  const service = composeService({
+    config,
+    db: storage.db,
+    cipher: storage.cipher,
+    parts: { runIndexer: opts.workers, log },
   });
+  const app = await buildApp(service.appDeps, { logger: log });
   await app.listen({ port: config.PORT, host: config.HOST });
   // Job workers in this process (KB_WORKERS loops; 0 leaves the jobs to `kb worker` processes).
-  let workers: WorkerPool | null = null;
-  if (opts.workers && config.KB_WORKERS > 0) {
-    workers = startWorkerPool(ctx, { concurrency: config.KB_WORKERS, log: app.log });
-    ctx.jobs = workers;
-  }
+  if (opts.workers && config.KB_WORKERS > 0) service.startWorkers({ concurrency: config.KB_WORKERS });
   const address = app.server.address();
   const port = typeof address === 'object' && address ? address.port : config.PORT;
   const host = config.HOST.includes(':') ? `[${config.HOST}]` : config.HOST;
@@ -49,8 +42,7 @@ export async function startServer(config: Config, opts: { workers: boolean }): P
   const close = () => {
     closing ??= (async () => {
       await app.close();
-      await workers?.stop();
-      await embedding.close();
+      await service.close();
       await storage.db.close();
     })();
     return closing;

@@ -1,6 +1,6 @@
 /**
- * The HTTP layer every connector talks to its source through: one retry policy (a pure function of the
- * response, DESIGN.md rule 4), byte counting for `bytesSynced`, cancellation, and errors that name the
+ * The HTTP layer every connector talks to its source through: the service's one retry policy and loop
+ * (src/net/retry.ts, DESIGN.md rule 4), byte counting for `bytesSynced`, cancellation, and errors that name the
  * request without ever carrying credentials.
  */
 import { z } from 'zod';
@@ -24,20 +24,6 @@ import type {
   SourceRequestOptions,
   SourceResponse,
 } from './types.ts';
-
-// The retry policy is shared by every outbound caller (sources, crawler, embedding provider).
-export {
-  DEFAULT_BASE_DELAY_MS,
-  DEFAULT_MAX_DELAY_MS,
-  DEFAULT_MAX_WAIT_MS,
-  decideRetry,
-  type HeaderSource,
-  isRetryableStatus,
-  parseResetValue,
-  parseRetryAfter,
-  type RetryDecision,
-  type RetryInput,
-} from '../net/retry.ts';
 
 // ---------------------------------------------------------------------------------------------------
 // Errors

@@ -11,14 +11,11 @@
  * Every page commit runs under the job's lease (a cancelled or taken-back job writes nothing) and under
  * the crawl job's row lock (admission and counters are exact under any concurrency).
  */
-import { z } from 'zod';
-import type { Config } from '../config.ts';
 import type { Database, Queryable } from '../db/database.ts';
 import { type CrawlJobRecord, type CrawlOptions, getCrawlJobRecord } from '../db/repositories/crawl-jobs.ts';
-import type { AppContext } from '../http/context.ts';
 import { crawlSourceKey, removeDocument, storeDocument } from '../ingest/store.ts';
-import { JobError, type JobHandler, type JobLogger } from '../jobs/registry.ts';
 import { sha256Hex } from '../lib/crypto.ts';
+import type { Logger } from '../lib/logger.ts';
 import { createOutboundFetch, OutboundBlockedError, type OutboundFetch } from '../net/outbound.ts';
 import type { ExtractedPage } from './extract.ts';
 import { createPageExtractor, type PageExtractor } from './extract-pool.ts';
@@ -79,16 +76,17 @@ export interface CrawlerSettings {
   maxSitemapUrls: number;
 }
 
-/** What a context may override (AppContext.crawler): settings, and the parts themselves. */
+/** What the composition root may override (tests, benchmarks): settings, and the parts themselves. */
 export interface CrawlerOverrides extends Partial<CrawlerSettings> {
   fetch?: OutboundFetch;
   gate?: HostGate;
   extractor?: PageExtractor;
 }
 
-export function defaultCrawlerSettings(config: Config): CrawlerSettings {
+/** `publicUrl`: this service's public origin, named in the user agent so site owners can reach us. */
+export function defaultCrawlerSettings(opts: { publicUrl?: string | undefined } = {}): CrawlerSettings {
   return {
-    userAgent: `KbCrawler/1.0 (knowledge-base connector${config.KB_PUBLIC_URL ? `; +${config.KB_PUBLIC_URL}` : ''})`,
+    userAgent: `KbCrawler/1.0 (knowledge-base connector${opts.publicUrl ? `; +${opts.publicUrl}` : ''})`,
     pageConcurrency: 4,
     perHostConcurrency: 2,
     minDelayMs: 100,
@@ -110,20 +108,23 @@ export interface CrawlerRuntime {
   extractor: PageExtractor;
 }
 
-const runtimes = new WeakMap<AppContext, CrawlerRuntime>();
-
-/** The crawler runtime of a context, built on first use from its config and overrides. */
-export function crawlerRuntimeOf(app: AppContext): CrawlerRuntime {
-  let rt = runtimes.get(app);
-  if (rt) return rt;
-  const { fetch, gate, extractor, ...overrides } = app.crawler ?? {};
-  const settings: CrawlerSettings = { ...defaultCrawlerSettings(app.config), ...overrides };
-  rt = {
+/**
+ * The crawler's parts of one process, built once by the composition root. `allowPrivate` is the
+ * operator's KB_CRAWL_ALLOW_PRIVATE.
+ */
+export function createCrawlerRuntime(opts: {
+  allowPrivate: boolean;
+  publicUrl?: string | undefined;
+  overrides?: CrawlerOverrides | undefined;
+}): CrawlerRuntime {
+  const { fetch, gate, extractor, ...overrides } = opts.overrides ?? {};
+  const settings: CrawlerSettings = { ...defaultCrawlerSettings({ publicUrl: opts.publicUrl }), ...overrides };
+  return {
     settings,
     fetch:
       fetch ??
       createOutboundFetch({
-        allowPrivate: app.config.KB_CRAWL_ALLOW_PRIVATE,
+        allowPrivate: opts.allowPrivate,
         userAgent: settings.userAgent,
         timeoutMs: settings.timeoutMs,
         maxRedirects: settings.maxRedirects,
@@ -132,16 +133,25 @@ export function crawlerRuntimeOf(app: AppContext): CrawlerRuntime {
     gate: gate ?? new HostGate({ concurrency: settings.perHostConcurrency, minDelayMs: settings.minDelayMs }),
     extractor: extractor ?? createPageExtractor({ threads: settings.extractThreads }),
   };
-  runtimes.set(app, rt);
-  return rt;
 }
 
-/** What the runner needs besides the job id; the job engine's context provides all of it. */
+/** What the runner needs besides the job id; the job engine provides the lease, signal and log. */
 export interface CrawlRunDeps {
-  app: AppContext;
+  db: Database;
+  crawler: CrawlerRuntime;
+  /** Wakes the indexer after pages were stored or removed. */
+  itemsChanged?: () => void;
   /** Transaction that first checks this worker still holds the job; default a plain transaction. */
   withLease?: <T>(fn: (tx: Queryable) => Promise<T>) => Promise<T>;
-  log?: JobLogger;
+  log?: Logger;
+}
+
+/**
+ * The crawl cannot be done at all (start URL refused, unreachable, disallowed): the job fails with this
+ * message, which is shown to the API caller (no secrets, no query strings).
+ */
+export class CrawlFailure extends Error {
+  override name = 'CrawlFailure';
 }
 
 /** Longer URLs are refused (`too_long`): they are traps (ever-growing queries) more often than pages. */
@@ -152,29 +162,9 @@ const STORED_OUTCOMES = ['created', 'updated', 'unchanged'];
 /** Refusals of discovered links not worth recording: the URL is already in the crawl. */
 const SILENT_REASONS = new Set(['duplicate']);
 
-/** The job kind of crawls in the job engine. */
-export const CRAWL_JOB_KIND = 'crawl';
-/** Attempts of a crawl whose worker keeps dying; each attempt resumes the frontier where it was. */
-export const CRAWL_MAX_ATTEMPTS = 5;
-
-/** What a `crawl` job carries in the engine: the crawl job it runs. */
-export const crawlPayloadSchema = z.object({ crawlJobId: z.string().min(1) });
-
-/** The job engine's handler for `crawl` jobs (payload `{ crawlJobId }`). */
-export const crawlJobHandler: JobHandler = async (jc) => {
-  const payload = crawlPayloadSchema.safeParse(jc.job.payload);
-  if (!payload.success) throw new JobError('The crawl job payload is malformed.');
-  await runCrawlJob(
-    { app: jc.app, withLease: jc.withLease, log: jc.log },
-    payload.data.crawlJobId,
-    jc.signal,
-  );
-  return { status: 'succeeded' };
-};
-
 /**
  * Runs (or resumes) one crawl job to its end. Resolves when the frontier is worked off; throws a
- * {@link JobError} when the crawl cannot be done at all (start URL refused or unreachable), and the
+ * {@link CrawlFailure} when the crawl cannot be done at all (start URL refused or unreachable), and the
  * signal's reason when it aborts (cancel, shutdown, lost lease).
  */
 export async function runCrawlJob(
@@ -182,21 +172,21 @@ export async function runCrawlJob(
   crawlJobId: string,
   signal: AbortSignal,
 ): Promise<void> {
-  const job = await getCrawlJobRecord(deps.app.db, crawlJobId);
-  if (!job) throw new JobError('The crawl job no longer exists.');
+  const job = await getCrawlJobRecord(deps.db, crawlJobId);
+  if (!job) throw new CrawlFailure('The crawl job no longer exists.');
   await new CrawlRun(deps, job, signal).run();
 }
 
 class CrawlRun {
   readonly #db: Database;
-  readonly #app: AppContext;
+  readonly #itemsChanged: (() => void) | undefined;
   readonly #rt: CrawlerRuntime;
   readonly #job: CrawlJobRecord;
   readonly #options: CrawlOptions;
   readonly #filters: PathFilters;
   readonly #signal: AbortSignal;
   readonly #lease: <T>(fn: (tx: Queryable) => Promise<T>) => Promise<T>;
-  readonly #log: JobLogger | undefined;
+  readonly #log: Logger | undefined;
   readonly #startUrl: string;
   readonly #startKey: string;
   readonly #tags: string[];
@@ -210,9 +200,9 @@ class CrawlRun {
   #admittedSoFar = 0;
 
   constructor(deps: CrawlRunDeps, job: CrawlJobRecord, signal: AbortSignal) {
-    this.#app = deps.app;
-    this.#db = deps.app.db;
-    this.#rt = crawlerRuntimeOf(deps.app);
+    this.#itemsChanged = deps.itemsChanged;
+    this.#db = deps.db;
+    this.#rt = deps.crawler;
     this.#job = job;
     this.#options = job.options;
     this.#filters = compilePathFilters(job.options.includePaths, job.options.excludePaths);
@@ -221,7 +211,7 @@ class CrawlRun {
     this.#log = deps.log;
     const start = canonicalizeUrl(job.url);
     const key = start ? urlKey(start) : null;
-    if (!start || !key) throw new JobError(`The start URL ${job.url} is not an http(s) URL.`);
+    if (!start || !key) throw new CrawlFailure(`The start URL ${job.url} is not an http(s) URL.`);
     this.#startUrl = start;
     this.#startKey = key;
     this.#tags = [...new Set(job.options.tags ?? [])];
@@ -234,7 +224,7 @@ class CrawlRun {
     // robots.txt first: when the start address is refused, nothing else is requested.
     const startRobots = await this.#robotsFor(this.#startUrl);
     if (startRobots === null) {
-      throw new JobError(
+      throw new CrawlFailure(
         `Refused to crawl ${displayUrl(this.#startUrl)}: its address is private, loopback, link-local or otherwise ` +
           'not public. An operator can allow such targets with KB_CRAWL_ALLOW_PRIVATE=true.',
       );
@@ -606,7 +596,7 @@ class CrawlRun {
       this.#admittedSoFar = locked.total;
     });
     if (STORED_OUTCOMES.includes(final) || final === 'removed' || final === 'noindex')
-      this.#app.onItemsChanged?.();
+      this.#itemsChanged?.();
   }
 
   /**
@@ -727,25 +717,25 @@ class CrawlRun {
     const url = displayUrl(this.#startUrl);
     switch (start.outcome) {
       case 'robots':
-        throw new JobError(
+        throw new CrawlFailure(
           robots.source === 'unreachable'
             ? `robots.txt of ${url} could not be fetched, so the site is treated as disallowed (RFC 9309); try again later.`
             : `robots.txt of ${url} disallows it for our user agent; nothing was crawled.`,
         );
       case 'blocked':
-        throw new JobError(
+        throw new CrawlFailure(
           `Refused to crawl ${url}: ${start.detail ?? 'it leads to a non-public address'}. ` +
             'An operator can allow private targets with KB_CRAWL_ALLOW_PRIVATE=true.',
         );
       case 'failed':
-        throw new JobError(`Could not fetch the start URL ${url}: ${start.detail ?? 'request failed'}.`);
+        throw new CrawlFailure(`Could not fetch the start URL ${url}: ${start.detail ?? 'request failed'}.`);
       case 'gone':
       case 'removed':
-        throw new JobError(
+        throw new CrawlFailure(
           `The start URL ${url} answered ${start.detail ?? 'not found'}; nothing was crawled.`,
         );
       case 'not_html':
-        throw new JobError(`The start URL ${url} is not an HTML page (${start.detail ?? 'unknown type'}).`);
+        throw new CrawlFailure(`The start URL ${url} is not an HTML page (${start.detail ?? 'unknown type'}).`);
       default:
     }
   }

@@ -1,11 +1,18 @@
 import path from 'node:path';
-import type { Config } from '../config.ts';
 import type { Database } from './database.ts';
 import { openPglite } from './pglite.ts';
 import { openPostgres } from './postgres.ts';
 
-/** Open the database the configuration names: Postgres when DATABASE_URL is set, else PGlite in the data dir. */
-export async function openDatabase(config: Pick<Config, 'DATABASE_URL' | 'dataDir'>): Promise<Database> {
-  if (config.DATABASE_URL) return openPostgres(config.DATABASE_URL);
-  return openPglite(path.join(config.dataDir, 'pgdata'));
+/** The settings that pick the storage (a `Config` has them). */
+export interface StorageSettings {
+  /** Server mode: any Postgres with pgvector. */
+  DATABASE_URL?: string | undefined;
+  /** Embedded mode: PGlite keeps its files in `<dataDir>/pgdata`. */
+  dataDir: string;
+}
+
+/** Open the database the settings name: Postgres when DATABASE_URL is set, else PGlite in the data dir. */
+export async function openDatabase(settings: StorageSettings): Promise<Database> {
+  if (settings.DATABASE_URL) return openPostgres(settings.DATABASE_URL);
+  return openPglite(path.join(settings.dataDir, 'pgdata'));
 }

@@ -1,7 +1,6 @@
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { Config } from '../config.ts';
 import type { EmbedderConfig } from './config.ts';
 
 /** The default local model, as `scripts/fixtures/model.sh` lays it out in the checkout's `.cache/`. */
@@ -9,8 +8,19 @@ export const DEFAULT_MODEL_NAME = 'all-MiniLM-L6-v2';
 const PROJECT_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 export const DEFAULT_MODEL_DIR = path.join(PROJECT_ROOT, '.cache', 'models', DEFAULT_MODEL_NAME);
 
+/** The settings that pick the embedding model (a `Config` has them; declared here so embedding/ stays below the entry). */
+export interface EmbeddingSettings {
+  KB_EMBEDDING_PROVIDER: 'local' | 'openai';
+  KB_EMBEDDING_BASE_URL?: string | undefined;
+  KB_EMBEDDING_MODEL?: string | undefined;
+  KB_EMBEDDING_API_KEY?: string | undefined;
+  KB_MODEL_DIR?: string | undefined;
+  KB_MODEL_NAME?: string | undefined;
+  KB_MODEL_ALLOW_REMOTE: boolean;
+}
+
 /** The embedder the service's settings describe. */
-export function embedderConfigFrom(config: Config): EmbedderConfig {
+export function embedderConfigFrom(config: EmbeddingSettings): EmbedderConfig {
   if (config.KB_EMBEDDING_PROVIDER === 'openai') {
     if (!config.KB_EMBEDDING_BASE_URL || !config.KB_EMBEDDING_MODEL) {
       throw new Error('KB_EMBEDDING_PROVIDER=openai needs KB_EMBEDDING_BASE_URL and KB_EMBEDDING_MODEL');

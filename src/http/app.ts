@@ -11,33 +11,30 @@ import {
 } from 'fastify-type-provider-zod';
 import { AppError } from '../lib/errors.ts';
 import { newId } from '../lib/ids.ts';
+import { createProcessLogger } from '../lib/logger.ts';
 import { apiKeyAuth } from './auth.ts';
-import type { App, AppContext } from './context.ts';
+import type { App, AppDeps, RouteDeps } from './context.ts';
 import { errorHandler, notFoundHandler } from './errors.ts';
+import { OAuthStates } from './oauth-state.ts';
 import { registerRoutes } from './routes/index.ts';
 
 export interface BuildAppOptions {
-  /** Pino options or false; tests pass false or a level. */
-  logger?: FastifyServerOptions['logger'];
+  /** The process's pino logger (default: one at KB_LOG_LEVEL), or false for none (tests). */
+  logger?: FastifyServerOptions['loggerInstance'] | false;
 }
 
-/** Fields pino must never print: credentials in headers and request bodies. */
-export const REDACT_PATHS = [
-  'req.headers.authorization',
-  'req.headers.cookie',
-  'req.headers["x-api-key"]',
-  '*.api_token',
-  '*.access_token',
-  '*.apiKey',
-  '*.password',
-  '*.client_secret',
-];
+export { REDACT_PATHS } from '../lib/logger.ts';
 
-/** Build the Fastify instance. Tests call this with their own context (database, model, fakes). */
-export async function buildApp(ctx: AppContext, opts: BuildAppOptions = {}): Promise<App> {
+/** Build the Fastify instance. Tests call this with their own parts (database, model, fakes). */
+export async function buildApp(appDeps: AppDeps, opts: BuildAppOptions = {}): Promise<App> {
+  const deps: RouteDeps = { ...appDeps, oauthStates: new OAuthStates(appDeps.db, appDeps.sources.cipher) };
+  const logger =
+    opts.logger === false
+      ? { logger: false as const }
+      : { loggerInstance: opts.logger ?? createProcessLogger({ level: deps.config.KB_LOG_LEVEL }) };
   const app = Fastify({
-    logger: opts.logger ?? { level: ctx.config.KB_LOG_LEVEL, redact: { paths: REDACT_PATHS, censor: '[redacted]' } },
-    bodyLimit: ctx.config.KB_BODY_LIMIT_BYTES,
+    ...logger,
+    bodyLimit: deps.config.KB_BODY_LIMIT_BYTES,
     genReqId: (req) => {
       const given = req.headers['x-request-id'];
       return typeof given === 'string' && /^[\w.-]{1,100}$/.test(given) ? given : newId();
@@ -98,13 +95,13 @@ export async function buildApp(ctx: AppContext, opts: BuildAppOptions = {}): Pro
   });
   await app.register(swaggerUi, { routePrefix: '/docs', staticCSP: true });
 
-  app.addHook('onRequest', apiKeyAuth(ctx.db));
+  app.addHook('onRequest', apiKeyAuth(deps.db));
 
-  if (ctx.config.KB_RATE_LIMIT_PER_MINUTE > 0) {
+  if (deps.config.KB_RATE_LIMIT_PER_MINUTE > 0) {
     await app.register(rateLimit, {
       global: true,
       hook: 'preHandler',
-      max: ctx.config.KB_RATE_LIMIT_PER_MINUTE,
+      max: deps.config.KB_RATE_LIMIT_PER_MINUTE,
       timeWindow: 60_000,
       keyGenerator: (req) => req.caller?.keyId ?? req.ip,
       allowList: (req) => !req.url.startsWith('/api/'),
@@ -113,7 +110,7 @@ export async function buildApp(ctx: AppContext, opts: BuildAppOptions = {}): Pro
     });
   }
 
-  await registerRoutes(app as App, ctx);
+  await registerRoutes(app as App, deps);
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
   return app as App;
 }

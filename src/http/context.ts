@@ -1,37 +1,34 @@
 import type { FastifyBaseLogger, FastifyInstance, RawReplyDefaultExpression, RawRequestDefaultExpression, RawServerDefault } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import type { OAuthStates } from './oauth-state.ts';
 import type { Config } from '../config.ts';
-import type { SourceHttpClientOptions } from '../connectors/http.ts';
-import type { AnyConnector, SourceType } from '../connectors/types.ts';
-import type { CrawlerOverrides } from '../crawler/runner.ts';
 import type { Database } from '../db/database.ts';
 import type { Embedder } from '../embedding/index.ts';
-import type { JobSignals } from '../jobs/worker.ts';
-import type { CredentialCipher } from '../lib/crypto.ts';
-import type { OutboundFetch } from '../net/outbound.ts';
+import type { JobSignals } from '../jobs/signals.ts';
+import type { SourceServices } from '../jobs/sources.ts';
 
-/** What the routes need from the rest of the service; tests build it with their own parts. */
-export interface AppContext {
+/**
+ * What the routes need from the rest of the service, built once by the composition root
+ * (src/compose.ts); tests build it with their own parts.
+ */
+export interface AppDeps {
   config: Config;
   db: Database;
-  /** The embedding model (query embeddings for search). Absent until loaded: search answers 503. */
-  embedder?: Embedder;
-  /** Wakes the indexer after items were written (uploads, syncs, crawls). */
-  onItemsChanged?: () => void;
-  /** Readiness checks beyond the database (embedding model loaded, ...). */
-  readinessChecks?: Record<string, () => Promise<string | null>>;
-  /** Encrypts source credentials at rest; defaults to one over config.KB_ENCRYPTION_KEY. */
-  cipher?: CredentialCipher;
-  /** This process's job workers, when it runs any: routes wake them and cancel their jobs at once. */
-  jobs?: JobSignals;
-  /** Connector overrides by source type (tests plug in a connector with a content sync). */
-  connectors?: Partial<Record<SourceType, AnyConnector>>;
-  /** The guarded outbound fetch to sources; defaults to one built from config (KB_CRAWL_ALLOW_PRIVATE). */
-  outboundFetch?: OutboundFetch;
-  /** Retry settings of sync jobs' HTTP client (tests shorten the waits). */
-  sourceHttp?: Omit<SourceHttpClientOptions, 'fetch' | 'signal'>;
-  /** Crawler settings and parts (tests shorten delays, benchmarks tune concurrency); defaults from config. */
-  crawler?: CrawlerOverrides;
+  /** Connectors, credential cipher and the guarded fetch to sources. */
+  sources: SourceServices;
+  /** This process's job workers, if any: routes wake them and cancel their jobs at once. */
+  jobs: JobSignals;
+  /** The embedding model for query embeddings; undefined until loaded (search answers 503 meanwhile). */
+  embedder(): Embedder | undefined;
+  /** Wakes the indexer after items were written (uploads). */
+  itemsChanged(): void;
+  /** Readiness checks beyond the database (embedding model loaded, ...): null when fine, else the problem. */
+  readinessChecks: Record<string, () => Promise<string | null>>;
+}
+
+/** What each route is registered with: the service's parts plus the HTTP layer's own (OAuth state keys). */
+export interface RouteDeps extends AppDeps {
+  oauthStates: OAuthStates;
 }
 
 export type App = FastifyInstance<

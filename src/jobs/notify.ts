@@ -5,7 +5,7 @@
  */
 import pg from 'pg';
 import { JOBS_CHANNEL } from './queue.ts';
-import type { JobLogger } from './registry.ts';
+import type { Logger } from '../lib/logger.ts';
 
 export interface JobListener {
   close(): Promise<void>;
@@ -14,7 +14,7 @@ export interface JobListener {
 export function listenForJobs(
   url: string,
   onMessage: (payload: string) => void,
-  log: JobLogger,
+  log: Logger,
 ): JobListener {
   let client: pg.Client | null = null;
   let closed = false;

@@ -11,7 +11,6 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { Queryable } from '../db/database.ts';
-import { jobHandler } from './registry.ts';
 import type { JobStatus } from '../db/job-status.ts';
 import { statusesLeadingTo } from '../db/job-status.ts';
 
@@ -24,7 +23,7 @@ export interface EnqueueOptions {
   payload?: unknown;
   /** At most one pending or running job per key; enqueue answers null while one exists. */
   dedupeKey?: string | null;
-  /** Attempts before a job whose worker keeps dying is failed. Default: the kind's, else 3. */
+  /** Attempts before a job whose worker keeps dying is failed (the kind's `maxAttempts`). Default 3. */
   maxAttempts?: number;
   /** Do not start before this many milliseconds from now. */
   delayMs?: number;
@@ -46,7 +45,7 @@ export async function enqueueJob(q: Queryable, opts: EnqueueOptions): Promise<nu
       opts.organizationId,
       JSON.stringify(opts.payload ?? {}),
       opts.dedupeKey ?? null,
-      opts.maxAttempts ?? jobHandler(opts.kind)?.options.maxAttempts ?? 3,
+      opts.maxAttempts ?? 3,
       opts.delayMs ?? 0,
     ],
   );

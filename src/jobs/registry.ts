@@ -1,11 +1,11 @@
 /**
- * The job kinds this process can run. A kind is a name, a handler and its retry budget; the worker pool
- * claims only kinds registered here. Built-in kinds register in `builtin.ts` (one line each); tests may
- * register their own.
+ * What a job kind is: a name, a handler and its retry budget. The composition root (src/compose.ts)
+ * builds the service's kinds (`sync`, `crawl`) with the parts each needs and hands them to the worker
+ * pool; tests build pools with kinds of their own. Nothing here is global.
  *
- * Writing a handler (e.g. the crawler's `crawl` kind):
- * - enqueue with `enqueueJob(tx, { kind: 'crawl', organizationId, payload, dedupeKey })` (queue.ts) in the
- *   same transaction as your own job record, then call `ctx.jobs?.wake()`;
+ * Writing a handler:
+ * - enqueue with `enqueueJob(tx, { kind, organizationId, payload, dedupeKey, maxAttempts })` (queue.ts)
+ *   in the same transaction as your own job record, then call `JobSignals.wake()`;
  * - parse `job.payload` with zod in the handler;
  * - write progress with `ctx.withLease(tx => ...)`: it locks the job row and throws `JobLostError` when
  *   the job was cancelled or taken back, so nothing is written for a job this worker no longer holds;
@@ -15,23 +15,14 @@
  *   it with a generic message (and is logged).
  */
 import type { Queryable } from '../db/database.ts';
-import type { AppContext } from '../http/context.ts';
+import type { Logger } from '../lib/logger.ts';
 import type { ClaimedJob } from './queue.ts';
-
-/** The small pino-compatible logger of the job engine. Never pass secrets to it. */
-export interface JobLogger {
-  info(obj: Record<string, unknown>, msg: string): void;
-  warn(obj: Record<string, unknown>, msg: string): void;
-  error(obj: Record<string, unknown>, msg: string): void;
-}
 
 export interface JobContext {
   job: ClaimedJob;
-  /** The service's parts (db, config, cipher, connectors, onItemsChanged...). */
-  app: AppContext;
   /** Fires when the job is cancelled, taken back (missed heartbeat) or the worker shuts down. */
   signal: AbortSignal;
-  log: JobLogger;
+  log: Logger;
   /**
    * Run `fn` in a transaction that first locks the job row and checks this worker still holds it
    * (throws `JobLostError` otherwise); also counts as a heartbeat.
@@ -49,9 +40,13 @@ export interface JobResult {
 
 export type JobHandler = (ctx: JobContext) => Promise<JobResult>;
 
-export interface JobKindOptions {
+/** A kind of job the worker pool can run. */
+export interface JobKind {
+  /** Lower-case name stored in `jobs.kind`. */
+  kind: string;
+  handler: JobHandler;
   /** Attempts before a job whose worker keeps dying (or that keeps failing retryably) is failed. */
-  maxAttempts?: number;
+  maxAttempts: number;
 }
 
 /** A failure the handler describes itself; `message` is shown to API callers, so never put secrets in it. */
@@ -66,25 +61,10 @@ export class JobError extends Error {
   }
 }
 
-interface Registered {
-  handler: JobHandler;
-  options: JobKindOptions;
-}
-
-const handlers = new Map<string, Registered>();
-
-/** Register (or replace) the handler of a job kind in this process. */
-export function registerJobHandler(kind: string, handler: JobHandler, options: JobKindOptions = {}): void {
-  if (!/^[a-z][a-z0-9_-]{0,63}$/.test(kind)) throw new Error(`invalid job kind ${JSON.stringify(kind)}`);
-  handlers.set(kind, { handler, options });
-}
-
-export function jobHandler(kind: string): Registered | undefined {
-  return handlers.get(kind);
-}
-
-export function registeredJobKinds(): string[] {
-  return [...handlers.keys()];
+/** Checks a kind's name (it is stored and matched in SQL). */
+export function defineJobKind(kind: JobKind): JobKind {
+  if (!/^[a-z][a-z0-9_-]{0,63}$/.test(kind.kind)) throw new Error(`invalid job kind ${JSON.stringify(kind.kind)}`);
+  return kind;
 }
 
 /**
@@ -94,15 +74,5 @@ export function registeredJobKinds(): string[] {
 export interface PeriodicTask {
   name: string;
   everyMs: number;
-  run(app: AppContext): Promise<void>;
-}
-
-const periodicTasks = new Map<string, PeriodicTask>();
-
-export function registerPeriodicTask(task: PeriodicTask): void {
-  periodicTasks.set(task.name, task);
-}
-
-export function registeredPeriodicTasks(): PeriodicTask[] {
-  return [...periodicTasks.values()];
+  run(): Promise<void>;
 }

@@ -3,12 +3,11 @@
  * (run-sync, schedules) and the schedule task.
  */
 import { z } from 'zod';
-import { CREDENTIAL_CHECK_HTTP, createConnectorContext } from '../connectors/context.ts';
+import { CREDENTIAL_CHECK_HTTP } from '../connectors/context.ts';
 import { redactSecrets, sourceName } from '../connectors/credential-check.ts';
-import type { SourceHttpClientOptions } from '../connectors/http.ts';
 import { isSourceHttpError } from '../connectors/http.ts';
 import type { AnyConnector } from '../connectors/types.ts';
-import type { Queryable } from '../db/database.ts';
+import type { Database, Queryable } from '../db/database.ts';
 import { getConnectionById, takeDueSchedules } from '../db/repositories/connections.ts';
 import {
   getSyncJobState,
@@ -16,19 +15,13 @@ import {
   type SyncJobType,
   type SyncTrigger,
 } from '../db/repositories/sync-jobs.ts';
-import type { AppContext } from '../http/context.ts';
 import { runSync } from '../ingest/sync-runner.ts';
 import { AppError, isAppError } from '../lib/errors.ts';
 import { OutboundBlockedError, OutboundError } from '../net/outbound.ts';
 import { enqueueJob } from './queue.ts';
-import { JobError, type JobContext, type JobResult, type PeriodicTask } from './registry.ts';
-import {
-  baseUrlTemplateFor,
-  connectorOf,
-  decryptCredentials,
-  outboundFetchOf,
-  secretValues,
-} from './sources.ts';
+import { defineJobKind, JobError, type JobContext, type JobKind, type JobResult, type PeriodicTask } from './registry.ts';
+import type { JobSignals } from './signals.ts';
+import { type SourceHttpSettings, type SourceServices, secretValues } from './sources.ts';
 
 export const SYNC_JOB_KIND = 'sync';
 
@@ -36,7 +29,7 @@ export const SYNC_JOB_KIND = 'sync';
 export const SYNC_MAX_ATTEMPTS = 3;
 
 /** Retry budget of a sync's requests: longer than a credential check's, a sync runs in the background. */
-export const SYNC_HTTP: Omit<SourceHttpClientOptions, 'fetch' | 'signal'> = {
+export const SYNC_HTTP: SourceHttpSettings = {
   ...CREDENTIAL_CHECK_HTTP,
   maxAttempts: 6,
   baseDelayMs: 500,
@@ -63,7 +56,7 @@ export function syncUnavailable(connector: { label: string; type: string }): App
 
 /**
  * Queue a sync job for a connection, in the caller's transaction. Returns the job id, or null when the
- * connection already has a pending or running job. Call `app.jobs?.wake()` after the commit.
+ * connection already has a pending or running job. Call `JobSignals.wake()` after the commit.
  */
 export async function enqueueSyncJob(
   q: Queryable,
@@ -86,33 +79,41 @@ export async function enqueueSyncJob(
   return id;
 }
 
-/** The `sync` handler. */
-export async function runSyncJob(ctx: JobContext): Promise<JobResult> {
-  const { app, job } = ctx;
+/** What a sync job needs besides its job context. */
+export interface SyncJobDeps {
+  db: Database;
+  sources: SourceServices;
+  /** Wakes the indexer after items were written. */
+  itemsChanged: () => void;
+}
+
+/** The `sync` job kind. */
+export function syncJobKind(deps: SyncJobDeps): JobKind {
+  return defineJobKind({
+    kind: SYNC_JOB_KIND,
+    maxAttempts: SYNC_MAX_ATTEMPTS,
+    handler: (ctx) => runSyncJob(deps, ctx),
+  });
+}
+
+async function runSyncJob(deps: SyncJobDeps, ctx: JobContext): Promise<JobResult> {
+  const { job } = ctx;
   const { connectionId } = payloadSchema.parse(job.payload);
-  const state = await getSyncJobState(app.db, job.id);
-  const connection = await getConnectionById(app.db, connectionId);
+  const state = await getSyncJobState(deps.db, job.id);
+  const connection = await getConnectionById(deps.db, connectionId);
   if (!state || !connection) return { status: 'cancelled', note: 'The connection was removed.' };
   if (connection.status !== 'active') {
     return { status: 'cancelled', note: 'The connection is inactive; activate it to sync.' };
   }
-  const connector = connectorOf(app, connection.type);
+  const connector = deps.sources.connectorOf(connection.type);
   if (!connector?.sync) {
     throw new JobError(
       syncUnavailable(connector ?? { label: connection.type, type: connection.type }).message,
     );
   }
 
-  const credentials = decryptCredentials(app, connection.id, connection.credentialsEncrypted);
-  const context = createConnectorContext({
-    connector,
-    credentials,
-    fetch: outboundFetchOf(app),
-    signal: ctx.signal,
-    log: ctx.log,
-    baseUrlTemplate: baseUrlTemplateFor(app.config, connection.type),
-    http: app.sourceHttp ?? SYNC_HTTP,
-  });
+  const credentials = deps.sources.decryptCredentials(connection.id, connection.credentialsEncrypted);
+  const context = deps.sources.syncContext(connector, credentials, { signal: ctx.signal, log: ctx.log });
   const mode = state.jobType === 'reset' ? 'full' : 'incremental';
   const cursor = parseCursor(
     connector,
@@ -131,7 +132,7 @@ export async function runSyncJob(ctx: JobContext): Promise<JobResult> {
       cursor,
       bytesBefore: state.bytesSynced,
       withLease: ctx.withLease,
-      onItemsChanged: app.onItemsChanged,
+      onItemsChanged: deps.itemsChanged,
       secrets: secretValues(credentials),
     });
     if (result.failures > 0) {
@@ -172,8 +173,12 @@ function describeSyncError(connector: AnyConnector, err: unknown, secrets: strin
  * Turn due schedules into ordinary sync jobs (a connection with a job in progress skips this turn).
  * `now` lets tests move the clock.
  */
-export async function enqueueDueSyncs(app: AppContext, opts: { now?: Date } = {}): Promise<number[]> {
-  const ids = await app.db.transaction(async (tx) => {
+export async function enqueueDueSyncs(
+  db: Database,
+  jobs: JobSignals,
+  opts: { now?: Date } = {},
+): Promise<number[]> {
+  const ids = await db.transaction(async (tx) => {
     const due = await takeDueSchedules(tx, { limit: 100, ...(opts.now ? { now: opts.now } : {}) });
     const queued: number[] = [];
     for (const c of due) {
@@ -187,14 +192,17 @@ export async function enqueueDueSyncs(app: AppContext, opts: { now?: Date } = {}
     }
     return queued;
   });
-  if (ids.length > 0) app.jobs?.wake();
+  if (ids.length > 0) jobs.wake();
   return ids;
 }
 
-export const syncScheduleTask: PeriodicTask = {
-  name: 'sync-schedules',
-  everyMs: 15_000,
-  run: async (app) => {
-    await enqueueDueSyncs(app);
-  },
-};
+/** The periodic task that turns due schedules into jobs (every worker process runs it). */
+export function syncScheduleTask(db: Database, jobs: JobSignals): PeriodicTask {
+  return {
+    name: 'sync-schedules',
+    everyMs: 15_000,
+    run: async () => {
+      await enqueueDueSyncs(db, jobs);
+    },
+  };
+}

@@ -5,11 +5,10 @@
  */
 import { hostname } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { Queryable } from '../db/database.ts';
-import type { AppContext } from '../http/context.ts';
+import type { Database, Queryable } from '../db/database.ts';
 import { isAppError } from '../lib/errors.ts';
 import { newShortId } from '../lib/ids.ts';
-import './builtin.ts';
+import { type Logger, silentLogger } from '../lib/logger.ts';
 import { listenForJobs, type JobListener } from './notify.ts';
 import {
   assertLease,
@@ -21,28 +20,14 @@ import {
   reapStaleJobs,
   releaseJob,
 } from './queue.ts';
-import {
-  JobError,
-  type JobLogger,
-  jobHandler,
-  type PeriodicTask,
-  registeredJobKinds,
-  registeredPeriodicTasks,
-} from './registry.ts';
-
-/** What the HTTP routes use to reach this process's workers (AppContext.jobs). */
-export interface JobSignals {
-  /** A job was queued: claim now rather than at the next poll. */
-  wake(): void;
-  /** These jobs were cancelled in the database: abort their handlers now if they run here. */
-  cancel(jobIds: readonly number[]): void;
-}
+import { JobError, type JobKind, type PeriodicTask } from './registry.ts';
+import type { JobSignals } from './signals.ts';
 
 export interface WorkerPoolOptions {
   /** Jobs run at once by this pool. */
   concurrency: number;
-  /** Kinds to claim; default every registered kind. */
-  kinds?: readonly string[];
+  /** The kinds this pool claims and runs. */
+  kinds: readonly JobKind[];
   /** How often an idle loop looks for work when nothing wakes it. Default 1 s. */
   pollMs?: number;
   /** Heartbeat period of a running job. Default 2 s. */
@@ -51,11 +36,11 @@ export interface WorkerPoolOptions {
   staleMs?: number;
   /** How often this pool runs the reaper. Default staleMs / 3. */
   reapEveryMs?: number;
-  /** Periodic tasks besides the reaper; default every registered task. */
+  /** Periodic tasks besides the reaper. */
   periodicTasks?: readonly PeriodicTask[];
-  /** Postgres URL to LISTEN on for instant wake-ups; default config.DATABASE_URL (none on PGlite). */
+  /** Postgres URL to LISTEN on for instant wake-ups (server mode); none on PGlite. */
   listenUrl?: string | null;
-  log?: JobLogger;
+  log?: Logger;
   /** Default `<host>:<pid>:<random>`. */
   workerId?: string;
   /**
@@ -82,8 +67,6 @@ export interface WorkerPool extends JobSignals {
   stop(): Promise<void>;
 }
 
-const silentLog: JobLogger = { info() {}, warn() {}, error() {} };
-
 class WorkerShutdownError extends Error {
   override name = 'WorkerShutdownError';
 }
@@ -97,15 +80,15 @@ export function jobErrorMessage(err: unknown): string {
   return 'The job failed because of an internal error; it was logged.';
 }
 
-export function startWorkerPool(app: AppContext, opts: WorkerPoolOptions): WorkerPool {
-  const db = app.db;
-  const log = opts.log ?? silentLog;
+export function startWorkerPool(db: Database, opts: WorkerPoolOptions): WorkerPool {
+  const log = opts.log ?? silentLogger;
   const pollMs = opts.pollMs ?? 1_000;
   const heartbeatMs = opts.heartbeatMs ?? 2_000;
   const staleMs = opts.staleMs ?? 30_000;
   const reapEveryMs = opts.reapEveryMs ?? Math.max(100, Math.floor(staleMs / 3));
   const workerId = opts.workerId ?? `${hostname()}:${process.pid}:${newShortId(4)}`;
-  const kinds = () => opts.kinds ?? registeredJobKinds();
+  const handlers = new Map(opts.kinds.map((k) => [k.kind, k]));
+  const kindNames = [...handlers.keys()];
 
   let stopping = false;
   let wakeSeq = 0;
@@ -141,7 +124,7 @@ export function startWorkerPool(app: AppContext, opts: WorkerPoolOptions): Worke
   async function runJob(job: ClaimedJob): Promise<void> {
     const controller = new AbortController();
     active.set(job.id, { controller, job });
-    const jobLog: JobLogger = {
+    const jobLog: Logger = {
       info: (o, m) => log.info({ jobId: job.id, kind: job.kind, ...o }, m),
       warn: (o, m) => log.warn({ jobId: job.id, kind: job.kind, ...o }, m),
       error: (o, m) => log.error({ jobId: job.id, kind: job.kind, ...o }, m),
@@ -167,12 +150,11 @@ export function startWorkerPool(app: AppContext, opts: WorkerPoolOptions): Worke
       });
 
     try {
-      const registered = jobHandler(job.kind);
+      const registered = handlers.get(job.kind);
       if (!registered) throw new JobError(`No handler for jobs of kind "${job.kind}" in this worker.`);
       jobLog.info({ attempt: job.attempt }, 'job started');
       const result = await registered.handler({
         job,
-        app,
         signal: controller.signal,
         log: jobLog,
         withLease,
@@ -187,7 +169,7 @@ export function startWorkerPool(app: AppContext, opts: WorkerPoolOptions): Worke
     }
   }
 
-  async function settleFailure(job: ClaimedJob, signal: AbortSignal, err: unknown, jobLog: JobLogger) {
+  async function settleFailure(job: ClaimedJob, signal: AbortSignal, err: unknown, jobLog: Logger) {
     const reason: unknown = signal.aborted ? signal.reason : undefined;
     try {
       if (reason instanceof WorkerShutdownError) {
@@ -227,7 +209,7 @@ export function startWorkerPool(app: AppContext, opts: WorkerPoolOptions): Worke
       const seen = wakeSeq;
       let job: ClaimedJob | null = null;
       try {
-        job = await claimJob(db, { kinds: kinds(), workerId });
+        job = await claimJob(db, { kinds: kindNames, workerId });
       } catch (err) {
         if (stopping) break;
         log.warn({ err: (err as Error).message }, 'claiming a job failed; retrying');
@@ -252,7 +234,7 @@ export function startWorkerPool(app: AppContext, opts: WorkerPoolOptions): Worke
         if (r.requeued.length > 0) wake();
       },
     },
-    ...(opts.periodicTasks ?? registeredPeriodicTasks()),
+    ...(opts.periodicTasks ?? []),
   ];
   const timers = new Set<NodeJS.Timeout>();
   const runningTasks = new Set<Promise<void>>();
@@ -261,7 +243,7 @@ export function startWorkerPool(app: AppContext, opts: WorkerPoolOptions): Worke
     const t = setTimeout(() => {
       timers.delete(t);
       const p = task
-        .run(app)
+        .run()
         .catch((err: unknown) =>
           log.warn({ task: task.name, err: (err as Error).message }, 'periodic task failed'),
         )
@@ -276,7 +258,7 @@ export function startWorkerPool(app: AppContext, opts: WorkerPoolOptions): Worke
   for (const task of tasks) scheduleTask(task, Math.min(task.everyMs, 50));
 
   let listener: JobListener | null = null;
-  const listenUrl = opts.listenUrl === undefined ? app.config.DATABASE_URL : opts.listenUrl;
+  const listenUrl = opts.listenUrl ?? null;
   if (listenUrl) {
     listener = listenForJobs(
       listenUrl,
@@ -304,7 +286,7 @@ export function startWorkerPool(app: AppContext, opts: WorkerPoolOptions): Worke
   const loops = Array.from({ length: Math.max(0, opts.concurrency) }, () =>
     reclaimed.then(loop).catch((err: unknown) => log.error({ err }, 'worker loop crashed')),
   );
-  log.info({ workerId, concurrency: opts.concurrency, kinds: kinds() }, 'workers started');
+  log.info({ workerId, concurrency: opts.concurrency, kinds: kindNames }, 'workers started');
 
   let stopped: Promise<void> | null = null;
   return {

@@ -75,7 +75,8 @@ for (const mode of STORAGE_MODES) {
         const death = new AbortController();
         const running = runCrawlJob(
           {
-            app: h.t.ctx,
+            db: h.t.db,
+            crawler: h.t.service.crawler,
             withLease: (fn) =>
               h.t.db.transaction(async (tx) => {
                 await assertLease(tx, claimed.id, claimed.leaseToken);

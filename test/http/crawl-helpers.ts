@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { CrawlerOverrides } from '../../src/crawler/runner.ts';
 import type { CrawlJobView } from '../../src/db/repositories/crawl-jobs.ts';
-import { startWorkerPool, type WorkerPool, type WorkerPoolOptions } from '../../src/jobs/worker.ts';
+import type { WorkerPool, WorkerPoolOptions } from '../../src/jobs/worker.ts';
 import { type StorageMode, startTestApp, type TestApp } from '../support/harness.ts';
 
 /** The fastapi-docs mirror (154 pages, sitemap, robots.txt). */
@@ -56,17 +56,14 @@ export async function startCrawlApp(
 ): Promise<CrawlTestApp> {
   const t = await startTestApp(mode, {
     config: { KB_CRAWL_ALLOW_PRIVATE: 'true', ...opts.config },
-    extend: (ctx) => {
-      ctx.crawler = { ...FAST_CRAWLER, ...opts.crawler };
-    },
+    parts: { crawler: { ...FAST_CRAWLER, ...opts.crawler } },
   });
   const h: CrawlTestApp = {
     t,
     pool: null,
     startWorkers(o = {}) {
-      const pool = startWorkerPool(t.ctx, { concurrency: 2, ...FAST_WORKERS, ...o });
+      const pool = t.service.startWorkers({ concurrency: 2, ...FAST_WORKERS, ...o });
       h.pool = pool;
-      t.ctx.jobs = pool;
       return pool;
     },
     async crawl(body, key) {

@@ -4,10 +4,11 @@ import { after, before, describe, test } from 'node:test';
 import { migrate } from '../../src/db/migrate.ts';
 import { openPglite } from '../../src/db/pglite.ts';
 import { createApiKey, createOrganization } from '../../src/db/repositories/organizations.ts';
-import { buildApp, REDACT_PATHS } from '../../src/http/app.ts';
+import { buildApp } from '../../src/http/app.ts';
+import { createProcessLogger } from '../../src/lib/logger.ts';
 import type { App } from '../../src/http/context.ts';
 import type { Database } from '../../src/db/database.ts';
-import { testConfig } from '../support/harness.ts';
+import { composeTestService, testConfig } from '../support/harness.ts';
 
 describe('structured logs', () => {
   const lines: Array<Record<string, unknown>> = [];
@@ -28,8 +29,8 @@ describe('structured logs', () => {
       },
     });
     app = await buildApp(
-      { config: testConfig(), db },
-      { logger: { level: 'trace', stream, redact: { paths: REDACT_PATHS, censor: '[redacted]' } } },
+      composeTestService(db, testConfig()).appDeps,
+      { logger: createProcessLogger({ level: 'trace', stream }) },
     );
     await app.ready();
   });

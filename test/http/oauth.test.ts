@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
-import { newStateNonce, signState } from '../../src/http/routes/oauth-state.ts';
+import { newStateNonce, OAuthStates } from '../../src/http/oauth-state.ts';
 import { basicCredentials, type FakeServer, startFakeServer } from '../fakes/fake-server.ts';
 import { NOTION_GOOD_TOKEN, startFakeNotion } from '../fakes/notion.ts';
 import { expectError, STORAGE_MODES, startTestApp, type TestApp } from '../support/harness.ts';
@@ -195,10 +195,10 @@ for (const mode of STORAGE_MODES) {
       await tryState('not-a-state');
       // Signed with our key, but never issued: the database does not know it.
       assert.match(
-        await tryState(await signState(t.ctx, newStateNonce(), 60_000)),
+        await tryState(await new OAuthStates(t.db, t.service.cipher).sign(newStateNonce(), 60_000)),
         /already used or has expired/,
       );
-      assert.match(await tryState(await signState(t.ctx, newStateNonce(), -1_000)), /expired/);
+      assert.match(await tryState(await new OAuthStates(t.db, t.service.cipher).sign(newStateNonce(), -1_000)), /expired/);
       expectError(
         await t.call('GET', `/api/connect/oauth/callback?code=${code}`, { key: null }),
         400,

@@ -4,7 +4,6 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Database } from '../../src/db/database.ts';
 import { migrate } from '../../src/db/migrate.ts';
 import { createOrganization } from '../../src/db/repositories/organizations.ts';
-import type { AppContext } from '../../src/http/context.ts';
 import {
   claimJob,
   enqueueJob,
@@ -13,15 +12,15 @@ import {
   heartbeatJob,
   reapStaleJobs,
 } from '../../src/jobs/queue.ts';
-import { JobError, registerJobHandler } from '../../src/jobs/registry.ts';
+import { defineJobKind, JobError } from '../../src/jobs/registry.ts';
 import { JOB_STATUSES, JOB_TRANSITIONS } from '../../src/db/job-status.ts';
 import { startWorkerPool } from '../../src/jobs/worker.ts';
-import { freshDatabase, STORAGE_MODES, testConfig } from '../support/harness.ts';
+import { freshDatabase, STORAGE_MODES } from '../support/harness.ts';
 import { waitFor } from './helpers.ts';
 
 // A job kind of the tests' own, plugged in exactly as the crawler will plug in 'crawl'.
 const calls: Array<{ id: number; attempt: number; payload: unknown }> = [];
-registerJobHandler('test-echo', async ({ job, signal, withLease }) => {
+const echoKind = defineJobKind({ kind: 'test-echo', maxAttempts: 3, handler: async ({ job, signal, withLease }) => {
   calls.push({ id: job.id, attempt: job.attempt, payload: job.payload });
   const p = job.payload as { mode?: string; ms?: number };
   if (p.mode === 'retry-once' && job.attempt === 1)
@@ -35,21 +34,19 @@ registerJobHandler('test-echo', async ({ job, signal, withLease }) => {
     await tx.query('SELECT 1');
   });
   return { status: 'succeeded' };
-});
+} });
 
 for (const mode of STORAGE_MODES) {
   describe(`job engine (${mode})`, () => {
     let db: Database;
     let drop: () => Promise<void>;
     let org: string;
-    let app: AppContext;
     before(async () => {
       const fresh = await freshDatabase(mode);
       db = fresh.db;
       drop = fresh.drop;
       await migrate(db);
       org = (await createOrganization(db, 'engine-org')).id;
-      app = { config: testConfig(), db };
     });
     after(async () => drop?.());
 
@@ -129,7 +126,8 @@ for (const mode of STORAGE_MODES) {
     });
 
     test('a worker pool runs registered kinds: retryable errors retry, others fail without internals', async () => {
-      const pool = startWorkerPool(app, {
+      const pool = startWorkerPool(db, {
+        kinds: [echoKind],
         concurrency: 2,
         pollMs: 50,
         heartbeatMs: 50,
@@ -187,7 +185,8 @@ for (const mode of STORAGE_MODES) {
       const id = (await enqueueJob(db, { kind: 'test-echo', organizationId: org, payload: { mode: 'ok' } }))!;
       const ghost = (await claimJob(db, { kinds: ['test-echo'], workerId: 'previous-run' }))!;
       assert.equal(ghost.id, id);
-      const pool = startWorkerPool(app, {
+      const pool = startWorkerPool(db, {
+        kinds: [echoKind],
         concurrency: 1,
         pollMs: 50,
         heartbeatMs: 50,
@@ -217,7 +216,8 @@ for (const mode of STORAGE_MODES) {
     });
 
     test('heartbeats keep a long job alive; stopping the pool hands it back without using up an attempt', async () => {
-      const pool = startWorkerPool(app, {
+      const pool = startWorkerPool(db, {
+        kinds: [echoKind],
         concurrency: 1,
         pollMs: 50,
         heartbeatMs: 50,

@@ -1,9 +1,9 @@
 /** Shared set-up of the job-engine tests: an app with the test connector, its fake source and workers. */
 import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { SourceHttpClientOptions } from '../../src/connectors/http.ts';
 import { getSyncJob, type SyncJobView } from '../../src/db/repositories/sync-jobs.ts';
-import { startWorkerPool, type WorkerPool, type WorkerPoolOptions } from '../../src/jobs/worker.ts';
+import type { SourceHttpSettings } from '../../src/jobs/sources.ts';
+import type { WorkerPool, WorkerPoolOptions } from '../../src/jobs/worker.ts';
 import {
   startTestSource,
   TEST_SOURCE_TOKEN,
@@ -14,7 +14,7 @@ import { testConnector } from '../connectors/test-connector.ts';
 import { type StorageMode, startTestApp, type TestApp } from '../support/harness.ts';
 
 /** Retries without real waits worth mentioning. */
-export const FAST_SOURCE_HTTP: Omit<SourceHttpClientOptions, 'fetch' | 'signal'> = {
+export const FAST_SOURCE_HTTP: SourceHttpSettings = {
   maxAttempts: 3,
   baseDelayMs: 5,
   maxDelayMs: 20,
@@ -23,7 +23,7 @@ export const FAST_SOURCE_HTTP: Omit<SourceHttpClientOptions, 'fetch' | 'signal'>
 };
 
 /** Worker timings for tests: quick polls, heartbeats and reaping. */
-export const FAST_WORKERS: Omit<WorkerPoolOptions, 'concurrency'> = {
+export const FAST_WORKERS: Omit<WorkerPoolOptions, 'concurrency' | 'kinds'> = {
   pollMs: 50,
   heartbeatMs: 100,
   staleMs: 1_500,
@@ -48,19 +48,18 @@ export async function startSyncApp(
   const itemsChanged = { count: 0 };
   const t = await startTestApp(mode, {
     config: { KB_CRAWL_ALLOW_PRIVATE: 'true', KB_DOCS_SPACE_BASE_URL: source.url, ...opts.config },
-    extend: (ctx) => {
-      ctx.connectors = { docs_space: testConnector };
-      ctx.sourceHttp = FAST_SOURCE_HTTP;
-      ctx.onItemsChanged = () => {
+    parts: {
+      connectors: { docs_space: testConnector },
+      sourceHttp: FAST_SOURCE_HTTP,
+      onItemsChanged: () => {
         itemsChanged.count++;
-      };
+      },
     },
   });
   const pool =
     opts.workers === false
       ? null
-      : startWorkerPool(t.ctx, { concurrency: 1, ...FAST_WORKERS, ...opts.workers, listenUrl: null });
-  if (pool) t.ctx.jobs = pool;
+      : t.service.startWorkers({ concurrency: 1, ...FAST_WORKERS, ...opts.workers, listenUrl: null });
   return {
     t,
     source,

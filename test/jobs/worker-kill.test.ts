@@ -14,10 +14,7 @@ import { migrate } from '../../src/db/migrate.ts';
 import { upsertConnection } from '../../src/db/repositories/connections.ts';
 import { createOrganization } from '../../src/db/repositories/organizations.ts';
 import { getSyncJob } from '../../src/db/repositories/sync-jobs.ts';
-import type { AppContext } from '../../src/http/context.ts';
-import { encryptCredentials } from '../../src/jobs/sources.ts';
 import { enqueueSyncJob } from '../../src/jobs/sync-job.ts';
-import { startWorkerPool } from '../../src/jobs/worker.ts';
 import {
   startTestSource,
   TEST_SOURCE_TOKEN,
@@ -25,7 +22,7 @@ import {
   type TestSource,
 } from '../connectors/test-connector-source.ts';
 import { testConnector } from '../connectors/test-connector.ts';
-import { freshDatabase, testConfig } from '../support/harness.ts';
+import { composeTestService, freshDatabase, testConfig } from '../support/harness.ts';
 import { FAST_SOURCE_HTTP, waitFor } from './helpers.ts';
 
 const WORKER = fileURLToPath(new URL('./fixtures/sync-worker.ts', import.meta.url));
@@ -76,19 +73,17 @@ test('a SIGKILLed worker: its job is reaped within bounded time and resumes at t
     KB_CRAWL_ALLOW_PRIVATE: 'true',
     KB_LOG_LEVEL: 'silent',
   };
-  const ctx: AppContext = {
-    config: testConfig(env),
-    db,
+  const service = composeTestService(db, testConfig(env), {
     connectors: { docs_space: testConnector },
     sourceHttp: FAST_SOURCE_HTTP,
-  };
+  });
   const org = (await createOrganization(db, 'kill-org')).id;
   const credentials = { access_token: TEST_SOURCE_TOKEN, space_id: TEST_SPACE_ID };
   const { id: connectionId } = await db.transaction((tx) =>
     upsertConnection(tx, {
       organizationId: org,
       type: 'docs_space',
-      encrypt: (id) => encryptCredentials(ctx, id, credentials),
+      encrypt: (id) => service.sources.encryptCredentials(id, credentials),
     }),
   );
   source.seed(600);
@@ -120,7 +115,7 @@ test('a SIGKILLed worker: its job is reaped within bounded time and resumes at t
 
   // Another worker (this process) with a 1 s staleness bound takes the job back and finishes it.
   const staleMs = 1_000;
-  const pool = startWorkerPool(ctx, {
+  const pool = service.startWorkers({
     concurrency: 1,
     pollMs: 50,
     heartbeatMs: 100,

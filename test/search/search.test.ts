@@ -72,7 +72,7 @@ for (const mode of STORAGE_MODES) {
       // pgvector's text form, with the model's dimension.
       assert.match(top.embedding, /^\[-?\d/);
       const vec = JSON.parse(top.embedding) as number[];
-      assert.equal(vec.length, t.ctx.embedder!.dimensions);
+      assert.equal(vec.length, t.service.embedding.embedder()!.dimensions);
       const norm = Math.sqrt(vec.reduce((s, x) => s + x * x, 0));
       assert.ok(Math.abs(norm - 1) < 1e-3);
     });

@@ -1,6 +1,5 @@
 import { createEmbedder, type Embedder } from '../../src/embedding/index.ts';
 import { Indexer } from '../../src/ingest/indexer.ts';
-import { ensureVectorIndex } from '../../src/search/vector-index.ts';
 import type { TestApp } from './harness.ts';
 import { testModelDir } from './model.ts';
 
@@ -18,8 +17,7 @@ export function testEmbedder(): Promise<Embedder> {
  */
 export async function withSearch(t: TestApp): Promise<{ embedder: Embedder; indexer: Indexer; drain(): Promise<number> }> {
   const embedder = await testEmbedder();
-  await ensureVectorIndex(t.db, { id: embedder.modelId, dimensions: embedder.dimensions });
+  await t.service.embedding.use(embedder);
   const indexer = new Indexer(t.db, embedder);
-  t.ctx.embedder = embedder;
   return { embedder, indexer, drain: () => indexer.drain() };
 }

@@ -6,8 +6,10 @@ import { migrate } from '../../src/db/migrate.ts';
 import { openPglite } from '../../src/db/pglite.ts';
 import { openPostgres } from '../../src/db/postgres.ts';
 import { createApiKey, createOrganization, findOrganization } from '../../src/db/repositories/organizations.ts';
+import { composeService, type Service, type ServiceParts } from '../../src/compose.ts';
 import { buildApp } from '../../src/http/app.ts';
-import type { App, AppContext } from '../../src/http/context.ts';
+import type { App } from '../../src/http/context.ts';
+import { CredentialCipher } from '../../src/lib/crypto.ts';
 import { startNativePostgres } from './native-postgres.ts';
 
 export type StorageMode = 'pglite' | 'postgres';
@@ -67,6 +69,19 @@ export function testConfig(overrides: Record<string, string> = {}): Config {
   });
 }
 
+/**
+ * The composed service over a database the caller opened (migrated), with no model and no background
+ * indexer unless `parts` say otherwise. Close it with `service.close()`.
+ */
+export function composeTestService(db: Database, config: Config = testConfig(), parts: ServiceParts = {}): Service {
+  return composeService({
+    config,
+    db,
+    cipher: new CredentialCipher(config.KB_ENCRYPTION_KEY!),
+    parts: { embedding: 'none', runIndexer: false, ...parts },
+  });
+}
+
 export interface TestOrg {
   id: string;
   key: string;
@@ -75,7 +90,8 @@ export interface TestOrg {
 export interface TestApp {
   app: App;
   db: Database;
-  ctx: AppContext;
+  /** The composed service behind the app (its parts: sources, crawler, embedding, job kinds...). */
+  service: Service;
   /** Two organizations: every test that creates data in `a` checks that `b` cannot see or touch it. */
   orgA: TestOrg;
   orgB: TestOrg;
@@ -92,7 +108,8 @@ export async function startTestApp(
   mode: StorageMode,
   opts: {
     config?: Record<string, string>;
-    extend?: (ctx: AppContext) => void | Promise<void>;
+    /** Parts in place of those built from the config (connectors, fast retries, crawler settings...). */
+    parts?: ServiceParts;
     /** Benchmarks: a file-backed PGlite directory kept between runs (organizations are reused). */
     pgliteDir?: string;
   } = {},
@@ -108,14 +125,14 @@ export async function startTestApp(
   };
   const orgA = await makeOrg('org-a');
   const orgB = await makeOrg('org-b');
-  const ctx: AppContext = { config: testConfig(opts.config), db };
-  await opts.extend?.(ctx);
-  const app = await buildApp(ctx, { logger: false });
+  // No model unless a test hands one in (withSearch), no background indexer: tests drain it themselves.
+  const service = composeTestService(db, testConfig(opts.config), opts.parts);
+  const app = await buildApp(service.appDeps, { logger: false });
   await app.ready();
   return {
     app,
     db,
-    ctx,
+    service,
     orgA,
     orgB,
     async call(method, url, o = {}) {
@@ -136,6 +153,7 @@ export async function startTestApp(
     },
     async close() {
       await app.close();
+      await service.close();
       await fresh.drop();
     },
   };

@@ -2,15 +2,15 @@ import { z } from 'zod';
 import { revokeApiKey } from '../../db/repositories/organizations.ts';
 import { AppError } from '../../lib/errors.ts';
 import { requireAdmin } from '../auth.ts';
-import type { App, AppContext } from '../context.ts';
+import type { App, RouteDeps } from '../context.ts';
 import { commonErrors, errorBodySchema } from '../schemas.ts';
 
 /** Admin API: revoke a key by its id (the 16 hex characters after `kb_`). */
-export function register(app: App, ctx: AppContext): void {
+export function register(app: App, deps: RouteDeps): void {
   app.delete(
     '/api/admin/keys/:id',
     {
-      onRequest: requireAdmin(ctx.config.KB_ADMIN_TOKEN),
+      onRequest: requireAdmin(deps.config.KB_ADMIN_TOKEN),
       schema: {
         tags: ['admin'],
         summary: 'Revoke an API key',
@@ -20,7 +20,7 @@ export function register(app: App, ctx: AppContext): void {
       },
     },
     async (request) => {
-      const revoked = await revokeApiKey(ctx.db, request.params.id);
+      const revoked = await revokeApiKey(deps.db, request.params.id);
       if (!revoked) throw new AppError('not_found', 'No live API key has this id.');
       return { success: true };
     },

@@ -2,14 +2,14 @@ import { z } from 'zod';
 import { createApiKey, createOrganization, findOrganization } from '../../db/repositories/organizations.ts';
 import { AppError } from '../../lib/errors.ts';
 import { requireAdmin } from '../auth.ts';
-import type { App, AppContext } from '../context.ts';
+import type { App, RouteDeps } from '../context.ts';
 import { commonErrors, errorBodySchema } from '../schemas.ts';
 
 const adminSecurity = [{ adminToken: [] }];
 
 /** Admin API (only with KB_ADMIN_TOKEN): provision organizations and their keys. */
-export function register(app: App, ctx: AppContext): void {
-  const onRequest = requireAdmin(ctx.config.KB_ADMIN_TOKEN);
+export function register(app: App, deps: RouteDeps): void {
+  const onRequest = requireAdmin(deps.config.KB_ADMIN_TOKEN);
 
   app.post(
     '/api/admin/organizations',
@@ -24,7 +24,7 @@ export function register(app: App, ctx: AppContext): void {
       },
     },
     async (request) => {
-      return ctx.db.transaction(async (tx) => {
+      return deps.db.transaction(async (tx) => {
         if (await findOrganization(tx, request.body.name)) {
           throw new AppError('conflict', `An organization named "${request.body.name}" exists already.`);
         }
@@ -48,7 +48,7 @@ export function register(app: App, ctx: AppContext): void {
       },
     },
     async (request) => {
-      return ctx.db.transaction(async (tx) => {
+      return deps.db.transaction(async (tx) => {
         const org = await findOrganization(tx, request.params.id);
         if (!org || org.id !== request.params.id) throw new AppError('not_found', 'No organization has this id.');
         return createApiKey(tx, org.id);

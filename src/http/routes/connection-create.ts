@@ -1,18 +1,10 @@
 import { z } from 'zod';
-import { checkCredentials } from '../../connectors/context.ts';
 import { canonicalSourceType, sourceInputSchema } from '../../connectors/registry.ts';
 import { findOAuthSecret, upsertConnection } from '../../db/repositories/connections.ts';
-import {
-  baseUrlTemplateFor,
-  cipherOf,
-  connectorOf,
-  encryptCredentials,
-  outboundFetchOf,
-} from '../../jobs/sources.ts';
 import { AppError } from '../../lib/errors.ts';
-import { type App, type AppContext, callerOf } from '../context.ts';
+import { type App, type RouteDeps, callerOf } from '../context.ts';
 import { commonErrors } from '../schemas.ts';
-import { oauthSecretAad } from './oauth-state.ts';
+import { oauthSecretAad } from '../oauth-state.ts';
 
 /** The whole credential check, retries included, runs inside the request: bound it. */
 const CHECK_TIMEOUT_MS = 30_000;
@@ -43,7 +35,7 @@ const bodySchema = z.strictObject({
  * Endpoint 1: create a connection, or replace its credentials (one per organization and source type).
  * The credentials are checked with one call to the source before anything is stored.
  */
-export function register(app: App, ctx: AppContext): void {
+export function register(app: App, deps: RouteDeps): void {
   app.post(
     '/api/connect/connection',
     {
@@ -71,14 +63,14 @@ export function register(app: App, ctx: AppContext): void {
       const { source, schedule, secretId } = request.body;
       const { type: givenType, ...fields } = source;
       const type = canonicalSourceType(givenType)!;
-      const connector = connectorOf(ctx, type)!;
+      const connector = deps.sources.connectorOf(type)!;
       let credentials = connector.normalize(fields) as Record<string, string>;
 
       if (secretId !== undefined && type !== 'notes') {
         throw new AppError('invalid_request', 'secretId only applies to notes connections (OAuth).');
       }
       if (type === 'notes' && !credentials['access_token']) {
-        const secret = await findOAuthSecret(ctx.db, organizationId, 'notes', secretId);
+        const secret = await findOAuthSecret(deps.db, organizationId, 'notes', secretId);
         if (!secret) {
           throw new AppError(
             'oauth_required',
@@ -89,19 +81,13 @@ export function register(app: App, ctx: AppContext): void {
         }
         credentials = {
           ...credentials,
-          access_token: cipherOf(ctx).decrypt(secret.tokenEncrypted, oauthSecretAad(secret.id)),
+          access_token: deps.sources.cipher.decrypt(secret.tokenEncrypted, oauthSecretAad(secret.id)),
         };
       }
 
       const deadline = AbortSignal.timeout(CHECK_TIMEOUT_MS);
       try {
-        await checkCredentials({
-          connector,
-          credentials,
-          fetch: outboundFetchOf(ctx),
-          baseUrlTemplate: baseUrlTemplateFor(ctx.config, type),
-          signal: deadline,
-        });
+        await deps.sources.checkCredentials(connector, credentials, deadline);
       } catch (err) {
         if (deadline.aborted) {
           throw new AppError(
@@ -112,11 +98,11 @@ export function register(app: App, ctx: AppContext): void {
         throw err;
       }
 
-      const result = await ctx.db.transaction((tx) =>
+      const result = await deps.db.transaction((tx) =>
         upsertConnection(tx, {
           organizationId,
           type,
-          encrypt: (id) => encryptCredentials(ctx, id, credentials),
+          encrypt: (id) => deps.sources.encryptCredentials(id, credentials),
           scheduleIntervalMinutes: schedule === undefined ? undefined : (schedule?.intervalMinutes ?? null),
         }),
       );

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { deleteConnection } from '../../db/repositories/connections.ts';
 import { activeSyncJobIds } from '../../db/repositories/sync-jobs.ts';
 import { cancelJobs } from '../../jobs/queue.ts';
-import { type App, type AppContext, callerOf } from '../context.ts';
+import { type App, type RouteDeps, callerOf } from '../context.ts';
 import { commonErrors, errorBodySchema } from '../schemas.ts';
 import { connectionRefFields, connectionRefOf, resolveConnection } from './connection-shared.ts';
 
@@ -12,7 +12,7 @@ const bodySchema = z.strictObject(connectionRefFields);
  * Endpoint 2: disconnect. Cancels the connection's pending and running jobs (their workers stop at
  * once), deletes its credentials and every item (and chunk) it produced.
  */
-export function register(app: App, ctx: AppContext): void {
+export function register(app: App, deps: RouteDeps): void {
   app.delete(
     '/api/connect/connection',
     {
@@ -36,7 +36,7 @@ export function register(app: App, ctx: AppContext): void {
     async (request) => {
       const { organizationId } = callerOf(request);
       const ref = connectionRefOf(request.body);
-      const result = await ctx.db.transaction(async (tx) => {
+      const result = await deps.db.transaction(async (tx) => {
         const connection = await resolveConnection(tx, organizationId, ref);
         // Jobs first: a worker's batch holds its job row while it writes, so cancelling waits for that
         // batch and the items it committed are deleted below; later batches find the job cancelled.
@@ -48,7 +48,7 @@ export function register(app: App, ctx: AppContext): void {
         const { items } = await deleteConnection(tx, organizationId, connection.id);
         return { connectionId: connection.id, cancelled, items };
       });
-      ctx.jobs?.cancel(result.cancelled);
+      deps.jobs.cancel(result.cancelled);
       return {
         success: true,
         connectionId: result.connectionId,

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { listConnections } from '../../db/repositories/connections.ts';
 import { getSyncJob } from '../../db/repositories/sync-jobs.ts';
-import { type App, type AppContext, callerOf } from '../context.ts';
+import { type App, type RouteDeps, callerOf } from '../context.ts';
 import { commonErrors } from '../schemas.ts';
 import { syncJobSchema } from './connection-shared.ts';
 
@@ -19,7 +19,7 @@ const connectionSchema = z
   .meta({ id: 'Connection' });
 
 /** Extension: the organization's connections (never their credentials). */
-export function register(app: App, ctx: AppContext): void {
+export function register(app: App, deps: RouteDeps): void {
   app.get(
     '/api/connect/connections',
     {
@@ -31,7 +31,7 @@ export function register(app: App, ctx: AppContext): void {
     },
     async (request) => {
       const { organizationId } = callerOf(request);
-      const rows = await listConnections(ctx.db, organizationId);
+      const rows = await listConnections(deps.db, organizationId);
       const data = await Promise.all(
         rows.map(async (c) => ({
           id: c.id,
@@ -42,7 +42,7 @@ export function register(app: App, ctx: AppContext): void {
           nextSyncAt: c.nextSyncAt,
           createdAt: c.createdAt,
           updatedAt: c.updatedAt,
-          lastJob: c.lastJobId === null ? null : await getSyncJob(ctx.db, organizationId, c.lastJobId),
+          lastJob: c.lastJobId === null ? null : await getSyncJob(deps.db, organizationId, c.lastJobId),
         })),
       );
       return { data };

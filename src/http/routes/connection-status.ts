@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { setConnectionStatus } from '../../db/repositories/connections.ts';
 import { activeSyncJobIds } from '../../db/repositories/sync-jobs.ts';
 import { cancelJobs } from '../../jobs/queue.ts';
-import { type App, type AppContext, callerOf } from '../context.ts';
+import { type App, type RouteDeps, callerOf } from '../context.ts';
 import { commonErrors, errorBodySchema } from '../schemas.ts';
 import { connectionRefFields, connectionRefOf, resolveConnection } from './connection-shared.ts';
 
@@ -17,7 +17,7 @@ const bodySchema = z.strictObject({
  * Endpoint 3: set a connection `active` or `inactive`. Deactivating cancels its pending and running
  * jobs; an inactive connection keeps its items searchable but does not sync.
  */
-export function register(app: App, ctx: AppContext): void {
+export function register(app: App, deps: RouteDeps): void {
   app.patch(
     '/api/connect/set-connection-status',
     {
@@ -43,7 +43,7 @@ export function register(app: App, ctx: AppContext): void {
       const { organizationId } = callerOf(request);
       const ref = connectionRefOf(request.body);
       const { status } = request.body;
-      const result = await ctx.db.transaction(async (tx) => {
+      const result = await deps.db.transaction(async (tx) => {
         const connection = await resolveConnection(tx, organizationId, ref);
         const cancelled =
           status === 'inactive'
@@ -56,7 +56,7 @@ export function register(app: App, ctx: AppContext): void {
         await setConnectionStatus(tx, connection.id, status);
         return { connectionId: connection.id, cancelled };
       });
-      ctx.jobs?.cancel(result.cancelled);
+      deps.jobs.cancel(result.cancelled);
       return { success: true, connectionId: result.connectionId, status, cancelledJobs: result.cancelled };
     },
   );

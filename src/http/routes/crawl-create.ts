@@ -1,12 +1,11 @@
 import { z } from 'zod';
 import { compilePathFilters, MAX_PATH_PATTERN_LENGTH, MAX_PATH_PATTERNS } from '../../crawler/filters.ts';
-import { CRAWL_JOB_KIND, CRAWL_MAX_ATTEMPTS } from '../../crawler/runner.ts';
 import { canonicalizeUrl } from '../../crawler/url.ts';
-import { type CrawlOptions, getCrawlJob, insertCrawlJob } from '../../db/repositories/crawl-jobs.ts';
-import { enqueueJob } from '../../jobs/queue.ts';
+import { type CrawlOptions, getCrawlJob } from '../../db/repositories/crawl-jobs.ts';
+import { enqueueCrawlJob } from '../../jobs/crawl-job.ts';
 import { AppError } from '../../lib/errors.ts';
 import { newId } from '../../lib/ids.ts';
-import { type App, type AppContext, callerOf } from '../context.ts';
+import { type App, type RouteDeps, callerOf } from '../context.ts';
 import { commonErrors, tagsSchema } from '../schemas.ts';
 import { crawlJobSchema } from './crawl-shared.ts';
 
@@ -56,7 +55,7 @@ function bodySchema(maxLimit: number) {
  * Endpoint 6: queue a crawl. Answers the job in `idle` at once; a worker moves it to `scraping` and on to
  * `completed`, `failed` or `cancelled`.
  */
-export function register(app: App, ctx: AppContext): void {
+export function register(app: App, deps: RouteDeps): void {
   app.post(
     '/api/connect/crawling/',
     {
@@ -68,7 +67,7 @@ export function register(app: App, ctx: AppContext): void {
           'content as a `crawl` item as it arrives. The page budget `limit` is exact. Private, loopback and ' +
           'link-local targets are refused unless the operator sets KB_CRAWL_ALLOW_PRIVATE. Crawling a URL again ' +
           'updates its item, leaves unchanged pages alone and removes pages that now answer 404/410.',
-        body: bodySchema(ctx.config.KB_CRAWL_MAX_LIMIT),
+        body: bodySchema(deps.config.KB_CRAWL_MAX_LIMIT),
         response: { 200: crawlJobSchema, ...commonErrors },
       },
     },
@@ -91,18 +90,11 @@ export function register(app: App, ctx: AppContext): void {
         tags: [...new Set(b.tags)],
       };
       const id = newId();
-      const job = await ctx.db.transaction(async (tx) => {
-        const jobId = await enqueueJob(tx, {
-          kind: CRAWL_JOB_KIND,
-          organizationId,
-          payload: { crawlJobId: id },
-          maxAttempts: CRAWL_MAX_ATTEMPTS,
-        });
-        if (jobId === null) throw new Error('enqueue without a dedupe key returned no job');
-        await insertCrawlJob(tx, { id, jobId, organizationId, url, limit: b.limit, options });
+      const job = await deps.db.transaction(async (tx) => {
+        await enqueueCrawlJob(tx, { id, organizationId, url, limit: b.limit, options });
         return getCrawlJob(tx, organizationId, id);
       });
-      ctx.jobs?.wake();
+      deps.jobs.wake();
       return job!;
     },
   );

@@ -1,11 +1,11 @@
 import { getCrawlJob } from '../../db/repositories/crawl-jobs.ts';
 import { AppError } from '../../lib/errors.ts';
-import { type App, type AppContext, callerOf } from '../context.ts';
+import { type App, type RouteDeps, callerOf } from '../context.ts';
 import { commonErrors, errorBodySchema } from '../schemas.ts';
 import { crawlIdParams, crawlJobSchema } from './crawl-shared.ts';
 
 /** Extension: one crawl job with its live counters. Other organizations' ids are not found. */
-export function register(app: App, ctx: AppContext): void {
+export function register(app: App, deps: RouteDeps): void {
   app.get(
     '/api/connect/crawling/:id',
     {
@@ -18,7 +18,7 @@ export function register(app: App, ctx: AppContext): void {
     },
     async (request) => {
       const { organizationId } = callerOf(request);
-      const job = await getCrawlJob(ctx.db, organizationId, request.params.id);
+      const job = await getCrawlJob(deps.db, organizationId, request.params.id);
       if (!job) throw new AppError('not_found', `No crawl job with id ${request.params.id}.`);
       return job;
     },

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { listCrawlJobs } from '../../db/repositories/crawl-jobs.ts';
-import { type App, type AppContext, callerOf } from '../context.ts';
+import { type App, type RouteDeps, callerOf } from '../context.ts';
 import { commonErrors } from '../schemas.ts';
 import { publicOrigin } from './connection-shared.ts';
 import { crawlJobSchema } from './crawl-shared.ts';
@@ -11,7 +11,7 @@ const querySchema = z.strictObject({
 });
 
 /** Extension: the organization's crawl jobs, newest first, paged like the sync job list. */
-export function register(app: App, ctx: AppContext): void {
+export function register(app: App, deps: RouteDeps): void {
   app.get(
     '/api/connect/crawling/',
     {
@@ -36,8 +36,8 @@ export function register(app: App, ctx: AppContext): void {
     async (request) => {
       const { organizationId } = callerOf(request);
       const { limit, offset } = request.query;
-      const { jobs, total } = await listCrawlJobs(ctx.db, organizationId, { limit, offset });
-      const origin = publicOrigin(ctx.config.KB_PUBLIC_URL, request);
+      const { jobs, total } = await listCrawlJobs(deps.db, organizationId, { limit, offset });
+      const origin = publicOrigin(deps.config.KB_PUBLIC_URL, request);
       const link = (o: number) => `${origin}/api/connect/crawling/?limit=${limit}&offset=${o}`;
       const next = offset + limit < total ? link(offset + limit) : undefined;
       const previous = offset > 0 ? link(Math.max(0, Math.min(offset - limit, total - limit))) : undefined;

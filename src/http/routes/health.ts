@@ -1,8 +1,8 @@
 import { z } from 'zod';
-import type { App, AppContext } from '../context.ts';
+import type { App, RouteDeps } from '../context.ts';
 
 /** `/healthz`: the process answers. `/readyz`: the database answers and every readiness check passes. */
-export function register(app: App, ctx: AppContext): void {
+export function register(app: App, deps: RouteDeps): void {
   app.get(
     '/healthz',
     { schema: { tags: ['operations'], security: [], response: { 200: z.object({ status: z.literal('ok') }) } } },
@@ -20,12 +20,12 @@ export function register(app: App, ctx: AppContext): void {
     async (_request, reply) => {
       const checks: Record<string, string> = {};
       try {
-        await ctx.db.query('SELECT 1');
+        await deps.db.query('SELECT 1');
         checks['database'] = 'ok';
       } catch {
         checks['database'] = 'unreachable';
       }
-      for (const [name, check] of Object.entries(ctx.readinessChecks ?? {})) {
+      for (const [name, check] of Object.entries(deps.readinessChecks)) {
         const problem = await check().catch((e: Error) => e.message);
         checks[name] = problem ?? 'ok';
       }

@@ -1,4 +1,4 @@
-import type { App, AppContext } from '../context.ts';
+import type { App, RouteDeps } from '../context.ts';
 import * as adminKeys from './admin-keys.ts';
 import * as adminOrganizations from './admin-organizations.ts';
 import * as connectionCreate from './connection-create.ts';
@@ -22,7 +22,7 @@ import * as secretIdExists from './secret-id-exists.ts';
 import * as syncJobsList from './sync-jobs-list.ts';
 
 /** Every endpoint lives in its own file; adding one means one file and one line here. */
-const routes: Array<{ register(app: App, ctx: AppContext): void }> = [
+const routes: Array<{ register(app: App, deps: RouteDeps): void }> = [
   health,
   itemsQuery,
   itemsUpdate,
@@ -46,6 +46,6 @@ const routes: Array<{ register(app: App, ctx: AppContext): void }> = [
   crawlCancel,
 ];
 
-export async function registerRoutes(app: App, ctx: AppContext): Promise<void> {
-  for (const r of routes) r.register(app, ctx);
+export async function registerRoutes(app: App, deps: RouteDeps): Promise<void> {
+  for (const r of routes) r.register(app, deps);
 }

@@ -1,12 +1,12 @@
 import { z } from 'zod';
 import { deleteItems } from '../../db/repositories/items.ts';
-import { type App, type AppContext, callerOf } from '../context.ts';
+import { type App, type RouteDeps, callerOf } from '../context.ts';
 import { commonErrors } from '../schemas.ts';
 
 const bodySchema = z.strictObject({ ids: z.array(z.string().min(1).max(200)).min(1).max(1000) });
 
 /** Endpoint 10: delete items (and their chunks) of the caller's organization. */
-export function register(app: App, ctx: AppContext): void {
+export function register(app: App, deps: RouteDeps): void {
   app.delete(
     '/api/connect/knowledgebase-items',
     {
@@ -20,7 +20,7 @@ export function register(app: App, ctx: AppContext): void {
     async (request) => {
       const { organizationId } = callerOf(request);
       const ids = [...new Set(request.body.ids)];
-      const deleted = await ctx.db.transaction((tx) => deleteItems(tx, organizationId, ids));
+      const deleted = await deps.db.transaction((tx) => deleteItems(tx, organizationId, ids));
       return { success: true, deleted };
     },
   );

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { queryItems } from '../../db/repositories/items.ts';
-import { type App, type AppContext, callerOf } from '../context.ts';
+import { type App, type RouteDeps, callerOf } from '../context.ts';
 import { commonErrors, itemSchema, paginate, paginationSchema } from '../schemas.ts';
 
 const bodySchema = z.strictObject({
@@ -10,7 +10,7 @@ const bodySchema = z.strictObject({
 });
 
 /** Endpoint 8: the organization's items, newest first, paged, optionally filtered by a search string. */
-export function register(app: App, ctx: AppContext): void {
+export function register(app: App, deps: RouteDeps): void {
   app.post(
     '/api/connect/knowledgebase-items/query',
     {
@@ -25,7 +25,7 @@ export function register(app: App, ctx: AppContext): void {
       const { organizationId } = callerOf(request);
       const { limit, page, search } = request.body;
       const trimmed = search?.trim();
-      const { items, total } = await queryItems(ctx.db, organizationId, { limit, page, search: trimmed || undefined });
+      const { items, total } = await queryItems(deps.db, organizationId, { limit, page, search: trimmed || undefined });
       return { items, pagination: paginate(total, page, limit) };
     },
   );

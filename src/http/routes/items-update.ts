@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { updateItems } from '../../db/repositories/items.ts';
 import { AppError } from '../../lib/errors.ts';
-import { type App, type AppContext, callerOf } from '../context.ts';
+import { type App, type RouteDeps, callerOf } from '../context.ts';
 import { commonErrors, tagsSchema, visibilitySchema } from '../schemas.ts';
 
 const entrySchema = z.strictObject({
@@ -14,11 +14,11 @@ const entrySchema = z.strictObject({
 const bodySchema = z.array(entrySchema).min(1).max(1000);
 
 /** Endpoint 9: rename items (and, as an extension, retag them or change visibility). */
-export function register(app: App, ctx: AppContext): void {
+export function register(app: App, deps: RouteDeps): void {
   app.put(
     '/api/connect/knowledgebase-items',
     {
-      bodyLimit: ctx.config.KB_BULK_BODY_LIMIT_BYTES,
+      bodyLimit: deps.config.KB_BULK_BODY_LIMIT_BYTES,
       schema: {
         tags: ['knowledge base'],
         summary: 'Update knowledge base items',
@@ -35,7 +35,7 @@ export function register(app: App, ctx: AppContext): void {
       if (new Set(ids).size !== ids.length) {
         throw new AppError('invalid_request', 'Each id may appear once per request.');
       }
-      const updated = await ctx.db.transaction((tx) => updateItems(tx, organizationId, request.body));
+      const updated = await deps.db.transaction((tx) => updateItems(tx, organizationId, request.body));
       return { success: true, updated: updated.size, notFound: ids.filter((id) => !updated.has(id)) };
     },
   );

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { getItem } from '../../db/repositories/items.ts';
 import { storeDocument } from '../../ingest/store.ts';
 import { newId } from '../../lib/ids.ts';
-import { type App, type AppContext, callerOf } from '../context.ts';
+import { type App, type RouteDeps, callerOf } from '../context.ts';
 import { commonErrors, itemSchema, tagsSchema, visibilitySchema } from '../schemas.ts';
 
 const bodySchema = z.strictObject({
@@ -17,11 +17,11 @@ const bodySchema = z.strictObject({
  * Extension: push a document of your own. Answers at once with the item in `indexing_status: pending`;
  * the indexer embeds it off the request path and it becomes searchable when its chunks land.
  */
-export function register(app: App, ctx: AppContext): void {
+export function register(app: App, deps: RouteDeps): void {
   app.post(
     '/api/connect/knowledgebase-items',
     {
-      bodyLimit: ctx.config.KB_BULK_BODY_LIMIT_BYTES,
+      bodyLimit: deps.config.KB_BULK_BODY_LIMIT_BYTES,
       schema: {
         tags: ['knowledge base'],
         summary: 'Upload a document (extension)',
@@ -33,7 +33,7 @@ export function register(app: App, ctx: AppContext): void {
       const { organizationId } = callerOf(request);
       const b = request.body;
       // The same store step as synced and crawled documents, under a key of its own (every upload is new).
-      const item = await ctx.db.transaction(async (tx) => {
+      const item = await deps.db.transaction(async (tx) => {
         const { itemId } = await storeDocument(
           tx,
           organizationId,
@@ -51,7 +51,7 @@ export function register(app: App, ctx: AppContext): void {
         );
         return (await getItem(tx, organizationId, itemId!))!;
       });
-      ctx.onItemsChanged?.();
+      deps.itemsChanged();
       return { success: true, item };
     },
   );

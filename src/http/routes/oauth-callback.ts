@@ -5,11 +5,10 @@ import { CREDENTIAL_CHECK_HTTP } from '../../connectors/context.ts';
 import { createSourceHttpClient, isSourceHttpError, vendorErrorText } from '../../connectors/http.ts';
 import type { SourceResponse } from '../../connectors/types.ts';
 import { consumeOAuthState, saveOAuthSecret } from '../../db/repositories/connections.ts';
-import { cipherOf, outboundFetchOf } from '../../jobs/sources.ts';
 import { AppError, isAppError } from '../../lib/errors.ts';
-import type { App, AppContext } from '../context.ts';
+import type { App, RouteDeps } from '../context.ts';
 import { errorBodySchema } from '../schemas.ts';
-import { notesOAuthApp, oauthSecretAad, verifyState } from './oauth-state.ts';
+import { notesOAuthApp, oauthSecretAad } from '../oauth-state.ts';
 
 // Loose on purpose: authorization servers add parameters of their own.
 const querySchema = z.object({
@@ -28,7 +27,7 @@ const tokenSchema = z.object({
  * OAuth step 2, public (the browser lands here from the source): checks the state, exchanges the code at
  * the source's token endpoint and stores the token, encrypted, under the consent's secretId.
  */
-export function register(app: App, ctx: AppContext): void {
+export function register(app: App, deps: RouteDeps): void {
   app.get(
     '/api/connect/oauth/callback',
     {
@@ -52,8 +51,8 @@ export function register(app: App, ctx: AppContext): void {
       const q = request.query;
       if (!q.state)
         throw new AppError('invalid_request', 'The callback carries no state; start the consent again.');
-      const nonce = await verifyState(ctx, q.state);
-      const state = await consumeOAuthState(ctx.db, nonce);
+      const nonce = await deps.oauthStates.verify(q.state);
+      const state = await consumeOAuthState(deps.db, nonce);
       if (!state) {
         throw new AppError(
           'invalid_request',
@@ -69,12 +68,12 @@ export function register(app: App, ctx: AppContext): void {
         }
         if (!q.code)
           throw new AppError('invalid_request', 'The callback carries no code; start the consent again.');
-        const token = await exchangeCode(ctx, q.code, state.callbackUri);
-        await saveOAuthSecret(ctx.db, {
+        const token = await exchangeCode(deps, q.code, state.callbackUri);
+        await saveOAuthSecret(deps.db, {
           id: state.secretId,
           organizationId: state.organizationId,
           sourceType: state.sourceType,
-          tokenEncrypted: cipherOf(ctx).encrypt(token.access_token, oauthSecretAad(state.secretId)),
+          tokenEncrypted: deps.sources.cipher.encrypt(token.access_token, oauthSecretAad(state.secretId)),
           workspaceName: token.workspace_name ?? null,
         });
       } catch (err) {
@@ -105,14 +104,14 @@ function withParams(uri: string, params: Record<string, string>): string {
 
 /** POST /v1/oauth/token (vendor-apis/notion.md 2.2): Basic client auth, JSON body. */
 async function exchangeCode(
-  ctx: AppContext,
+  deps: RouteDeps,
   code: string,
   redirectUri: string,
 ): Promise<z.infer<typeof tokenSchema>> {
-  const oauth = notesOAuthApp(ctx.config);
+  const oauth = notesOAuthApp(deps.config);
   const url = joinUrl(oauth.baseUrl, '/v1/oauth/token');
   const secrets = [code, oauth.clientSecret];
-  const http = createSourceHttpClient({ ...CREDENTIAL_CHECK_HTTP, fetch: outboundFetchOf(ctx) });
+  const http = createSourceHttpClient({ ...CREDENTIAL_CHECK_HTTP, fetch: deps.sources.fetch });
   let res: SourceResponse;
   try {
     res = await http.request('POST', url, {

@@ -2,10 +2,10 @@ import { z } from 'zod';
 import { joinUrl } from '../../connectors/base-url.ts';
 import { insertOAuthState } from '../../db/repositories/connections.ts';
 import { newId } from '../../lib/ids.ts';
-import { type App, type AppContext, callerOf } from '../context.ts';
+import { type App, type RouteDeps, callerOf } from '../context.ts';
 import { commonErrors } from '../schemas.ts';
 import { publicOrigin } from './connection-shared.ts';
-import { newStateNonce, notesOAuthApp, OAUTH_STATE_TTL_MS, signState } from './oauth-state.ts';
+import { newStateNonce, notesOAuthApp, OAUTH_STATE_TTL_MS } from '../oauth-state.ts';
 
 const bodySchema = z.strictObject({
   type: z.enum(['notes', 'notion'], {
@@ -25,7 +25,7 @@ const bodySchema = z.strictObject({
  * OAuth step 1 (API.md "Connections"): a consent URL with a signed, expiring, single-use `state`, and the
  * secretId under which the callback will store the token.
  */
-export function register(app: App, ctx: AppContext): void {
+export function register(app: App, deps: RouteDeps): void {
   app.post(
     '/api/connect/oauth/initiate',
     {
@@ -49,11 +49,11 @@ export function register(app: App, ctx: AppContext): void {
     },
     async (request) => {
       const { organizationId } = callerOf(request);
-      const oauth = notesOAuthApp(ctx.config);
-      const callbackUri = `${publicOrigin(ctx.config.KB_PUBLIC_URL, request)}/api/connect/oauth/callback`;
+      const oauth = notesOAuthApp(deps.config);
+      const callbackUri = `${publicOrigin(deps.config.KB_PUBLIC_URL, request)}/api/connect/oauth/callback`;
       const nonce = newStateNonce();
       const secretId = newId();
-      await insertOAuthState(ctx.db, {
+      await insertOAuthState(deps.db, {
         id: nonce,
         organizationId,
         sourceType: 'notes',
@@ -62,7 +62,7 @@ export function register(app: App, ctx: AppContext): void {
         redirectUri: request.body.redirectUri ?? null,
         ttlMs: OAUTH_STATE_TTL_MS,
       });
-      const state = await signState(ctx, nonce, OAUTH_STATE_TTL_MS);
+      const state = await deps.oauthStates.sign(nonce, OAUTH_STATE_TTL_MS);
       const consentUrl = joinUrl(oauth.baseUrl, '/v1/oauth/authorize', {
         client_id: oauth.clientId,
         response_type: 'code',

@@ -1,9 +1,8 @@
 import { z } from 'zod';
 import { activeSyncJobIds } from '../../db/repositories/sync-jobs.ts';
-import { connectorOf } from '../../jobs/sources.ts';
 import { enqueueSyncJob, syncUnavailable } from '../../jobs/sync-job.ts';
 import { AppError } from '../../lib/errors.ts';
-import { type App, type AppContext, callerOf } from '../context.ts';
+import { type App, type RouteDeps, callerOf } from '../context.ts';
 import { commonErrors, errorBodySchema } from '../schemas.ts';
 import { connectionRefFields, connectionRefOf, resolveConnection } from './connection-shared.ts';
 
@@ -18,7 +17,7 @@ const bodySchema = z.strictObject({
 });
 
 /** Endpoint 4: queue a sync job for a connection and answer at once with its id; a worker runs it. */
-export function register(app: App, ctx: AppContext): void {
+export function register(app: App, deps: RouteDeps): void {
   app.post(
     '/api/connect/run-sync',
     {
@@ -42,12 +41,12 @@ export function register(app: App, ctx: AppContext): void {
     async (request) => {
       const { organizationId } = callerOf(request);
       const ref = connectionRefOf(request.body);
-      const jobId = await ctx.db.transaction(async (tx) => {
+      const jobId = await deps.db.transaction(async (tx) => {
         const connection = await resolveConnection(tx, organizationId, ref);
         if (connection.status !== 'active') {
           throw new AppError('connection_inactive', 'The connection is inactive; set it active to sync it.');
         }
-        const connector = connectorOf(ctx, connection.type);
+        const connector = deps.sources.connectorOf(connection.type);
         if (!connector?.sync)
           throw syncUnavailable(connector ?? { label: connection.type, type: connection.type });
         const id = await enqueueSyncJob(tx, {
@@ -66,7 +65,7 @@ export function register(app: App, ctx: AppContext): void {
         }
         return id;
       });
-      ctx.jobs?.wake();
+      deps.jobs.wake();
       return { success: true, jobId };
     },
   );

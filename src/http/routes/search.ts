@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { AppError } from '../../lib/errors.ts';
 import { search } from '../../search/search.ts';
-import { type App, type AppContext, callerOf } from '../context.ts';
+import { type App, type RouteDeps, callerOf } from '../context.ts';
 import { commonErrors, errorBodySchema, tagSchema, visibilitySchema } from '../schemas.ts';
 
 const bodySchema = z.strictObject({
@@ -36,7 +36,7 @@ const resultSchema = z
   .meta({ id: 'SearchResult' });
 
 /** Endpoint 7: embed the query, then one SQL statement over the HNSW index (plus keyword ranks for hybrid). */
-export function register(app: App, ctx: AppContext): void {
+export function register(app: App, deps: RouteDeps): void {
   app.post(
     '/api/consume/search',
     {
@@ -53,11 +53,11 @@ export function register(app: App, ctx: AppContext): void {
       if (b.tenantId !== undefined && b.tenantId !== organizationId) {
         throw new AppError('forbidden', 'tenantId must be your own organization id (or left out).');
       }
-      const embedder = ctx.embedder;
+      const embedder = deps.embedder();
       if (!embedder) throw new AppError('unavailable', 'The embedding model is not loaded yet; try again shortly.');
       const vector = await embedder.embedQuery(b.query);
       const result = await search(
-        ctx.db,
+        deps.db,
         {
           organizationId,
           vector,

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { listSyncJobs } from '../../db/repositories/sync-jobs.ts';
-import { type App, type AppContext, callerOf } from '../context.ts';
+import { type App, type RouteDeps, callerOf } from '../context.ts';
 import { commonErrors, errorBodySchema } from '../schemas.ts';
 import {
   connectionRefFields,
@@ -17,7 +17,7 @@ const querySchema = z.strictObject({
 });
 
 /** Endpoint 5: a connection's sync jobs, newest first, paged with absolute next/previous links. */
-export function register(app: App, ctx: AppContext): void {
+export function register(app: App, deps: RouteDeps): void {
   app.get(
     '/api/connect/connection-sync-jobs',
     {
@@ -44,9 +44,9 @@ export function register(app: App, ctx: AppContext): void {
       const { organizationId } = callerOf(request);
       const q = request.query;
       const ref = connectionRefOf(q);
-      const connection = await resolveConnection(ctx.db, organizationId, ref);
-      const { jobs, total } = await listSyncJobs(ctx.db, connection.id, { limit: q.limit, offset: q.offset });
-      const origin = publicOrigin(ctx.config.KB_PUBLIC_URL, request);
+      const connection = await resolveConnection(deps.db, organizationId, ref);
+      const { jobs, total } = await listSyncJobs(deps.db, connection.id, { limit: q.limit, offset: q.offset });
+      const origin = publicOrigin(deps.config.KB_PUBLIC_URL, request);
       const link = (offset: number) => {
         const params = new URLSearchParams();
         if (q.connectionId !== undefined) params.set('connectionId', q.connectionId);

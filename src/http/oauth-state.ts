@@ -1,5 +1,5 @@
 /**
- * Shared by the OAuth endpoints (not an endpoint itself): the signed `state` of a consent, the HMAC key
+ * Shared by the OAuth endpoints (not an endpoint itself, so not under routes/): the signed `state` of a consent, the HMAC key
  * behind it, and the settings of the notes OAuth app.
  *
  * `state` = `<nonce>.<expiry, epoch s>.<HMAC-SHA256 of both>` (base64url). The signature lets the
@@ -9,26 +9,24 @@
  * the credential key, so every process of a deployment shares it.
  */
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
-import type { Config } from '../../config.ts';
-import { cipherOf } from '../../jobs/sources.ts';
-import { AppError } from '../../lib/errors.ts';
-import type { AppContext } from '../context.ts';
+import type { Config } from '../config.ts';
+import type { Queryable } from '../db/database.ts';
+import type { CredentialCipher } from '../lib/crypto.ts';
+import { AppError } from '../lib/errors.ts';
 
 /** How long a consent may take, from initiate to callback. */
 export const OAUTH_STATE_TTL_MS = 10 * 60_000;
 
 const KEY_SETTING = 'oauth_state_hmac_key';
-const keys = new WeakMap<AppContext, Promise<Buffer>>();
 
 /** Associated data of an OAuth token stored under a secret id (binds the ciphertext to that id). */
 export function oauthSecretAad(secretId: string): string {
   return `oauth_secret:${secretId}`;
 }
 
-async function loadKey(ctx: AppContext): Promise<Buffer> {
-  const cipher = cipherOf(ctx);
+async function loadKey(db: Queryable, cipher: CredentialCipher): Promise<Buffer> {
   const read = async () => {
-    const rows = await ctx.db.query<{ value: { encrypted?: string } }>(
+    const rows = await db.query<{ value: { encrypted?: string } }>(
       'SELECT value FROM service_settings WHERE key = $1',
       [KEY_SETTING],
     );
@@ -45,55 +43,68 @@ async function loadKey(ctx: AppContext): Promise<Buffer> {
   const fresh = randomBytes(32).toString('base64');
   const value = JSON.stringify({ encrypted: cipher.encrypt(fresh, KEY_SETTING) });
   // Two processes may race here: the first writer wins and both read its key back.
-  await ctx.db.query(
+  await db.query(
     'INSERT INTO service_settings (key, value) VALUES ($1, $2::jsonb) ON CONFLICT (key) DO NOTHING',
     [KEY_SETTING, value],
   );
   const stored = await read();
   if (stored) return stored;
   // The stored key was made under another credential key (KB_ENCRYPTION_KEY changed): replace it.
-  await ctx.db.query('UPDATE service_settings SET value = $2::jsonb WHERE key = $1', [KEY_SETTING, value]);
+  await db.query('UPDATE service_settings SET value = $2::jsonb WHERE key = $1', [KEY_SETTING, value]);
   return Buffer.from(fresh, 'base64');
-}
-
-function stateKey(ctx: AppContext): Promise<Buffer> {
-  let p = keys.get(ctx);
-  if (!p) {
-    p = loadKey(ctx);
-    p.catch(() => keys.delete(ctx));
-    keys.set(ctx, p);
-  }
-  return p;
 }
 
 function sign(key: Buffer, body: string): string {
   return createHmac('sha256', key).update(body).digest('base64url');
 }
 
-/** A new state for the nonce `id`, valid for `ttlMs`. */
-export async function signState(ctx: AppContext, id: string, ttlMs: number): Promise<string> {
-  const exp = Math.floor((Date.now() + ttlMs) / 1000);
-  const body = `${id}.${exp}`;
-  return `${body}.${sign(await stateKey(ctx), body)}`;
-}
+/** Signs and verifies consent states; one per app (the HMAC key is loaded once, on first use). */
+export class OAuthStates {
+  readonly #db: Queryable;
+  readonly #cipher: CredentialCipher;
+  #key: Promise<Buffer> | null = null;
 
-/** The nonce of a state whose signature holds and which has not expired; 400 invalid_request otherwise. */
-export async function verifyState(ctx: AppContext, state: string): Promise<string> {
-  const parts = state.split('.');
-  const invalid = new AppError('invalid_request', 'The OAuth state is invalid; start the consent again.');
-  if (parts.length !== 3) throw invalid;
-  const [id, exp, sig] = parts as [string, string, string];
-  if (!/^[A-Za-z0-9_-]{16,64}$/.test(id) || !/^\d{1,12}$/.test(exp)) throw invalid;
-  const expected = Buffer.from(sign(await stateKey(ctx), `${id}.${exp}`));
-  const given = Buffer.from(sig);
-  if (given.length !== expected.length || !timingSafeEqual(given, expected)) throw invalid;
-  if (Number(exp) * 1000 < Date.now()) {
-    throw new AppError(
-      'invalid_request',
-      'The OAuth consent took too long and its state expired; start it again.',
-    );
+  constructor(db: Queryable, cipher: CredentialCipher) {
+    this.#db = db;
+    this.#cipher = cipher;
   }
-  return id;
+
+  #stateKey(): Promise<Buffer> {
+    if (!this.#key) {
+      const p = loadKey(this.#db, this.#cipher);
+      p.catch(() => {
+        if (this.#key === p) this.#key = null;
+      });
+      this.#key = p;
+    }
+    return this.#key;
+  }
+
+  /** A new state for the nonce `id`, valid for `ttlMs`. */
+  async sign(id: string, ttlMs: number): Promise<string> {
+    const exp = Math.floor((Date.now() + ttlMs) / 1000);
+    const body = `${id}.${exp}`;
+    return `${body}.${sign(await this.#stateKey(), body)}`;
+  }
+
+  /** The nonce of a state whose signature holds and which has not expired; 400 invalid_request otherwise. */
+  async verify(state: string): Promise<string> {
+    const parts = state.split('.');
+    const invalid = new AppError('invalid_request', 'The OAuth state is invalid; start the consent again.');
+    if (parts.length !== 3) throw invalid;
+    const [id, exp, sig] = parts as [string, string, string];
+    if (!/^[A-Za-z0-9_-]{16,64}$/.test(id) || !/^\d{1,12}$/.test(exp)) throw invalid;
+    const expected = Buffer.from(sign(await this.#stateKey(), `${id}.${exp}`));
+    const given = Buffer.from(sig);
+    if (given.length !== expected.length || !timingSafeEqual(given, expected)) throw invalid;
+    if (Number(exp) * 1000 < Date.now()) {
+      throw new AppError(
+        'invalid_request',
+        'The OAuth consent took too long and its state expired; start it again.',
+      );
+    }
+    return id;
+  }
 }
 
 export function newStateNonce(): string {

@@ -1,0 +1,158 @@
+/**
+ * The composition root: builds every part of the service once, from the config, and hands each part only
+ * what it needs. Entry points (server.ts, worker-process.ts, cli.ts) and the tests' harness call it; no
+ * module below this level builds a shared part itself.
+ *
+ *   config ─▶ database, cipher (service.ts: openStorage)
+ *          ─▶ sources (connectors + guarded fetch + cipher + base-URL overrides)
+ *          ─▶ crawler runtime (settings, fetch, host gate, extraction threads)
+ *          ─▶ embedding runtime (model, indexer)
+ *          ─▶ job kinds (sync, crawl) + periodic tasks ─▶ worker pool (startWorkers)
+ *          ─▶ HTTP deps (appDeps) ─▶ buildApp
+ */
+import type { Config } from './config.ts';
+import { connectors as builtinConnectors } from './connectors/registry.ts';
+import type { AnyConnector } from './connectors/types.ts';
+import { type CrawlerOverrides, type CrawlerRuntime, createCrawlerRuntime } from './crawler/runner.ts';
+import type { Database } from './db/database.ts';
+import { embedderConfigFrom } from './embedding/from-config.ts';
+import { createEmbedder } from './embedding/index.ts';
+import type { AppDeps } from './http/context.ts';
+import { crawlJobKind } from './jobs/crawl-job.ts';
+import type { JobKind, PeriodicTask } from './jobs/registry.ts';
+import { createJobSignalRelay, type JobSignalRelay } from './jobs/signals.ts';
+import { SOURCE_USER_AGENT, type SourceHttpSettings, SourceServices } from './jobs/sources.ts';
+import { SYNC_HTTP, syncJobKind, syncScheduleTask } from './jobs/sync-job.ts';
+import { startWorkerPool, type WorkerPool, type WorkerPoolOptions } from './jobs/worker.ts';
+import type { CredentialCipher } from './lib/crypto.ts';
+import { type Logger, silentLogger } from './lib/logger.ts';
+import { createOutboundFetch, type OutboundFetch } from './net/outbound.ts';
+import { EmbeddingRuntime } from './runtime.ts';
+
+/** Parts a test or benchmark may put in place of the ones built from the config. */
+export interface ServiceParts {
+  /** Connectors by canonical type, added to or replacing the registered ones. */
+  connectors?: Readonly<Record<string, AnyConnector>>;
+  /** Retry settings of sync jobs' HTTP client (tests shorten the waits). */
+  sourceHttp?: SourceHttpSettings;
+  /** The guarded fetch to sources. */
+  sourceFetch?: OutboundFetch;
+  /** Crawler settings and parts (tests shorten delays, benchmarks tune concurrency). */
+  crawler?: CrawlerOverrides;
+  /**
+   * Where the embedding model comes from: `config` (default) loads the configured one in the
+   * background; `none` starts without one (tests hand a ready model to `embedding.use`).
+   */
+  embedding?: 'config' | 'none';
+  /** Run the background indexer in this process (default: true). */
+  runIndexer?: boolean;
+  /** Called besides the indexer when items were written (tests count wake-ups, benchmarks drive their own indexer). */
+  onItemsChanged?: () => void;
+  log?: Logger;
+}
+
+export interface Service {
+  config: Config;
+  db: Database;
+  cipher: CredentialCipher;
+  sources: SourceServices;
+  crawler: CrawlerRuntime;
+  embedding: EmbeddingRuntime;
+  /** Forwards the routes' wake/cancel to the worker pool of this process, once one runs. */
+  jobs: JobSignalRelay;
+  jobKinds: JobKind[];
+  periodicTasks: PeriodicTask[];
+  /** What the HTTP layer is built with. */
+  appDeps: AppDeps;
+  /** Starts a worker pool over the service's job kinds and attaches it to `jobs`. */
+  startWorkers(opts: Partial<WorkerPoolOptions> & { concurrency: number }): WorkerPool;
+  /** Stops the workers this service started, the indexer and the crawler's threads. Not the database. */
+  close(): Promise<void>;
+}
+
+export function composeService(opts: {
+  config: Config;
+  db: Database;
+  cipher: CredentialCipher;
+  parts?: ServiceParts;
+}): Service {
+  const { config, db, cipher } = opts;
+  const parts = opts.parts ?? {};
+  const log = parts.log ?? silentLogger;
+
+  const sources = new SourceServices({
+    connectors: { ...builtinConnectors, ...parts.connectors },
+    fetch:
+      parts.sourceFetch ??
+      createOutboundFetch({ allowPrivate: config.KB_CRAWL_ALLOW_PRIVATE, userAgent: SOURCE_USER_AGENT }),
+    cipher,
+    baseUrlOverrides: {
+      notes: config.KB_NOTES_BASE_URL,
+      support_desk: config.KB_SUPPORT_DESK_BASE_URL,
+      wiki: config.KB_WIKI_BASE_URL,
+      storefront: config.KB_STOREFRONT_BASE_URL,
+      docs_space: config.KB_DOCS_SPACE_BASE_URL,
+    },
+    syncHttp: parts.sourceHttp ?? SYNC_HTTP,
+  });
+  const crawler = createCrawlerRuntime({
+    allowPrivate: config.KB_CRAWL_ALLOW_PRIVATE,
+    publicUrl: config.KB_PUBLIC_URL,
+    overrides: parts.crawler,
+  });
+  const embedding = new EmbeddingRuntime(db, log, {
+    load:
+      (parts.embedding ?? 'config') === 'config'
+        ? () => createEmbedder(embedderConfigFrom(config))
+        : null,
+    runIndexer: parts.runIndexer ?? true,
+  });
+  const itemsChanged = () => {
+    embedding.notify();
+    parts.onItemsChanged?.();
+  };
+  const jobs = createJobSignalRelay();
+  const jobKinds = [syncJobKind({ db, sources, itemsChanged }), crawlJobKind({ db, crawler, itemsChanged })];
+  const periodicTasks = [syncScheduleTask(db, jobs)];
+
+  const pools: WorkerPool[] = [];
+  return {
+    config,
+    db,
+    cipher,
+    sources,
+    crawler,
+    embedding,
+    jobs,
+    jobKinds,
+    periodicTasks,
+    appDeps: {
+      config,
+      db,
+      sources,
+      jobs,
+      embedder: () => embedding.embedder(),
+      itemsChanged,
+      readinessChecks: { embedding_model: async () => embedding.problem },
+    },
+    startWorkers(o) {
+      const pool = startWorkerPool(db, {
+        kinds: jobKinds,
+        periodicTasks,
+        listenUrl: config.DATABASE_URL ?? null,
+        log,
+        ...o,
+      });
+      pools.push(pool);
+      jobs.attach(pool);
+      return pool;
+    },
+    async close() {
+      for (const pool of pools.splice(0)) await pool.stop();
+      jobs.attach(null);
+      await embedding.close();
+      await crawler.extractor.close();
+    },
+  };
+}
+
