@@ -1,0 +1,102 @@
+/**
+ * The layer rules of src/, checked by `npm run deps` (part of `npm test`): imports flow one way,
+ *
+ *   entry (src/*.ts: main, server, cli, compose, config, service, runtime, worker-process)
+ *     → http → jobs → crawler / ingest / search → connectors / embedding / db → net → lib
+ *
+ * and nothing imports upward or in a circle (type-only imports included). A rule names what a folder may
+ * NOT import; everything else that flows downward is allowed.
+ */
+const below = (...folders) => `^src/(${folders.join('|')})/`;
+
+module.exports = {
+  forbidden: [
+    {
+      name: 'no-circular',
+      severity: 'error',
+      comment: 'An import circle (type-only ones too) means two modules cannot be understood apart.',
+      from: { path: '^src/' },
+      to: { circular: true },
+    },
+    {
+      name: 'entry-is-the-top',
+      severity: 'error',
+      comment:
+        'The entry files (config, composition root, boot) build the parts; parts never reach back up. ' +
+        'Only http may read the Config type.',
+      from: { path: below('jobs', 'crawler', 'ingest', 'search', 'connectors', 'embedding', 'db', 'net', 'lib') },
+      to: { path: '^src/[^/]+\\.ts$' },
+    },
+    {
+      name: 'http-only-from-entry',
+      severity: 'error',
+      comment: 'Nothing below the HTTP layer depends on it (routes call the parts, not the reverse).',
+      from: { path: below('jobs', 'crawler', 'ingest', 'search', 'connectors', 'embedding', 'db', 'net', 'lib') },
+      to: { path: '^src/http/' },
+    },
+    {
+      name: 'jobs-only-from-http-and-entry',
+      severity: 'error',
+      comment: 'The job engine runs the crawler and the sync runner; they never import it.',
+      from: { path: below('crawler', 'ingest', 'search', 'connectors', 'embedding', 'db', 'net', 'lib') },
+      to: { path: '^src/jobs/' },
+    },
+    {
+      name: 'connectors-stay-pure',
+      severity: 'error',
+      comment:
+        'Connectors are async generators over an HTTP client: they never touch the database, the job ' +
+        'engine, the pipeline, the crawler, search or the embedding model.',
+      from: { path: '^src/connectors/' },
+      to: { path: below('db', 'http', 'jobs', 'ingest', 'crawler', 'search', 'embedding') },
+    },
+    {
+      name: 'ingest-below-crawler',
+      severity: 'error',
+      comment: 'The pipeline takes documents from anywhere; it does not know the crawler or search.',
+      from: { path: '^src/ingest/' },
+      to: { path: below('crawler', 'search') },
+    },
+    {
+      name: 'search-never-imports-ingest',
+      severity: 'error',
+      comment: 'Search reads chunks; it never reaches back into the pipeline that writes them.',
+      from: { path: '^src/search/' },
+      to: { path: below('ingest', 'crawler', 'connectors') },
+    },
+    {
+      name: 'embedding-uses-net-and-lib',
+      severity: 'error',
+      comment: 'The embedding providers know nothing of storage, the pipeline or the sources.',
+      from: { path: '^src/embedding/' },
+      to: { path: below('crawler', 'ingest', 'search', 'connectors', 'db') },
+    },
+    {
+      name: 'db-uses-lib',
+      severity: 'error',
+      comment: 'The database layer (adapters, migrations, repositories) runs SQL; it never imports the job engine or HTTP.',
+      from: { path: '^src/db/' },
+      to: { path: below('crawler', 'ingest', 'search', 'connectors', 'embedding', 'net') },
+    },
+    {
+      name: 'net-uses-lib-only',
+      severity: 'error',
+      from: { path: '^src/net/' },
+      to: { path: below('http', 'jobs', 'crawler', 'ingest', 'search', 'connectors', 'embedding', 'db') },
+    },
+    {
+      name: 'lib-imports-nothing-of-ours',
+      severity: 'error',
+      comment: 'lib/ is the bottom: npm packages and node built-ins only.',
+      from: { path: '^src/lib/' },
+      to: { path: '^src/(?!lib/)' },
+    },
+  ],
+  options: {
+    doNotFollow: { path: 'node_modules' },
+    includeOnly: '^src/',
+    tsPreCompilationDeps: true,
+    tsConfig: { fileName: 'tsconfig.json' },
+    enhancedResolveOptions: { extensions: ['.ts', '.js'] },
+  },
+};
