@@ -1,7 +1,7 @@
 /**
  * The HTTP layer every connector talks to its source through: the service's one retry policy and loop
- * (src/net/retry.ts, DESIGN.md rule 4), byte counting for `bytesSynced`, cancellation, and errors that name the
- * request without ever carrying credentials.
+ * (src/net/retry.ts, DESIGN.md rule 4), byte counting for `bytesSynced`, cancellation, and errors that
+ * name the request without ever carrying credentials.
  */
 import { z } from 'zod';
 import { isAppError } from '../lib/errors.ts';
