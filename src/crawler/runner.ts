@@ -12,7 +12,31 @@
  * the crawl job's row lock (admission and counters are exact under any concurrency).
  */
 import type { Database, Queryable } from '../db/database.ts';
-import { type CrawlJobRecord, type CrawlOptions, getCrawlJobRecord } from '../db/repositories/crawl-jobs.ts';
+import {
+  claimCrawlText,
+  claimNextFrontierRow,
+  countFrontierOutcomes,
+  type FrontierRow,
+  finishFrontierRow,
+  getFrontierRow,
+  insertFrontierRows,
+  requeueInFlight,
+} from '../db/repositories/crawl-frontier.ts';
+import {
+  type CrawlJobRecord,
+  type CrawlOptions,
+  getCrawlJobRecord,
+  type LockedCrawlJob,
+  lockCrawlJob,
+  markSitemapsDone,
+  saveCrawlJob,
+} from '../db/repositories/crawl-jobs.ts';
+import {
+  deletePageMemory,
+  getPageMemory,
+  type PageMemory,
+  savePageMemory,
+} from '../db/repositories/crawl-pages.ts';
 import { crawlSourceKey, removeDocument, storeDocument } from '../ingest/store.ts';
 import { sha256Hex } from '../lib/crypto.ts';
 import type { Logger } from '../lib/logger.ts';
@@ -27,27 +51,7 @@ import {
   type RetryPolicy,
 } from './fetch-page.ts';
 import { admit, compilePathFilters, type PathFilters } from './filters.ts';
-import {
-  admitUrls,
-  type Candidate,
-  claimNext,
-  claimText,
-  deletePageMemory,
-  type FrontierRow,
-  finishRow,
-  getPageMemory,
-  getRow,
-  insertRows,
-  type LockedCrawlJob,
-  lockCrawlJob,
-  markSitemapsDone,
-  noteOutcome,
-  noteRefusals,
-  type PageMemory,
-  requeueInFlight,
-  saveCrawlJob,
-  savePageMemory,
-} from './frontier.ts';
+import { admitUrls, type Candidate, noteOutcome, noteRefusals } from './frontier.ts';
 import { fetchRobots, type RobotsRules } from './robots.ts';
 import { discoverSitemaps } from './sitemaps.ts';
 import { canonicalizeUrl, urlKey } from './url.ts';
@@ -231,7 +235,7 @@ class CrawlRun {
     }
 
     await this.#seedStart(startRobots);
-    const startRow = await this.#lease((tx) => claimNext(tx, id, this.#startKey));
+    const startRow = await this.#lease((tx) => claimNextFrontierRow(tx, id, this.#startKey));
     if (startRow) await this.#process(startRow);
 
     if (!this.#job.sitemapsDone && this.#options.maxDepth === undefined)
@@ -245,7 +249,7 @@ class CrawlRun {
   async #seedStart(robots: RobotsRules): Promise<void> {
     const id = this.#job.id;
     await this.#lease(async (tx) => {
-      if (await getRow(tx, id, this.#startKey)) return;
+      if (await getFrontierRow(tx, id, this.#startKey)) return;
       const locked = await lockCrawlJob(tx, id);
       const verdict = admit(this.#startUrl, {
         startUrl: this.#startUrl,
@@ -258,14 +262,14 @@ class CrawlRun {
       });
       const base = { key: this.#startKey, url: this.#startUrl, depth: 0 };
       if (verdict.ok) {
-        await insertRows(tx, id, [{ ...base, admitted: true, state: 'queued' }]);
+        await insertFrontierRows(tx, id, [{ ...base, admitted: true, state: 'queued' }]);
         locked.total++;
       } else if (verdict.reason === 'robots') {
         // Kept as a finished row so a resumed attempt does not count the refusal twice.
-        await insertRows(tx, id, [{ ...base, admitted: false, state: 'done', outcome: 'robots' }]);
+        await insertFrontierRows(tx, id, [{ ...base, admitted: false, state: 'done', outcome: 'robots' }]);
         noteRefusals(locked, [{ url: this.#startUrl, reason: 'robots' }]);
       } else {
-        await insertRows(tx, id, [{ ...base, admitted: false, state: 'queued' }]);
+        await insertFrontierRows(tx, id, [{ ...base, admitted: false, state: 'queued' }]);
         noteRefusals(locked, [{ url: this.#startUrl, reason: verdict.reason }]);
       }
       await saveCrawlJob(tx, id, locked);
@@ -310,7 +314,7 @@ class CrawlRun {
     };
     const worker = async () => {
       while (!inner.signal.aborted) {
-        const row = await this.#lease((tx) => claimNext(tx, this.#job.id));
+        const row = await this.#lease((tx) => claimNextFrontierRow(tx, this.#job.id));
         if (!row) {
           if (inFlight === 0) return;
           await new Promise<void>((resolve) => {
@@ -404,7 +408,7 @@ class CrawlRun {
       // A target the crawl already has is fetched (or was) under its own row.
       if (
         targetKey !== row.urlKey &&
-        (this.#known.has(targetKey) || (await getRow(this.#db, this.#job.id, targetKey)))
+        (this.#known.has(targetKey) || (await getFrontierRow(this.#db, this.#job.id, targetKey)))
       ) {
         return end('duplicate', `redirected to ${displayUrl(target)}`, { url: row.url, reason: 'duplicate' });
       }
@@ -461,7 +465,7 @@ class CrawlRun {
         // Unchanged since the last crawl: the item stays; its remembered links keep discovery going.
         const links = await this.#candidates(memory?.links ?? [], row.depth + 1);
         return this.#commit(row, 'unchanged', null, async (tx, locked) => {
-          if (memory) await claimText(tx, this.#job.id, memory.textHash, row.urlKey);
+          if (memory) await claimCrawlText(tx, this.#job.id, memory.textHash, row.urlKey);
           await this.#admit(tx, locked, links);
         });
       }
@@ -515,7 +519,7 @@ class CrawlRun {
       if (redirected) {
         await this.#dropRedirected(tx, row);
         // The target's key is taken by this fetch; if another row took it meanwhile, that row has the page.
-        const taken = await insertRows(tx, this.#job.id, [
+        const taken = await insertFrontierRows(tx, this.#job.id, [
           {
             key: finalKey,
             url: finalUrl,
@@ -542,7 +546,7 @@ class CrawlRun {
         noteRefusals(locked, [{ url: finalUrl, reason: 'empty' }]);
         return 'empty';
       }
-      if (!(await claimText(tx, this.#job.id, textHash, finalKey))) {
+      if (!(await claimCrawlText(tx, this.#job.id, textHash, finalKey))) {
         noteRefusals(locked, [{ url: finalUrl, reason: 'duplicate' }]);
         return 'duplicate';
       }
@@ -590,7 +594,7 @@ class CrawlRun {
       const locked = await lockCrawlJob(tx, this.#job.id);
       const returned = await work(tx, locked);
       final = typeof returned === 'string' ? returned : outcome;
-      await finishRow(tx, this.#job.id, row.urlKey, final, detail);
+      await finishFrontierRow(tx, this.#job.id, row.urlKey, final, detail);
       noteOutcome(locked, final, row.admitted);
       await saveCrawlJob(tx, this.#job.id, locked);
       this.#admittedSoFar = locked.total;
@@ -707,13 +711,9 @@ class CrawlRun {
 
   /** Fails the job when the start page could not be crawled and nothing else was stored. */
   async #checkOutcome(robots: RobotsRules): Promise<void> {
-    const start = await getRow(this.#db, this.#job.id, this.#startKey);
-    const stored = await this.#db.query<{ n: number }>(
-      `SELECT count(*)::int AS n FROM crawl_frontier
-        WHERE crawl_job_id = $1 AND outcome = ANY($2::text[])`,
-      [this.#job.id, STORED_OUTCOMES],
-    );
-    if ((stored[0]?.n ?? 0) > 0 || !start) return;
+    const start = await getFrontierRow(this.#db, this.#job.id, this.#startKey);
+    const stored = await countFrontierOutcomes(this.#db, this.#job.id, STORED_OUTCOMES);
+    if (stored > 0 || !start) return;
     const url = displayUrl(this.#startUrl);
     switch (start.outcome) {
       case 'robots':

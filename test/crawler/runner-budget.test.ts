@@ -4,9 +4,9 @@
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { admitUrls, lockCrawlJob, saveCrawlJob } from '../../src/crawler/frontier.ts';
+import { admitUrls } from '../../src/crawler/frontier.ts';
 import { migrate } from '../../src/db/migrate.ts';
-import { insertCrawlJob } from '../../src/db/repositories/crawl-jobs.ts';
+import { insertCrawlJob, lockCrawlJob, saveCrawlJob } from '../../src/db/repositories/crawl-jobs.ts';
 import { createOrganization } from '../../src/db/repositories/organizations.ts';
 import { enqueueJob } from '../../src/jobs/queue.ts';
 import { newId } from '../../src/lib/ids.ts';

@@ -1,7 +1,7 @@
 /**
  * Crawl jobs: the `crawl_jobs` row that extends a job-engine row (`jobs`, kind `crawl`) with the crawl's
  * URL, options and counters, and the API's view of both (seed "Crawl job" plus extensions). The frontier's
- * SQL lives in src/crawler/frontier.ts.
+ * SQL lives in crawl-frontier.ts, a page's memory across crawls in crawl-pages.ts.
  */
 import type { Queryable } from '../database.ts';
 
@@ -161,4 +161,42 @@ export async function getCrawlJobRecord(q: Queryable, id: string): Promise<Crawl
     [id],
   );
   return rows[0] ?? null;
+}
+
+/** The crawl job's counters, read under a lock on its row that holds for the rest of the transaction. */
+export interface LockedCrawlJob {
+  total: number;
+  limit: number;
+  completed: number;
+  outcomes: Record<string, number>;
+  refused: RefusalSummary;
+}
+
+/**
+ * Locks the crawl job's row: admission and counting run under this lock, so the budget check and the
+ * insert after it are one step however many pages finish at once (the table's CHECK backs this up).
+ */
+export async function lockCrawlJob(q: Queryable, crawlJobId: string): Promise<LockedCrawlJob> {
+  const rows = await q.query<LockedCrawlJob>(
+    `SELECT total_pages AS total, page_limit AS "limit", completed_pages AS completed, outcomes, refused
+       FROM crawl_jobs WHERE id = $1 FOR UPDATE`,
+    [crawlJobId],
+  );
+  if (!rows[0]) throw new Error(`crawl job ${crawlJobId} does not exist`);
+  return rows[0];
+}
+
+/** Writes the locked row's counters back. */
+export async function saveCrawlJob(q: Queryable, crawlJobId: string, job: LockedCrawlJob): Promise<void> {
+  await q.query(
+    `UPDATE crawl_jobs SET total_pages = $2, completed_pages = $3, outcomes = $4::jsonb, refused = $5::jsonb,
+            updated_at = now()
+      WHERE id = $1`,
+    [crawlJobId, job.total, job.completed, JSON.stringify(job.outcomes), JSON.stringify(job.refused)],
+  );
+}
+
+/** The site's sitemaps were read and their URLs admitted: a resumed attempt skips them. */
+export async function markSitemapsDone(q: Queryable, crawlJobId: string): Promise<void> {
+  await q.query('UPDATE crawl_jobs SET sitemaps_done = true, updated_at = now() WHERE id = $1', [crawlJobId]);
 }
