@@ -22,7 +22,7 @@ import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import type { CrawlerOverrides } from '../src/crawler/runner.ts';
+import type { CrawlerOverrides } from '../src/crawler/runtime.ts';
 import { Indexer } from '../src/ingest/indexer.ts';
 import { testEmbedder } from '../test/support/embedding.ts';
 import { type StorageMode, startTestApp } from '../test/support/harness.ts';

@@ -13,7 +13,7 @@
 import type { Config } from './config.ts';
 import { connectors as builtinConnectors } from './connectors/registry.ts';
 import type { AnyConnector } from './connectors/types.ts';
-import { type CrawlerOverrides, type CrawlerRuntime, createCrawlerRuntime } from './crawler/runner.ts';
+import { type CrawlerOverrides, type CrawlerRuntime, createCrawlerRuntime } from './crawler/runtime.ts';
 import type { Database } from './db/database.ts';
 import { embedderConfigFrom } from './embedding/from-config.ts';
 import { createEmbedder } from './embedding/index.ts';

@@ -3,7 +3,9 @@
  * and the handler that runs the crawler on one crawl job (payload `{ crawlJobId }`).
  */
 import { z } from 'zod';
-import { CrawlFailure, type CrawlerRuntime, runCrawlJob } from '../crawler/runner.ts';
+import { CrawlFailure } from '../crawler/messages.ts';
+import { runCrawlJob } from '../crawler/run.ts';
+import type { CrawlerRuntime } from '../crawler/runtime.ts';
 import type { Database, Queryable } from '../db/database.ts';
 import { type CrawlOptions, insertCrawlJob } from '../db/repositories/crawl-jobs.ts';
 import { enqueueJob } from './queue.ts';

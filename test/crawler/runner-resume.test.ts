@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { runCrawlJob } from '../../src/crawler/runner.ts';
+import { runCrawlJob } from '../../src/crawler/run.ts';
 import { assertLease, claimJob, getJob } from '../../src/jobs/queue.ts';
 import { type CrawlTestApp, FASTAPI_DOCS, startCrawlApp } from '../http/crawl-helpers.ts';
 import { STORAGE_MODES } from '../support/harness.ts';

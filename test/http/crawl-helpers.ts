@@ -4,7 +4,7 @@
  */
 import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { CrawlerOverrides } from '../../src/crawler/runner.ts';
+import type { CrawlerOverrides } from '../../src/crawler/runtime.ts';
 import type { CrawlJobView } from '../../src/db/repositories/crawl-jobs.ts';
 import type { WorkerPool, WorkerPoolOptions } from '../../src/jobs/worker.ts';
 import { type StorageMode, startTestApp, type TestApp } from '../support/harness.ts';

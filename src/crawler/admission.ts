@@ -1,0 +1,162 @@
+/**
+ * Admission of one crawl run: turning discovered URLs into frontier rows within the page budget, with a
+ * reason for every refusal (too long, refused host, robots.txt, scope, depth, budget...). Robots look-ups
+ * happen before the transaction ({@link Admission.candidates}: they are network requests); the decisions
+ * and inserts happen under the crawl job's row lock ({@link Admission.admit}), so the budget is exact.
+ */
+import type { Queryable } from '../db/database.ts';
+import { insertFrontierRows } from '../db/repositories/crawl-frontier.ts';
+import type { LockedCrawlJob } from '../db/repositories/crawl-jobs.ts';
+import { admit, type PathFilters } from './filters.ts';
+import { admitUrls, type Candidate, noteRefusals } from './frontier.ts';
+import type { HostPolicy } from './host-policy.ts';
+import type { RobotsRules } from './robots.ts';
+import { canonicalizeUrl, urlKey } from './url.ts';
+
+/** Longer URLs are refused (`too_long`): they are traps (ever-growing queries) more often than pages. */
+export const MAX_URL_LENGTH = 2048;
+
+/** Refusals of discovered links not worth recording: the URL is already in the crawl. */
+const SILENT_REASONS = new Set(['duplicate']);
+
+/** Where a crawl may go: its start URL (canonical, and its key), path filters and link options. */
+export interface CrawlScope {
+  startUrl: string;
+  startKey: string;
+  filters: PathFilters;
+  allowExternalLinks: boolean;
+  /** Link depth from the start URL; undefined: no depth limit. */
+  maxDepth: number | undefined;
+}
+
+export class Admission {
+  readonly #jobId: string;
+  readonly #limit: number;
+  readonly #scope: CrawlScope;
+  readonly #hosts: HostPolicy;
+  /** Keys refused this run: a link on every page is counted once. */
+  readonly #refusedKeys = new Set<string>();
+  /** Keys known to be in the frontier (a cache; the database decides). */
+  readonly #known = new Set<string>();
+  /** Admitted so far, as of the last commit (a cache, for skipping robots look-ups once the budget is spent). */
+  #admittedSoFar = 0;
+
+  constructor(job: { id: string; limit: number }, scope: CrawlScope, hosts: HostPolicy) {
+    this.#jobId = job.id;
+    this.#limit = job.limit;
+    this.#scope = scope;
+    this.#hosts = hosts;
+  }
+
+  /** Whether the key is known to be in the frontier (false means "ask the database"). */
+  isKnown(key: string): boolean {
+    return this.#known.has(key);
+  }
+
+  markKnown(key: string): void {
+    this.#known.add(key);
+  }
+
+  /** The budget as of a commit: `locked.total` once that commit's transaction is done. */
+  committed(locked: LockedCrawlJob): void {
+    this.#admittedSoFar = locked.total;
+  }
+
+  /**
+   * Inserts the start URL (on the first attempt, under the lock): admitted when the path filters take it,
+   * else fetched for its links only.
+   */
+  async admitStart(tx: Queryable, locked: LockedCrawlJob, robots: RobotsRules): Promise<void> {
+    const { startUrl, startKey, filters } = this.#scope;
+    const verdict = admit(startUrl, {
+      startUrl,
+      filters,
+      allowExternalLinks: true,
+      depth: 0,
+      admitted: locked.total,
+      limit: locked.limit,
+      robotsAllows: (u) => robots.isAllowed(u),
+    });
+    const base = { key: startKey, url: startUrl, depth: 0 };
+    if (verdict.ok) {
+      await insertFrontierRows(tx, this.#jobId, [{ ...base, admitted: true, state: 'queued' }]);
+      locked.total++;
+    } else if (verdict.reason === 'robots') {
+      // Kept as a finished row so a resumed attempt does not count the refusal twice.
+      await insertFrontierRows(tx, this.#jobId, [
+        { ...base, admitted: false, state: 'done', outcome: 'robots' },
+      ]);
+      noteRefusals(locked, [{ url: startUrl, reason: 'robots' }]);
+    } else {
+      await insertFrontierRows(tx, this.#jobId, [{ ...base, admitted: false, state: 'queued' }]);
+      noteRefusals(locked, [{ url: startUrl, reason: verdict.reason }]);
+    }
+  }
+
+  /**
+   * Turns discovered URLs into candidates at `depth`, and loads robots.txt for the hosts of those that
+   * could still be admitted (outside any transaction: robots.txt is a network request).
+   */
+  async candidates(urls: readonly string[], depth: number): Promise<Candidate[]> {
+    const out: Candidate[] = [];
+    const hosts = new Map<string, string>();
+    for (const u of urls) {
+      const url = canonicalizeUrl(u);
+      const key = url ? urlKey(url) : null;
+      if (!url || !key) continue;
+      out.push({ url, key, depth });
+      if (this.#known.has(key) || this.#refusedKeys.has(key)) continue;
+      if (this.#admittedSoFar >= this.#limit) continue;
+      const pre = admit(url, {
+        startUrl: this.#scope.startUrl,
+        filters: this.#scope.filters,
+        allowExternalLinks: this.#scope.allowExternalLinks,
+        depth,
+        ...(this.#scope.maxDepth !== undefined ? { maxDepth: this.#scope.maxDepth } : {}),
+        admitted: 0,
+        limit: 1,
+      });
+      const host = new URL(url).host;
+      if (pre.ok && !hosts.has(host)) hosts.set(host, url);
+    }
+    await Promise.all([...hosts.values()].map((u) => this.#hosts.robotsFor(u)));
+    return out;
+  }
+
+  /** Admits candidates under the lock and records refusals once per URL per run. */
+  async admit(tx: Queryable, locked: LockedCrawlJob, candidates: readonly Candidate[]): Promise<void> {
+    if (candidates.length === 0) return;
+    const fresh = candidates.filter((c) => !this.#known.has(c.key));
+    const { admitted, refused } = await admitUrls(tx, this.#jobId, locked, fresh, (c, state) => {
+      if (c.url.length > MAX_URL_LENGTH) return { ok: false, reason: 'too_long' };
+      const robots = this.#hosts.loadedRobots(c.url);
+      if (robots === null) return { ok: false, reason: 'blocked' };
+      return admit(c.url, {
+        startUrl: this.#scope.startUrl,
+        filters: this.#scope.filters,
+        allowExternalLinks: this.#scope.allowExternalLinks,
+        depth: c.depth,
+        ...(this.#scope.maxDepth !== undefined ? { maxDepth: this.#scope.maxDepth } : {}),
+        admitted: state.admitted,
+        limit: state.limit,
+        isDuplicate: state.isDuplicate,
+        // Hosts whose robots.txt was not loaded are hosts the candidate check ruled out already.
+        robotsAllows: (u) => robots?.isAllowed(u) ?? true,
+      });
+    });
+    for (const c of admitted) this.#known.add(c.key);
+    const keyOf = new Map(fresh.map((c) => [c.url, c.key]));
+    const toNote: Array<{ url: string; reason: string }> = [];
+    for (const r of refused) {
+      const key = keyOf.get(r.url)!;
+      if (SILENT_REASONS.has(r.reason)) {
+        this.#known.add(key);
+        continue;
+      }
+      if (this.#refusedKeys.has(key)) continue;
+      this.#refusedKeys.add(key);
+      toNote.push(r);
+    }
+    noteRefusals(locked, toNote);
+  }
+}

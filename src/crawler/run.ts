@@ -1,0 +1,288 @@
+/**
+ * One crawl run: works off a crawl job's frontier with a few pages in flight, turning each fetched page
+ * into an item through the shared store step as it arrives.
+ *
+ * Order of work, which a resumed attempt repeats without redoing what was committed:
+ * 1. robots.txt of the start site (a refused start address fails the job before any other request);
+ * 2. the start page (its links get the budget first: a site's home page links are the best sample);
+ * 3. the site's sitemaps (skipped when `maxDepth` is set: depth is measured in links);
+ * 4. the rest of the frontier, shallowest first.
+ *
+ * Every page commit runs under the job's lease (a cancelled or taken-back job writes nothing) and under
+ * the crawl job's row lock (admission and counters are exact under any concurrency). The parts of a run:
+ * admission.ts (links into the frontier), host-policy.ts (robots.txt per host), redirects.ts (fetching a
+ * URL hop by hop), pages.ts (what a final response does to the items), messages.ts (why a crawl failed).
+ */
+import type { Database, Queryable } from '../db/database.ts';
+import {
+  claimNextFrontierRow,
+  countFrontierOutcomes,
+  type FrontierRow,
+  finishFrontierRow,
+  getFrontierRow,
+  requeueInFlight,
+} from '../db/repositories/crawl-frontier.ts';
+import {
+  type CrawlJobRecord,
+  getCrawlJobRecord,
+  type LockedCrawlJob,
+  lockCrawlJob,
+  markSitemapsDone,
+  saveCrawlJob,
+} from '../db/repositories/crawl-jobs.ts';
+import { getPageMemory } from '../db/repositories/crawl-pages.ts';
+import { crawlSourceKey } from '../ingest/store.ts';
+import type { Logger } from '../lib/logger.ts';
+import { Admission, type CrawlScope } from './admission.ts';
+import { compilePathFilters } from './filters.ts';
+import { noteOutcome, noteRefusals } from './frontier.ts';
+import { HostPolicy } from './host-policy.ts';
+import {
+  crawlJobMissing,
+  displayUrl,
+  startAddressRefused,
+  startPageFailure,
+  startUrlNotHttp,
+} from './messages.ts';
+import { PageSettler } from './pages.ts';
+import { fetchFollowingRedirects, type RedirectContext } from './redirects.ts';
+import type { RobotsRules } from './robots.ts';
+import type { CrawlerRuntime } from './runtime.ts';
+import { discoverSitemaps } from './sitemaps.ts';
+import { canonicalizeUrl, urlKey } from './url.ts';
+
+/** What the runner needs besides the job id; the job engine provides the lease, signal and log. */
+export interface CrawlRunDeps {
+  db: Database;
+  crawler: CrawlerRuntime;
+  /** Wakes the indexer after pages were stored or removed. */
+  itemsChanged?: () => void;
+  /** Transaction that first checks this worker still holds the job; default a plain transaction. */
+  withLease?: <T>(fn: (tx: Queryable) => Promise<T>) => Promise<T>;
+  log?: Logger;
+}
+
+/** Page outcomes that mean "the page is in the knowledge base". */
+const STORED_OUTCOMES = ['created', 'updated', 'unchanged'];
+
+/**
+ * Runs (or resumes) one crawl job to its end. Resolves when the frontier is worked off; throws a
+ * `CrawlFailure` (messages.ts) when the crawl cannot be done at all (start URL refused or unreachable),
+ * and the signal's reason when it aborts (cancel, shutdown, lost lease).
+ */
+export async function runCrawlJob(
+  deps: CrawlRunDeps,
+  crawlJobId: string,
+  signal: AbortSignal,
+): Promise<void> {
+  const job = await getCrawlJobRecord(deps.db, crawlJobId);
+  if (!job) throw crawlJobMissing();
+  await new CrawlRun(deps, job, signal).run();
+}
+
+class CrawlRun {
+  readonly #db: Database;
+  readonly #itemsChanged: (() => void) | undefined;
+  readonly #rt: CrawlerRuntime;
+  readonly #job: CrawlJobRecord;
+  readonly #signal: AbortSignal;
+  readonly #lease: <T>(fn: (tx: Queryable) => Promise<T>) => Promise<T>;
+  readonly #log: Logger | undefined;
+  readonly #scope: CrawlScope;
+  readonly #tags: string[];
+  readonly #hosts: HostPolicy;
+  readonly #admission: Admission;
+  readonly #redirects: RedirectContext;
+  readonly #pages: PageSettler;
+
+  constructor(deps: CrawlRunDeps, job: CrawlJobRecord, signal: AbortSignal) {
+    this.#itemsChanged = deps.itemsChanged;
+    this.#db = deps.db;
+    this.#rt = deps.crawler;
+    this.#job = job;
+    this.#signal = signal;
+    this.#lease = deps.withLease ?? ((fn) => this.#db.transaction(fn));
+    this.#log = deps.log;
+    const filters = compilePathFilters(job.options.includePaths, job.options.excludePaths);
+    const start = canonicalizeUrl(job.url);
+    const key = start ? urlKey(start) : null;
+    if (!start || !key) throw startUrlNotHttp(job.url);
+    this.#scope = {
+      startUrl: start,
+      startKey: key,
+      filters,
+      allowExternalLinks: job.options.allowExternalLinks,
+      maxDepth: job.options.maxDepth,
+    };
+    this.#tags = [...new Set(job.options.tags ?? [])];
+    this.#hosts = new HostPolicy(this.#rt, signal);
+    this.#admission = new Admission(job, this.#scope, this.#hosts);
+    this.#redirects = {
+      runtime: this.#rt,
+      scope: this.#scope,
+      hosts: this.#hosts,
+      inCrawl: async (k) =>
+        this.#admission.isKnown(k) || (await getFrontierRow(this.#db, this.#job.id, k)) !== null,
+    };
+    this.#pages = new PageSettler({
+      job,
+      startKey: key,
+      tags: this.#tags,
+      runtime: this.#rt,
+      signal,
+      admission: this.#admission,
+      commit: (row, outcome, detail, work) => this.#commit(row, outcome, detail, work),
+    });
+  }
+
+  async run(): Promise<void> {
+    const id = this.#job.id;
+    await this.#lease((tx) => requeueInFlight(tx, id));
+
+    // robots.txt first: when the start address is refused, nothing else is requested.
+    const startRobots = await this.#hosts.robotsFor(this.#scope.startUrl);
+    if (startRobots === null) throw startAddressRefused(this.#scope.startUrl);
+
+    await this.#seedStart(startRobots);
+    const startRow = await this.#lease((tx) => claimNextFrontierRow(tx, id, this.#scope.startKey));
+    if (startRow) await this.#process(startRow);
+
+    if (!this.#job.sitemapsDone && this.#job.options.maxDepth === undefined)
+      await this.#readSitemaps(startRobots);
+
+    await this.#drain();
+    await this.#checkOutcome(startRobots);
+  }
+
+  /** Inserts the start URL on the first attempt (a resumed attempt finds its row). */
+  async #seedStart(robots: RobotsRules): Promise<void> {
+    const id = this.#job.id;
+    await this.#lease(async (tx) => {
+      if (await getFrontierRow(tx, id, this.#scope.startKey)) return;
+      const locked = await lockCrawlJob(tx, id);
+      await this.#admission.admitStart(tx, locked, robots);
+      await saveCrawlJob(tx, id, locked);
+      this.#admission.committed(locked);
+    });
+    this.#admission.markKnown(this.#scope.startKey);
+  }
+
+  async #readSitemaps(robots: RobotsRules): Promise<void> {
+    const found = await discoverSitemaps(this.#hosts.fetch, {
+      siteUrl: this.#scope.startUrl,
+      listed: robots.sitemaps,
+      maxUrls: this.#rt.settings.maxSitemapUrls,
+      signal: this.#signal,
+      robotsAllows: (u) => robots.isAllowed(u),
+    });
+    for (const e of found.errors)
+      this.#log?.warn({ sitemap: displayUrl(e.url), err: e.message }, 'sitemap not read');
+    const candidates = await this.#admission.candidates(
+      found.entries.map((e) => e.url),
+      1,
+    );
+    await this.#lease(async (tx) => {
+      const locked = await lockCrawlJob(tx, this.#job.id);
+      await this.#admission.admit(tx, locked, candidates);
+      await markSitemapsDone(tx, this.#job.id);
+      await saveCrawlJob(tx, this.#job.id, locked);
+    });
+  }
+
+  /** Works off the frontier with `pageConcurrency` pages in flight until nothing is queued or in flight. */
+  async #drain(): Promise<void> {
+    const inner = new AbortController();
+    const onAbort = () => inner.abort(this.#signal.reason);
+    this.#signal.addEventListener('abort', onAbort, { once: true });
+    let inFlight = 0;
+    let changed: (() => void) | null = null;
+    let failure: { err: unknown } | null = null;
+    const notify = () => {
+      changed?.();
+      changed = null;
+    };
+    const worker = async () => {
+      while (!inner.signal.aborted) {
+        const row = await this.#lease((tx) => claimNextFrontierRow(tx, this.#job.id));
+        if (!row) {
+          if (inFlight === 0) return;
+          await new Promise<void>((resolve) => {
+            const prev = changed;
+            changed = () => {
+              prev?.();
+              resolve();
+            };
+          });
+          continue;
+        }
+        inFlight++;
+        try {
+          await this.#process(row, inner.signal);
+        } finally {
+          inFlight--;
+          notify();
+        }
+      }
+    };
+    try {
+      await Promise.all(
+        Array.from({ length: Math.max(1, this.#rt.settings.pageConcurrency) }, () =>
+          worker().catch((err: unknown) => {
+            failure ??= { err };
+            inner.abort(err);
+            notify();
+          }),
+        ),
+      );
+    } finally {
+      this.#signal.removeEventListener('abort', onAbort);
+    }
+    this.#signal.throwIfAborted();
+    if (failure) throw (failure as { err: unknown }).err;
+  }
+
+  /** Fetches one frontier URL (redirects followed hop by hop, redirects.ts) and commits what it yielded. */
+  async #process(row: FrontierRow, signal: AbortSignal = this.#signal): Promise<void> {
+    const memory = row.admitted
+      ? await getPageMemory(this.#db, this.#job.organizationId, crawlSourceKey(row.urlKey), this.#tags)
+      : null;
+    const hops = await fetchFollowingRedirects(this.#redirects, row, memory, signal);
+    if (hops.kind === 'landed') return this.#pages.settle(row, hops.response, hops.url, hops.key, memory);
+    return this.#commit(row, hops.outcome, hops.detail, async (tx, locked) => {
+      await this.#pages.dropRedirected(tx, row);
+      noteRefusals(locked, [hops.refusal]);
+    });
+  }
+
+  /**
+   * Commits a finished page: `work` runs under the lease and the crawl job's lock and may return the
+   * outcome (else `outcome`); the frontier row is marked done and the counters move in the same commit.
+   */
+  async #commit(
+    row: FrontierRow,
+    outcome: string,
+    detail: string | null,
+    work: (tx: Queryable, locked: LockedCrawlJob) => Promise<unknown>,
+  ): Promise<void> {
+    let final = outcome;
+    await this.#lease(async (tx) => {
+      const locked = await lockCrawlJob(tx, this.#job.id);
+      const returned = await work(tx, locked);
+      final = typeof returned === 'string' ? returned : outcome;
+      await finishFrontierRow(tx, this.#job.id, row.urlKey, final, detail);
+      noteOutcome(locked, final, row.admitted);
+      await saveCrawlJob(tx, this.#job.id, locked);
+      this.#admission.committed(locked);
+    });
+    if (STORED_OUTCOMES.includes(final) || final === 'removed' || final === 'noindex') this.#itemsChanged?.();
+  }
+
+  /** Fails the job when the start page could not be crawled and nothing else was stored. */
+  async #checkOutcome(robots: RobotsRules): Promise<void> {
+    const start = await getFrontierRow(this.#db, this.#job.id, this.#scope.startKey);
+    const stored = await countFrontierOutcomes(this.#db, this.#job.id, STORED_OUTCOMES);
+    if (stored > 0 || !start) return;
+    const failure = startPageFailure(this.#scope.startUrl, start, robots);
+    if (failure) throw failure;
+  }
+}
