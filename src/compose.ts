@@ -11,7 +11,7 @@
  *          ─▶ HTTP deps (appDeps) ─▶ buildApp
  */
 import type { Config } from './config.ts';
-import { connectors as builtinConnectors } from './connectors/registry.ts';
+import { registeredConnectors, SourceRegistry } from './connectors/registry.ts';
 import type { AnyConnector } from './connectors/types.ts';
 import { type CrawlerOverrides, type CrawlerRuntime, createCrawlerRuntime } from './crawler/runtime.ts';
 import type { Database } from './db/database.ts';
@@ -31,8 +31,11 @@ import { EmbeddingRuntime } from './runtime.ts';
 
 /** Parts a test or benchmark may put in place of the ones built from the config. */
 export interface ServiceParts {
-  /** Connectors by canonical type, added to or replacing the registered ones. */
-  connectors?: Readonly<Record<string, AnyConnector>>;
+  /**
+   * Connectors added to the registered ones, or replacing one of the same type. Load the config with the
+   * same list (`loadConfig(env, [...registeredConnectors, ...these])`) so their settings are read.
+   */
+  connectors?: readonly AnyConnector[];
   /** Retry settings of sync jobs' HTTP client (tests shorten the waits). */
   sourceHttp?: SourceHttpSettings;
   /** The guarded fetch to sources. */
@@ -80,19 +83,16 @@ export function composeService(opts: {
   const parts = opts.parts ?? {};
   const log = parts.log ?? silentLogger;
 
+  const registry = new SourceRegistry([...registeredConnectors, ...(parts.connectors ?? [])]);
   const sources = new SourceServices({
-    connectors: { ...builtinConnectors, ...parts.connectors },
+    registry,
     fetch:
       parts.sourceFetch ??
       createOutboundFetch({ allowPrivate: config.KB_CRAWL_ALLOW_PRIVATE, userAgent: SOURCE_USER_AGENT }),
     cipher,
-    baseUrlOverrides: {
-      notes: config.KB_NOTES_BASE_URL,
-      support_desk: config.KB_SUPPORT_DESK_BASE_URL,
-      wiki: config.KB_WIKI_BASE_URL,
-      storefront: config.KB_STOREFRONT_BASE_URL,
-      docs_space: config.KB_DOCS_SPACE_BASE_URL,
-    },
+    baseUrlOverrides: Object.fromEntries(
+      registry.connectors.map((c) => [c.type, config.sources[c.type]?.baseUrl]),
+    ),
     syncHttp: parts.sourceHttp ?? SYNC_HTTP,
   });
   const crawler = createCrawlerRuntime({

@@ -1,6 +1,8 @@
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
+import { registeredConnectors } from './connectors/registry.ts';
+import type { AnyConnector, OAuthApp } from './connectors/types.ts';
 
 /**
  * Every setting of the service, parsed once from the environment (and an optional `.env`, loaded by the
@@ -27,14 +29,6 @@ const envSchema = z.object({
   KB_EMBEDDING_API_KEY: z.string().min(1).optional(),
   KB_CRAWL_ALLOW_PRIVATE: booleanFromEnv.default(false),
   KB_CRAWL_MAX_LIMIT: z.coerce.number().int().min(1).max(1_000_000).default(10_000),
-  KB_NOTES_BASE_URL: optionalUrl,
-  KB_SUPPORT_DESK_BASE_URL: optionalUrl,
-  KB_WIKI_BASE_URL: optionalUrl,
-  KB_STOREFRONT_BASE_URL: optionalUrl,
-  KB_DOCS_SPACE_BASE_URL: optionalUrl,
-  KB_NOTES_OAUTH_BASE_URL: optionalUrl,
-  KB_NOTES_CLIENT_ID: z.string().min(1).optional(),
-  KB_NOTES_CLIENT_SECRET: z.string().min(1).optional(),
   KB_PUBLIC_URL: optionalUrl,
   /** base64 of 32 random bytes; encrypts source credentials at rest. Generated into the data dir in embedded mode. */
   KB_ENCRYPTION_KEY: z.string().optional(),
@@ -51,23 +45,73 @@ export interface Config extends Env {
   /** `pglite` without DATABASE_URL, `postgres` with it. */
   storage: 'pglite' | 'postgres';
   dataDir: string;
+  /**
+   * Per source type, from the settings each connector declares: the operator's base-URL override
+   * (`baseUrlSetting`, e.g. KB_NOTES_BASE_URL) and the OAuth app (`oauth.settings`), when set.
+   */
+  sources: Record<string, { baseUrl: string | undefined; oauthApp: OAuthApp | undefined }>;
+}
+
+/** The settings a connector declares: its base-URL override and, for OAuth sources, its OAuth app. */
+function sourceSettingsSchema(connectors: readonly AnyConnector[]): z.ZodObject {
+  const shape: Record<string, z.ZodType> = {};
+  for (const c of connectors) {
+    shape[c.baseUrlSetting] = optionalUrl;
+    if (c.oauth) {
+      shape[c.oauth.settings.clientId] = z.string().min(1).optional();
+      shape[c.oauth.settings.clientSecret] = z.string().min(1).optional();
+      shape[c.oauth.settings.baseUrl] = optionalUrl;
+    }
+  }
+  return z.object(shape);
 }
 
 export class ConfigError extends Error {
   override name = 'ConfigError';
 }
 
-/** Parse the environment; throws ConfigError with one readable line per bad setting. */
-export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+/**
+ * Parse the environment; throws ConfigError with one readable line per bad setting. `connectors`: the
+ * sources whose declared settings are read (the registered ones; tests add their own).
+ */
+export function loadConfig(
+  env: NodeJS.ProcessEnv = process.env,
+  connectors: readonly AnyConnector[] = registeredConnectors,
+): Config {
   // Empty strings in the environment mean "not set", as in most twelve-factor tools.
   const cleaned = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ''));
   const parsed = envSchema.safeParse(cleaned);
-  if (!parsed.success) {
-    const lines = parsed.error.issues.map((i) => `  ${i.path.join('.')}: ${i.message}`);
+  const parsedSources = sourceSettingsSchema(connectors).safeParse(cleaned);
+  const issues = [...(parsed.error?.issues ?? []), ...(parsedSources.error?.issues ?? [])];
+  if (!parsed.success || !parsedSources.success) {
+    const lines = issues.map((i) => `  ${i.path.join('.')}: ${i.message}`);
     throw new ConfigError(`Invalid configuration:\n${lines.join('\n')}`);
   }
   const e = parsed.data;
-  return { ...e, storage: e.DATABASE_URL ? 'postgres' : 'pglite', dataDir: path.resolve(e.KB_DATA_DIR) };
+  const settings = parsedSources.data as Record<string, string | undefined>;
+  const sources: Config['sources'] = {};
+  for (const c of connectors) {
+    const o = c.oauth?.settings;
+    const clientId = o && settings[o.clientId];
+    const clientSecret = o && settings[o.clientSecret];
+    sources[c.type] = {
+      baseUrl: settings[c.baseUrlSetting],
+      oauthApp:
+        c.oauth && clientId && clientSecret
+          ? {
+              clientId,
+              clientSecret,
+              baseUrl: (settings[c.oauth.settings.baseUrl] ?? c.oauth.defaultBaseUrl).replace(/\/+$/, ''),
+            }
+          : undefined,
+    };
+  }
+  return {
+    ...e,
+    storage: e.DATABASE_URL ? 'postgres' : 'pglite',
+    dataDir: path.resolve(e.KB_DATA_DIR),
+    sources,
+  };
 }
 
 /** Load `.env` from the working directory when present, without overriding the real environment. */

@@ -6,9 +6,11 @@
 import type { z } from 'zod';
 import type { Logger } from '../lib/logger.ts';
 
-/** The five canonical source types of the API (neutral stand-ins for the products' names). */
-export const SOURCE_TYPES = ['notes', 'support_desk', 'wiki', 'storefront', 'docs_space'] as const;
-export type SourceType = (typeof SOURCE_TYPES)[number];
+/**
+ * A canonical source type (`notes`, `support_desk`, ...: neutral stand-ins for the products' names). The
+ * set is whatever the registry holds (src/connectors/registry.ts); each connector declares its own.
+ */
+export type SourceType = string;
 
 /**
  * One document as a source produced it, before chunking and embedding.
@@ -160,9 +162,19 @@ export interface SyncOptions<Cursor> {
  * `type`); `Creds` is what {@link normalize} makes of it and what is stored (encrypted).
  */
 export interface Connector<Creds = unknown, Cursor = unknown, Input = unknown> {
+  /** Canonical type, lower-case `[a-z][a-z0-9_]*`: the `source.type` of API.md and the stored type. */
   type: SourceType;
+  /** The product's own name, accepted as `source.type` and stored as `type` (API.md): `notion`. */
+  alias: string;
   /** The product behind the stand-in, for messages: `Notion`, `Zendesk`, `Confluence`, `Shopify`, `GitBook`. */
   label: string;
+  /**
+   * The setting that overrides {@link defaultBaseUrl} (an operator's proxy, a test's fake server), e.g.
+   * `KB_NOTES_BASE_URL`. Read by the config; never taken from a request.
+   */
+  baseUrlSetting: string;
+  /** For sources that connect through OAuth consent: the two steps and the settings of the OAuth app. */
+  oauth?: OAuthSteps;
   /** The public input fields of API.md, strict (unknown fields are rejected). */
   credentials: z.ZodType<Input>;
   /**
@@ -190,6 +202,39 @@ export interface Connector<Creds = unknown, Cursor = unknown, Input = unknown> {
   listIds?(ctx: ConnectorContext<Creds>): AsyncGenerator<string[]>;
   /** The checkpoint's shape (parsed when a job resumes). */
   cursor: z.ZodType<Cursor>;
+}
+
+/** The registered OAuth app of a source, from the settings its {@link OAuthSteps} name. */
+export interface OAuthApp {
+  clientId: string;
+  clientSecret: string;
+  /** Origin of the authorization server (the vendor's, or the operator's override). */
+  baseUrl: string;
+}
+
+/**
+ * OAuth consent of a source (API.md "Connections": initiate, callback, secret-id-exists). The routes are
+ * generic; the vendor's endpoints and parameters live here, in the connector's folder.
+ */
+export interface OAuthSteps {
+  /** Settings naming the OAuth app, e.g. `{ clientId: 'KB_NOTES_CLIENT_ID', ... }`. */
+  settings: { clientId: string; clientSecret: string; baseUrl: string };
+  /** The authorization server's origin when its setting is unset. */
+  defaultBaseUrl: string;
+  /** The credential field the stored token fills before a credential check or a sync. */
+  tokenField: string;
+  /** The consent URL the user's browser opens. */
+  authorizeUrl(app: OAuthApp, opts: { redirectUri: string; state: string }): string;
+  /**
+   * Exchanges the authorization code at the token endpoint. Throws `AppError('source_auth_failed')` when
+   * the source refuses it, `AppError('source_unreachable')` when it cannot be reached; never a secret in
+   * a message.
+   */
+  exchangeCode(
+    http: SourceHttpClient,
+    app: OAuthApp,
+    opts: { code: string; redirectUri: string },
+  ): Promise<{ accessToken: string; accountName: string | null }>;
 }
 
 /** A connector with its type parameters erased, as the registry holds it. */

@@ -10,6 +10,7 @@
  */
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Config } from '../config.ts';
+import type { AnyConnector, OAuthApp, OAuthSteps } from '../connectors/types.ts';
 import type { Queryable } from '../db/database.ts';
 import type { CredentialCipher } from '../lib/crypto.ts';
 import { AppError } from '../lib/errors.ts';
@@ -111,17 +112,19 @@ export function newStateNonce(): string {
   return randomBytes(18).toString('base64url');
 }
 
-/** The OAuth app of the notes source, or 400 oauth_not_configured. */
-export function notesOAuthApp(config: Config): { clientId: string; clientSecret: string; baseUrl: string } {
-  if (!config.KB_NOTES_CLIENT_ID || !config.KB_NOTES_CLIENT_SECRET) {
+/** The OAuth steps and app of an OAuth source, or 400 oauth_not_configured naming the settings. */
+export function oauthOf(
+  config: Config,
+  connector: AnyConnector,
+): { steps: OAuthSteps; app: OAuthApp } {
+  const steps = connector.oauth;
+  if (!steps) throw new AppError('invalid_request', `${connector.label} (${connector.type}) does not connect through OAuth.`);
+  const app = config.sources[connector.type]?.oauthApp;
+  if (!app) {
     throw new AppError(
       'oauth_not_configured',
-      'OAuth for notes (Notion) is not configured on this service: the operator must set KB_NOTES_CLIENT_ID and KB_NOTES_CLIENT_SECRET. Alternatively, pass an internal integration token as source.access_token.',
+      `OAuth for ${connector.type} (${connector.label}) is not configured on this service: the operator must set ${steps.settings.clientId} and ${steps.settings.clientSecret}. Alternatively, pass the token as source.${steps.tokenField}.`,
     );
   }
-  return {
-    clientId: config.KB_NOTES_CLIENT_ID,
-    clientSecret: config.KB_NOTES_CLIENT_SECRET,
-    baseUrl: (config.KB_NOTES_OAUTH_BASE_URL ?? 'https://api.notion.com').replace(/\/+$/, ''),
-  };
+  return { steps, app };
 }

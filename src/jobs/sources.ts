@@ -5,6 +5,7 @@
  */
 import { checkCredentials, createConnectorContext } from '../connectors/context.ts';
 import type { SourceHttpClientOptions } from '../connectors/http.ts';
+import type { SourceRegistry } from '../connectors/registry.ts';
 import type { AnyConnector, ConnectorContext, SourceHttpClient } from '../connectors/types.ts';
 import type { CredentialCipher } from '../lib/crypto.ts';
 import { AppError } from '../lib/errors.ts';
@@ -18,8 +19,8 @@ export const SOURCE_USER_AGENT = 'kb-connector-service/0.1 (knowledge-base sync)
 export type SourceHttpSettings = Omit<SourceHttpClientOptions, 'fetch' | 'signal'>;
 
 export interface SourceServicesOptions {
-  /** Connectors by canonical type (the registry, plus whatever a test registers). */
-  connectors: Readonly<Record<string, AnyConnector>>;
+  /** The registered connectors (plus whatever a test registers). */
+  registry: SourceRegistry;
   /** The guarded fetch every request to a source goes through (it owns the keep-alive pools). */
   fetch: OutboundFetch;
   cipher: CredentialCipher;
@@ -33,20 +34,20 @@ export class SourceServices {
   readonly fetch: OutboundFetch;
   readonly cipher: CredentialCipher;
   readonly syncHttp: SourceHttpSettings;
-  readonly #connectors: Readonly<Record<string, AnyConnector>>;
+  readonly registry: SourceRegistry;
   readonly #baseUrls: Readonly<Record<string, string | undefined>>;
 
   constructor(opts: SourceServicesOptions) {
     this.fetch = opts.fetch;
     this.cipher = opts.cipher;
     this.syncHttp = opts.syncHttp;
-    this.#connectors = opts.connectors;
+    this.registry = opts.registry;
     this.#baseUrls = opts.baseUrlOverrides;
   }
 
-  /** The connector of a canonical source type, or undefined. */
+  /** The connector of a source type (or its alias), or undefined. */
   connectorOf(type: string): AnyConnector | undefined {
-    return Object.hasOwn(this.#connectors, type) ? this.#connectors[type] : undefined;
+    return this.registry.find(type);
   }
 
   /** The operator's base-URL override of a source type, if set. */

@@ -7,21 +7,23 @@ import {
   pathSegment,
   resolveBaseUrl,
 } from '../../src/connectors/base-url.ts';
-import {
-  canonicalSourceType,
-  connectorFor,
-  connectors,
-  normalizeSourceInput,
-  SOURCE_TYPE_ALIASES,
-  sourceInputSchema,
-} from '../../src/connectors/registry.ts';
-import { SOURCE_TYPES } from '../../src/connectors/types.ts';
+import { defaultSourceRegistry as registry, SourceRegistry } from '../../src/connectors/registry.ts';
 import { AppError } from '../../src/lib/errors.ts';
+
+const SOURCE_TYPES = ['notes', 'support_desk', 'wiki', 'storefront', 'docs_space'];
+const connectors = Object.fromEntries(registry.connectors.map((c) => [c.type, c]));
+const canonicalSourceType = (v: string) => registry.canonicalType(v);
+const sourceInputSchema = registry.inputSchema();
 
 describe('registry', () => {
   it('has one connector per source type, each under its own type', () => {
-    for (const type of SOURCE_TYPES) assert.equal(connectors[type].type, type);
+    for (const type of SOURCE_TYPES) assert.equal(connectors[type]!.type, type);
     assert.equal(Object.keys(connectors).length, 5);
+  });
+
+  it('refuses two sources that declare the same name', () => {
+    const notes = connectors['notes']!;
+    assert.throws(() => new SourceRegistry([notes, { ...notes, type: 'notes_copy' }]), /notion/);
   });
 
   it('maps aliases to canonical types', () => {
@@ -33,9 +35,9 @@ describe('registry', () => {
     assert.equal(canonicalSourceType('wiki'), 'wiki');
     assert.equal(canonicalSourceType('toString'), undefined);
     assert.equal(canonicalSourceType('crawl'), undefined);
-    assert.equal(Object.keys(SOURCE_TYPE_ALIASES).length, 5);
+    assert.equal(registry.typeValues.length, 10);
     assert.throws(
-      () => connectorFor('slack'),
+      () => registry.get('slack'),
       (e: unknown) => e instanceof AppError && e.code === 'invalid_request',
     );
   });
@@ -77,9 +79,9 @@ describe('registry', () => {
       email: ' a@acme.test ',
       api_token: ' tok ',
     });
-    const normalized = normalizeSourceInput(parsed);
+    const normalized = registry.normalize(parsed);
     assert.equal(normalized.type, 'support_desk');
-    assert.equal(normalized.connector, connectors.support_desk);
+    assert.equal(normalized.connector, connectors['support_desk']);
     assert.deepEqual(normalized.credentials, { subdomain: 'acme', email: 'a@acme.test', api_token: 'tok' });
   });
 
@@ -92,8 +94,8 @@ describe('registry', () => {
       docs_space: [],
     };
     for (const type of SOURCE_TYPES) {
-      assert.deepEqual(baseUrlPlaceholders(connectors[type].defaultBaseUrl), fields[type]);
-      assertBaseUrlTemplate(connectors[type].defaultBaseUrl, fields[type]!);
+      assert.deepEqual(baseUrlPlaceholders(connectors[type]!.defaultBaseUrl), fields[type]);
+      assertBaseUrlTemplate(connectors[type]!.defaultBaseUrl, fields[type]!);
     }
   });
 });

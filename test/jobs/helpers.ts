@@ -49,7 +49,7 @@ export async function startSyncApp(
   const t = await startTestApp(mode, {
     config: { KB_CRAWL_ALLOW_PRIVATE: 'true', KB_DOCS_SPACE_BASE_URL: source.url, ...opts.config },
     parts: {
-      connectors: { docs_space: testConnector },
+      connectors: [testConnector],
       sourceHttp: FAST_SOURCE_HTTP,
       onItemsChanged: () => {
         itemsChanged.count++;

@@ -74,7 +74,7 @@ test('a SIGKILLed worker: its job is reaped within bounded time and resumes at t
     KB_LOG_LEVEL: 'silent',
   };
   const service = composeTestService(db, testConfig(env), {
-    connectors: { docs_space: testConnector },
+    connectors: [testConnector],
     sourceHttp: FAST_SOURCE_HTTP,
   });
   const org = (await createOrganization(db, 'kill-org')).id;

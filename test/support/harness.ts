@@ -1,6 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { type Config, loadConfig } from '../../src/config.ts';
+import { registeredConnectors } from '../../src/connectors/registry.ts';
+import type { AnyConnector } from '../../src/connectors/types.ts';
 import type { Database } from '../../src/db/database.ts';
 import { migrate } from '../../src/db/migrate.ts';
 import { openPglite } from '../../src/db/pglite.ts';
@@ -59,14 +61,18 @@ export async function freshDatabase(mode: StorageMode): Promise<{ db: Database; 
   };
 }
 
-export function testConfig(overrides: Record<string, string> = {}): Config {
-  return loadConfig({
+/** `connectors`: extra sources a test registers, whose declared settings the config then reads. */
+export function testConfig(overrides: Record<string, string> = {}, connectors: readonly AnyConnector[] = []): Config {
+  return loadConfig(
+    {
     KB_DATA_DIR: '/nonexistent-test-data-dir',
     KB_LOG_LEVEL: 'silent',
     KB_RATE_LIMIT_PER_MINUTE: '0',
     KB_ENCRYPTION_KEY: randomBytes(32).toString('base64'),
     ...overrides,
-  });
+    },
+    [...registeredConnectors, ...connectors],
+  );
 }
 
 /**
@@ -126,7 +132,7 @@ export async function startTestApp(
   const orgA = await makeOrg('org-a');
   const orgB = await makeOrg('org-b');
   // No model unless a test hands one in (withSearch), no background indexer: tests drain it themselves.
-  const service = composeTestService(db, testConfig(opts.config), opts.parts);
+  const service = composeTestService(db, testConfig(opts.config, opts.parts?.connectors), opts.parts);
   const app = await buildApp(service.appDeps, { logger: false });
   await app.ready();
   return {

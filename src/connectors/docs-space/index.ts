@@ -25,7 +25,7 @@ export function gitbookHeaders(creds: DocsSpaceCredentials): Record<string, stri
 
 const spaceSchema = z.object({ object: z.literal('space'), id: z.string() });
 
-const SOURCE = { type: 'docs_space', label: 'GitBook' } as const;
+const SOURCE = { type: 'docs_space', alias: 'gitbook', label: 'GitBook' } as const;
 
 const spaceHint = "Check source.space_id: the space must exist and the token's user must have access to it.";
 
@@ -39,6 +39,7 @@ export const docsSpaceConnector: Connector<DocsSpaceCredentials, unknown, DocsSp
     };
   },
   defaultBaseUrl: 'https://api.gitbook.com',
+  baseUrlSetting: 'KB_DOCS_SPACE_BASE_URL',
   // Reading the space itself checks the token and the token's access to that space in one call.
   validate: credentialCheck({
     source: SOURCE,

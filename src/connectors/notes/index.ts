@@ -1,6 +1,6 @@
 /**
- * `notes`: a Notion workspace. Authorized through OAuth (the lead's routes store the token under a
- * secret id and put it into `access_token` before a check or sync), or with an internal integration
+ * `notes`: a Notion workspace. Authorized through OAuth (oauth.ts; the generic routes store the token
+ * under a secret id and put it into `access_token` before a check or sync), or with an internal integration
  * token given as `access_token`.
  */
 import { z } from 'zod';
@@ -8,6 +8,7 @@ import { AppError } from '../../lib/errors.ts';
 import { credentialCheck } from '../credential-check.ts';
 import { normalizeToken } from '../normalize.ts';
 import type { Connector } from '../types.ts';
+import { notionOAuth } from './oauth.ts';
 
 /**
  * The API version every request sends (`Notion-Version` is mandatory). 2025-09-03 is the version with
@@ -34,7 +35,7 @@ export function notionHeaders(token: string): Record<string, string> {
   return { authorization: `Bearer ${token}`, 'notion-version': NOTION_VERSION };
 }
 
-const SOURCE = { type: 'notes', label: 'Notion' } as const;
+const SOURCE = { type: 'notes', alias: 'notion', label: 'Notion' } as const;
 
 // GET /v1/users/me returns the integration's bot user: the cheapest authenticated call there is.
 const checkToken = credentialCheck({
@@ -59,6 +60,8 @@ export const notesConnector: Connector<NotesCredentials, unknown, NotesInput> = 
       : { access_token: normalizeToken('access_token', input.access_token) };
   },
   defaultBaseUrl: 'https://api.notion.com',
+  baseUrlSetting: 'KB_NOTES_BASE_URL',
+  oauth: notionOAuth,
   async validate(ctx) {
     if (!ctx.credentials.access_token) {
       throw new AppError(

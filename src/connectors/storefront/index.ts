@@ -42,7 +42,7 @@ const shopQuerySchema = z.object({
     .optional(),
 });
 
-const SOURCE = { type: 'storefront', label: 'Shopify' } as const;
+const SOURCE = { type: 'storefront', alias: 'shopify', label: 'Shopify' } as const;
 
 const tokenHint = 'Check source.access_token (an Admin API access token of this store).';
 
@@ -56,6 +56,7 @@ export const storefrontConnector: Connector<StorefrontCredentials, unknown, Stor
     };
   },
   defaultBaseUrl: 'https://{shop}.myshopify.com',
+  baseUrlSetting: 'KB_STOREFRONT_BASE_URL',
   validate: credentialCheck({
     source: SOURCE,
     method: 'POST',

@@ -25,7 +25,7 @@ export function zendeskAuthHeader(creds: SupportDeskCredentials): string {
 // `id` is null for the anonymous user Zendesk answers with when a request carries no usable identity.
 const meSchema = z.object({ user: z.object({ id: z.number().nullable(), role: z.string().optional() }) });
 
-const SOURCE = { type: 'support_desk', label: 'Zendesk' } as const;
+const SOURCE = { type: 'support_desk', alias: 'zendesk', label: 'Zendesk' } as const;
 
 const tokenHint =
   'Check source.email and source.api_token (token access must be enabled in the Zendesk admin center).';
@@ -41,6 +41,7 @@ export const supportDeskConnector: Connector<SupportDeskCredentials, unknown, Su
     };
   },
   defaultBaseUrl: 'https://{subdomain}.zendesk.com',
+  baseUrlSetting: 'KB_SUPPORT_DESK_BASE_URL',
   validate: credentialCheck({
     source: SOURCE,
     path: '/api/v2/users/me.json',

@@ -30,7 +30,7 @@ export function confluenceAuthHeader(creds: WikiCredentials): string {
 // Confluence answers anonymous requests on sites open to anonymous users, with `type: "anonymous"`.
 const currentUserSchema = z.object({ type: z.string(), accountId: z.string().optional() });
 
-const SOURCE = { type: 'wiki', label: 'Confluence' } as const;
+const SOURCE = { type: 'wiki', alias: 'confluence', label: 'Confluence' } as const;
 
 const tokenHint = 'Check source.email and source.api_token (an Atlassian API token of that account).';
 
@@ -45,6 +45,7 @@ export const wikiConnector: Connector<WikiCredentials, unknown, WikiInput> = {
     };
   },
   defaultBaseUrl: 'https://{domain_name}',
+  baseUrlSetting: 'KB_WIKI_BASE_URL',
   validate: credentialCheck({
     source: SOURCE,
     path: '/wiki/rest/api/user/current',

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { canonicalSourceType, sourceInputSchema } from '../../connectors/registry.ts';
+import type { SourceRegistry } from '../../connectors/registry.ts';
 import { findOAuthSecret, upsertConnection } from '../../db/repositories/connections.ts';
 import { AppError } from '../../lib/errors.ts';
 import { type App, type RouteDeps, callerOf } from '../context.ts';
@@ -9,8 +9,10 @@ import { oauthSecretAad } from '../oauth-state.ts';
 /** The whole credential check, retries included, runs inside the request: bound it. */
 const CHECK_TIMEOUT_MS = 30_000;
 
-const bodySchema = z.strictObject({
-  source: sourceInputSchema,
+/** The request body; `source` has one strict shape per registered source (its declared input schema). */
+const bodySchema = (registry: SourceRegistry) =>
+  z.strictObject({
+  source: registry.inputSchema(),
   schedule: z
     .strictObject({
       intervalMinutes: z
@@ -28,7 +30,7 @@ const bodySchema = z.strictObject({
     .min(1)
     .max(200)
     .optional()
-    .describe('Extension, notes only: the secretId of the OAuth consent to use (default: the newest one).'),
+    .describe('Extension, OAuth sources (notes) only: the secretId of the OAuth consent to use (default: the newest one).'),
 });
 
 /**
@@ -47,7 +49,7 @@ export function register(app: App, deps: RouteDeps): void {
           'source_unreachable), then stores them encrypted. A second create for the same type replaces the ' +
           'credentials and keeps the synced items. `notes` needs OAuth consent first (400 oauth_required) ' +
           'unless source.access_token carries an internal integration token.',
-        body: bodySchema,
+        body: bodySchema(deps.sources.registry),
         response: {
           200: z.object({
             success: z.boolean(),
@@ -61,27 +63,31 @@ export function register(app: App, deps: RouteDeps): void {
     async (request) => {
       const { organizationId } = callerOf(request);
       const { source, schedule, secretId } = request.body;
-      const { type: givenType, ...fields } = source;
-      const type = canonicalSourceType(givenType)!;
-      const connector = deps.sources.connectorOf(type)!;
-      let credentials = connector.normalize(fields) as Record<string, string>;
+      const normalized = deps.sources.registry.normalize(source);
+      const { type, connector } = normalized;
+      let credentials = normalized.credentials;
 
-      if (secretId !== undefined && type !== 'notes') {
-        throw new AppError('invalid_request', 'secretId only applies to notes connections (OAuth).');
+      const oauth = connector.oauth;
+      if (secretId !== undefined && !oauth) {
+        throw new AppError(
+          'invalid_request',
+          `secretId only applies to OAuth connections (${deps.sources.registry.oauthTypeValues().join(', ')}).`,
+        );
       }
-      if (type === 'notes' && !credentials['access_token']) {
-        const secret = await findOAuthSecret(deps.db, organizationId, 'notes', secretId);
+      // An OAuth source without a token in the request takes the one its consent stored.
+      if (oauth && !credentials[oauth.tokenField]) {
+        const secret = await findOAuthSecret(deps.db, organizationId, type, secretId);
         if (!secret) {
           throw new AppError(
             'oauth_required',
             secretId === undefined
-              ? 'Connecting notes needs OAuth consent first: POST /api/connect/oauth/initiate, open the consentUrl, then create the connection (or pass an internal integration token as source.access_token).'
+              ? `Connecting ${type} needs OAuth consent first: POST /api/connect/oauth/initiate, open the consentUrl, then create the connection (or pass the token as source.${oauth.tokenField}).`
               : 'No OAuth token is stored under this secretId for this organization; complete the consent first.',
           );
         }
         credentials = {
           ...credentials,
-          access_token: deps.sources.cipher.decrypt(secret.tokenEncrypted, oauthSecretAad(secret.id)),
+          [oauth.tokenField]: deps.sources.cipher.decrypt(secret.tokenEncrypted, oauthSecretAad(secret.id)),
         };
       }
 

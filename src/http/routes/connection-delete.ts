@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import type { SourceRegistry } from '../../connectors/registry.ts';
 import { deleteConnection } from '../../db/repositories/connections.ts';
 import { activeSyncJobIds } from '../../db/repositories/sync-jobs.ts';
 import { cancelJobs } from '../../jobs/queue.ts';
@@ -6,7 +7,8 @@ import { type App, type RouteDeps, callerOf } from '../context.ts';
 import { commonErrors, errorBodySchema } from '../schemas.ts';
 import { connectionRefFields, connectionRefOf, resolveConnection } from './connection-shared.ts';
 
-const bodySchema = z.strictObject(connectionRefFields);
+const bodySchema = (registry: SourceRegistry) =>
+  z.strictObject(connectionRefFields(registry));
 
 /**
  * Endpoint 2: disconnect. Cancels the connection's pending and running jobs (their workers stop at
@@ -20,7 +22,7 @@ export function register(app: App, deps: RouteDeps): void {
         tags: ['connections'],
         summary: 'Disconnect a connection',
         description: 'Body: `{"type"}` or `{"connectionId"}`. Unknown connection: 404 not_found.',
-        body: bodySchema,
+        body: bodySchema(deps.sources.registry),
         response: {
           200: z.object({
             success: z.boolean(),
@@ -35,7 +37,7 @@ export function register(app: App, deps: RouteDeps): void {
     },
     async (request) => {
       const { organizationId } = callerOf(request);
-      const ref = connectionRefOf(request.body);
+      const ref = connectionRefOf(request.body, deps.sources.registry);
       const result = await deps.db.transaction(async (tx) => {
         const connection = await resolveConnection(tx, organizationId, ref);
         // Jobs first: a worker's batch holds its job row while it writes, so cancelling waits for that

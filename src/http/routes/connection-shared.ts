@@ -4,32 +4,32 @@
  * and the sync job's response schema.
  */
 import { z } from 'zod';
-import { canonicalSourceType, SOURCE_TYPE_VALUES } from '../../connectors/registry.ts';
+import type { SourceRegistry } from '../../connectors/registry.ts';
 import type { Queryable } from '../../db/database.ts';
 import { type ConnectionRef, type ConnectionRow, findConnection } from '../../db/repositories/connections.ts';
 import { JOB_STATUSES } from '../../db/job-status.ts';
 import { AppError } from '../../lib/errors.ts';
 
 /** The two optional fields; exactly one must be given ({@link connectionRefOf} checks). */
-export const connectionRefFields = {
+export const connectionRefFields = (registry: SourceRegistry) => ({
   type: z
-    .enum(SOURCE_TYPE_VALUES)
+    .enum(registry.typeValues)
     .optional()
     .describe(
       'Source type of the connection (`notes`, `support_desk`, ... or the product name). Give this or connectionId.',
     ),
   connectionId: z.string().min(1).max(100).optional().describe('Id of the connection. Give this or type.'),
-};
+});
 
-export function connectionRefOf(input: {
-  type?: string | undefined;
-  connectionId?: string | undefined;
-}): ConnectionRef {
+export function connectionRefOf(
+  input: { type?: string | undefined; connectionId?: string | undefined },
+  registry: SourceRegistry,
+): ConnectionRef {
   if (input.type !== undefined && input.connectionId !== undefined) {
     throw new AppError('invalid_request', 'Name the connection with type or with connectionId, not both.');
   }
   if (input.connectionId !== undefined) return { connectionId: input.connectionId };
-  if (input.type !== undefined) return { type: canonicalSourceType(input.type)! };
+  if (input.type !== undefined) return { type: registry.get(input.type).type };
   throw new AppError(
     'invalid_request',
     'Name the connection: give type (e.g. "support_desk") or connectionId.',

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import type { SourceRegistry } from '../../connectors/registry.ts';
 import { setConnectionStatus } from '../../db/repositories/connections.ts';
 import { activeSyncJobIds } from '../../db/repositories/sync-jobs.ts';
 import { cancelJobs } from '../../jobs/queue.ts';
@@ -6,8 +7,9 @@ import { type App, type RouteDeps, callerOf } from '../context.ts';
 import { commonErrors, errorBodySchema } from '../schemas.ts';
 import { connectionRefFields, connectionRefOf, resolveConnection } from './connection-shared.ts';
 
-const bodySchema = z.strictObject({
-  ...connectionRefFields,
+const bodySchema = (registry: SourceRegistry) =>
+  z.strictObject({
+  ...connectionRefFields(registry),
   status: z
     .enum(['active', 'inactive'])
     .describe('inactive: no syncs (scheduled or requested); items stay searchable'),
@@ -26,7 +28,7 @@ export function register(app: App, deps: RouteDeps): void {
         summary: 'Set the status of a connection',
         description:
           'Body: `{"type"|"connectionId", "status": "active"|"inactive"}`. Unknown connection: 404.',
-        body: bodySchema,
+        body: bodySchema(deps.sources.registry),
         response: {
           200: z.object({
             success: z.boolean(),
@@ -41,7 +43,7 @@ export function register(app: App, deps: RouteDeps): void {
     },
     async (request) => {
       const { organizationId } = callerOf(request);
-      const ref = connectionRefOf(request.body);
+      const ref = connectionRefOf(request.body, deps.sources.registry);
       const { status } = request.body;
       const result = await deps.db.transaction(async (tx) => {
         const connection = await resolveConnection(tx, organizationId, ref);

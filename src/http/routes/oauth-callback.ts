@@ -1,14 +1,11 @@
 import { z } from 'zod';
-import { joinUrl } from '../../connectors/base-url.ts';
-import { basicAuth, redactSecrets } from '../../connectors/credential-check.ts';
 import { CREDENTIAL_CHECK_HTTP } from '../../connectors/context.ts';
-import { createSourceHttpClient, isSourceHttpError, vendorErrorText } from '../../connectors/http.ts';
-import type { SourceResponse } from '../../connectors/types.ts';
+import { createSourceHttpClient } from '../../connectors/http.ts';
 import { consumeOAuthState, saveOAuthSecret } from '../../db/repositories/connections.ts';
 import { AppError, isAppError } from '../../lib/errors.ts';
 import type { App, RouteDeps } from '../context.ts';
 import { errorBodySchema } from '../schemas.ts';
-import { notesOAuthApp, oauthSecretAad } from '../oauth-state.ts';
+import { oauthOf, oauthSecretAad } from '../oauth-state.ts';
 
 // Loose on purpose: authorization servers add parameters of their own.
 const querySchema = z.object({
@@ -16,11 +13,6 @@ const querySchema = z.object({
   state: z.string().max(500).optional(),
   error: z.string().max(200).optional(),
   error_description: z.string().max(2000).optional(),
-});
-
-const tokenSchema = z.object({
-  access_token: z.string().min(1),
-  workspace_name: z.string().nullish(),
 });
 
 /**
@@ -59,22 +51,28 @@ export function register(app: App, deps: RouteDeps): void {
           'This OAuth state was already used or has expired; start the consent again.',
         );
       }
+      const connector = deps.sources.connectorOf(state.sourceType);
+      if (!connector?.oauth) {
+        throw new AppError('invalid_request', 'This OAuth consent names a source this service no longer has.');
+      }
       try {
         if (q.error) {
           throw new AppError(
             'source_auth_failed',
-            `Notion (notes) did not grant access (${q.error}${q.error_description ? `: ${q.error_description}` : ''}).`,
+            `${connector.label} (${connector.type}) did not grant access (${q.error}${q.error_description ? `: ${q.error_description}` : ''}).`,
           );
         }
         if (!q.code)
           throw new AppError('invalid_request', 'The callback carries no code; start the consent again.');
-        const token = await exchangeCode(deps, q.code, state.callbackUri);
+        const { steps, app: oauthApp } = oauthOf(deps.config, connector);
+        const http = createSourceHttpClient({ ...CREDENTIAL_CHECK_HTTP, fetch: deps.sources.fetch });
+        const token = await steps.exchangeCode(http, oauthApp, { code: q.code, redirectUri: state.callbackUri });
         await saveOAuthSecret(deps.db, {
           id: state.secretId,
           organizationId: state.organizationId,
           sourceType: state.sourceType,
-          tokenEncrypted: deps.sources.cipher.encrypt(token.access_token, oauthSecretAad(state.secretId)),
-          workspaceName: token.workspace_name ?? null,
+          tokenEncrypted: deps.sources.cipher.encrypt(token.accessToken, oauthSecretAad(state.secretId)),
+          workspaceName: token.accountName,
         });
       } catch (err) {
         if (state.redirectUri && isAppError(err)) {
@@ -100,51 +98,4 @@ function withParams(uri: string, params: Record<string, string>): string {
   const url = new URL(uri);
   for (const [k, v] of Object.entries(params)) url.searchParams.set(k, v);
   return url.toString();
-}
-
-/** POST /v1/oauth/token (vendor-apis/notion.md 2.2): Basic client auth, JSON body. */
-async function exchangeCode(
-  deps: RouteDeps,
-  code: string,
-  redirectUri: string,
-): Promise<z.infer<typeof tokenSchema>> {
-  const oauth = notesOAuthApp(deps.config);
-  const url = joinUrl(oauth.baseUrl, '/v1/oauth/token');
-  const secrets = [code, oauth.clientSecret];
-  const http = createSourceHttpClient({ ...CREDENTIAL_CHECK_HTTP, fetch: deps.sources.fetch });
-  let res: SourceResponse;
-  try {
-    res = await http.request('POST', url, {
-      headers: { authorization: basicAuth(oauth.clientId, oauth.clientSecret) },
-      json: { grant_type: 'authorization_code', code, redirect_uri: redirectUri },
-    });
-  } catch (err) {
-    const detail =
-      isSourceHttpError(err) || err instanceof Error ? redactSecrets(err.message, secrets) : 'network error';
-    throw new AppError(
-      'source_unreachable',
-      `Notion's token endpoint could not be reached (${detail}); try the consent again later.`,
-    );
-  }
-  if (res.status >= 400 && res.status < 500) {
-    const said = vendorErrorText(res.text());
-    throw new AppError(
-      'source_auth_failed',
-      `Notion refused the authorization code (HTTP ${res.status}${said ? `: ${redactSecrets(said, secrets)}` : ''}); start the consent again.`,
-    );
-  }
-  let body: unknown;
-  try {
-    body = res.status >= 200 && res.status < 300 ? res.json() : undefined;
-  } catch {
-    body = undefined;
-  }
-  const parsed = tokenSchema.safeParse(body);
-  if (!parsed.success) {
-    throw new AppError(
-      'source_unreachable',
-      `Notion's token endpoint answered HTTP ${res.status} without a token; try again later.`,
-    );
-  }
-  return parsed.data;
 }

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import type { SourceRegistry } from '../../connectors/registry.ts';
 import { activeSyncJobIds } from '../../db/repositories/sync-jobs.ts';
 import { enqueueSyncJob, syncUnavailable } from '../../jobs/sync-job.ts';
 import { AppError } from '../../lib/errors.ts';
@@ -6,8 +7,9 @@ import { type App, type RouteDeps, callerOf } from '../context.ts';
 import { commonErrors, errorBodySchema } from '../schemas.ts';
 import { connectionRefFields, connectionRefOf, resolveConnection } from './connection-shared.ts';
 
-const bodySchema = z.strictObject({
-  ...connectionRefFields,
+const bodySchema = (registry: SourceRegistry) =>
+  z.strictObject({
+  ...connectionRefFields(registry),
   jobType: z
     .enum(['sync', 'reset'])
     .default('sync')
@@ -27,7 +29,7 @@ export function register(app: App, deps: RouteDeps): void {
         description:
           'Body: `{"type"|"connectionId", "jobType"?: "sync"|"reset"}`. 404 unknown connection; 409 ' +
           'sync_in_progress while a job of the connection is pending or running; 409 connection_inactive.',
-        body: bodySchema,
+        body: bodySchema(deps.sources.registry),
         response: {
           200: z.object({ success: z.boolean(), jobId: z.number() }),
           404: errorBodySchema,
@@ -40,7 +42,7 @@ export function register(app: App, deps: RouteDeps): void {
     },
     async (request) => {
       const { organizationId } = callerOf(request);
-      const ref = connectionRefOf(request.body);
+      const ref = connectionRefOf(request.body, deps.sources.registry);
       const jobId = await deps.db.transaction(async (tx) => {
         const connection = await resolveConnection(tx, organizationId, ref);
         if (connection.status !== 'active') {

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import type { SourceRegistry } from '../../connectors/registry.ts';
 import { listSyncJobs } from '../../db/repositories/sync-jobs.ts';
 import { type App, type RouteDeps, callerOf } from '../context.ts';
 import { commonErrors, errorBodySchema } from '../schemas.ts';
@@ -10,8 +11,9 @@ import {
   syncJobSchema,
 } from './connection-shared.ts';
 
-const querySchema = z.strictObject({
-  ...connectionRefFields,
+const querySchema = (registry: SourceRegistry) =>
+  z.strictObject({
+  ...connectionRefFields(registry),
   limit: z.coerce.number().int().min(1).max(100).default(20),
   offset: z.coerce.number().int().min(0).max(1_000_000).default(0),
 });
@@ -27,7 +29,7 @@ export function register(app: App, deps: RouteDeps): void {
         description:
           'Query: `type` or `connectionId`, `limit` (1-100, default 20), `offset` (default 0). `next` and ' +
           '`previous` are absolute URLs of the adjacent pages, absent when there is none.',
-        querystring: querySchema,
+        querystring: querySchema(deps.sources.registry),
         response: {
           200: z.object({
             data: z.array(syncJobSchema),
@@ -43,7 +45,7 @@ export function register(app: App, deps: RouteDeps): void {
     async (request) => {
       const { organizationId } = callerOf(request);
       const q = request.query;
-      const ref = connectionRefOf(q);
+      const ref = connectionRefOf(q, deps.sources.registry);
       const connection = await resolveConnection(deps.db, organizationId, ref);
       const { jobs, total } = await listSyncJobs(deps.db, connection.id, { limit: q.limit, offset: q.offset });
       const origin = publicOrigin(deps.config.KB_PUBLIC_URL, request);
