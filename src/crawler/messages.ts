@@ -4,6 +4,7 @@
  * and carries no secrets: URLs are shown without query or credentials ({@link displayUrl}).
  */
 import type { RobotsRules } from './robots.ts';
+import { redactUrl } from '../net/redact-url.ts';
 
 /**
  * The crawl cannot be done at all (start URL refused, unreachable, disallowed): the job fails with this
@@ -13,14 +14,9 @@ export class CrawlFailure extends Error {
   override name = 'CrawlFailure';
 }
 
-/** A URL for messages and logs: no query (it may carry tokens), no credentials. */
+/** A URL for messages and logs: no query (it may carry tokens), no credentials (the one redactor). */
 export function displayUrl(url: string): string {
-  try {
-    const u = new URL(url);
-    return `${u.protocol}//${u.host}${u.pathname}`;
-  } catch {
-    return 'the URL';
-  }
+  return redactUrl(url, 'the URL');
 }
 
 export function crawlJobMissing(): CrawlFailure {

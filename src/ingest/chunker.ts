@@ -1,3 +1,8 @@
+/**
+ * The chunker: markdown to chunks sized for the embedding model, split at headings, then blocks, then
+ * sentences, each chunk carrying its heading path. About 400 lines on purpose: the splitting rules and the
+ * token budget they share are one algorithm, easier to check read top to bottom than spread over files.
+ */
 import { Lexer, type Token, type Tokens } from 'marked';
 
 /** One piece of a document, sized for the embedding model. */

@@ -10,6 +10,7 @@ import type { AnyConnector } from '../connectors/types.ts';
 import type { Database, Queryable } from '../db/database.ts';
 import { getConnectionById, takeDueSchedules } from '../db/repositories/connections.ts';
 import {
+  activeSyncJobIds,
   getSyncJobState,
   insertSyncJob,
   type SyncJobType,
@@ -18,7 +19,7 @@ import {
 import { runSync } from '../ingest/sync-runner.ts';
 import { AppError, isAppError } from '../lib/errors.ts';
 import { OutboundBlockedError, OutboundError } from '../net/outbound.ts';
-import { enqueueJob } from './queue.ts';
+import { cancelJobs, enqueueJob } from './queue.ts';
 import { defineJobKind, JobError, type JobContext, type JobKind, type JobResult, type PeriodicTask } from './registry.ts';
 import type { JobSignals } from './signals.ts';
 import { type SourceHttpSettings, type SourceServices, secretValues } from './sources.ts';
@@ -77,6 +78,15 @@ export async function enqueueSyncJob(
     trigger: job.trigger,
   });
   return id;
+}
+
+/**
+ * Cancel a connection's pending and running sync jobs in the caller's transaction (disconnect,
+ * deactivate). Returns their ids: pass them to `JobSignals.cancel` after the commit so a worker of this
+ * process stops at once.
+ */
+export async function cancelConnectionSyncs(q: Queryable, connectionId: string, reason: string): Promise<number[]> {
+  return cancelJobs(q, await activeSyncJobIds(q, connectionId), reason);
 }
 
 /** What a sync job needs besides its job context. */

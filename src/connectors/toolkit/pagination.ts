@@ -26,6 +26,9 @@
  * `maxEmptyPages` (3) times in a row, then refused: sources that filter after paging (Notion search
  * drops results the integration may not read) can answer a page empty and still have more, so ending
  * there could lose documents, while an endless run of empty pages is a loop in disguise.
+ *
+ * Over 400 lines on purpose: the four styles share one walk (`walk`) and its loop guards; keeping them in
+ * one file keeps every style under the same checks.
  */
 import { createHash } from 'node:crypto';
 import type { z } from 'zod';

@@ -1,8 +1,7 @@
 import { z } from 'zod';
 import type { SourceRegistry } from '../../connectors/registry.ts';
 import { deleteConnection } from '../../db/repositories/connections.ts';
-import { activeSyncJobIds } from '../../db/repositories/sync-jobs.ts';
-import { cancelJobs } from '../../jobs/queue.ts';
+import { cancelConnectionSyncs } from '../../jobs/sync-job.ts';
 import { type App, type RouteDeps, callerOf } from '../context.ts';
 import { commonErrors, errorBodySchema } from '../schemas.ts';
 import { connectionRefFields, connectionRefOf, resolveConnection } from './connection-shared.ts';
@@ -42,11 +41,7 @@ export function register(app: App, deps: RouteDeps): void {
         const connection = await resolveConnection(tx, organizationId, ref);
         // Jobs first: a worker's batch holds its job row while it writes, so cancelling waits for that
         // batch and the items it committed are deleted below; later batches find the job cancelled.
-        const cancelled = await cancelJobs(
-          tx,
-          await activeSyncJobIds(tx, connection.id),
-          'The connection was disconnected.',
-        );
+        const cancelled = await cancelConnectionSyncs(tx, connection.id, 'The connection was disconnected.');
         const { items } = await deleteConnection(tx, organizationId, connection.id);
         return { connectionId: connection.id, cancelled, items };
       });

@@ -1,8 +1,7 @@
 import { z } from 'zod';
 import type { SourceRegistry } from '../../connectors/registry.ts';
 import { setConnectionStatus } from '../../db/repositories/connections.ts';
-import { activeSyncJobIds } from '../../db/repositories/sync-jobs.ts';
-import { cancelJobs } from '../../jobs/queue.ts';
+import { cancelConnectionSyncs } from '../../jobs/sync-job.ts';
 import { type App, type RouteDeps, callerOf } from '../context.ts';
 import { commonErrors, errorBodySchema } from '../schemas.ts';
 import { connectionRefFields, connectionRefOf, resolveConnection } from './connection-shared.ts';
@@ -49,11 +48,7 @@ export function register(app: App, deps: RouteDeps): void {
         const connection = await resolveConnection(tx, organizationId, ref);
         const cancelled =
           status === 'inactive'
-            ? await cancelJobs(
-                tx,
-                await activeSyncJobIds(tx, connection.id),
-                'The connection was set inactive.',
-              )
+            ? await cancelConnectionSyncs(tx, connection.id, 'The connection was set inactive.')
             : [];
         await setConnectionStatus(tx, connection.id, status);
         return { connectionId: connection.id, cancelled };
