@@ -1,6 +1,7 @@
 import type { Database } from '../db/database.ts';
 import type { Embedder } from '../embedding/index.ts';
 import { toVectorLiteral } from '../embedding/vector.ts';
+import type { Logger } from '../lib/logger.ts';
 import { type Chunk, chunkMarkdown } from './chunker.ts';
 
 interface PendingItem {
@@ -38,7 +39,7 @@ export interface IndexerOptions {
   leaseSeconds?: number;
   /** Poll interval when idle (other processes may write items). */
   pollMs?: number;
-  log?: { error(obj: object, msg: string): void };
+  log?: Pick<Logger, 'error'>;
   /** Called after each committed round with the number of items indexed. */
   onProgress?: (indexed: number) => void;
 }
