@@ -11,7 +11,6 @@ import {
   paginateNextUrl,
   paginateOffset,
 } from '../../src/connectors/toolkit/pagination.ts';
-import { parseLinkHeader } from '../../src/connectors/toolkit/link-header.ts';
 import {
   type FakeReply,
   type FakeServer,
@@ -458,6 +457,45 @@ describe('paginateLinkHeader', () => {
     assert.equal(requests.length, 1);
   });
 
+  it('reads the next link among several, with quoted commas and a relation list', async () => {
+    const requests = serve((req) =>
+      req.query.get('cursor') === '2'
+        ? { status: 200, body: { results: records(1) } }
+        : {
+            status: 200,
+            headers: {
+              link: '</wiki/api/v2/pages?limit=2>; rel="prev"; title="a, b; c", </wiki/api/v2/pages?cursor=2>; rel="last next"',
+            },
+            body: { results: records(2) },
+          },
+    );
+    const pages = await collect(
+      paginateLinkHeader(context(), {
+        request: { url: `${fake.url}/wiki/api/v2/pages` },
+        schema: resultsPage,
+        items: (p) => p.results,
+      }),
+    );
+    assert.deepEqual(
+      pages.map((p) => p.data.results.length),
+      [2, 1],
+    );
+    assert.equal(requests[1]!.query.get('cursor'), '2');
+  });
+
+  it('refuses a Link header that does not parse instead of taking it for the last page', async () => {
+    serve(() => ({ status: 200, headers: { link: 'garbage; rel=next' }, body: { results: records(2) } }));
+    const err = await paginationError(
+      paginateLinkHeader(context(), {
+        request: { url: `${fake.url}/wiki/api/v2/pages` },
+        schema: resultsPage,
+        items: (p) => p.results,
+      }),
+    );
+    assert.equal(err.fault, 'no_continuation');
+    assert.match(err.message, /Link header that does not parse/);
+  });
+
   it('never follows a link to another origin (the credentials would go along)', async () => {
     const requests = serve(() => ({
       status: 200,
@@ -474,28 +512,6 @@ describe('paginateLinkHeader', () => {
     assert.equal(err.fault, 'foreign_url');
     assert.match(err.message, /another origin \(https:\/\/attacker\.example\/steal\)/);
     assert.equal(requests.length, 1);
-  });
-});
-
-describe('parseLinkHeader', () => {
-  it('reads targets and parameters, quoted commas and semicolons included', () => {
-    assert.deepEqual(
-      parseLinkHeader(
-        '<https://x.example/p?page_info=a,b>; rel="next"; title="a, b; c", </p?x=1>;rel=previous, <https://x.example/wiki>; rel="base next"',
-      ),
-      [
-        { uri: 'https://x.example/p?page_info=a,b', params: { rel: 'next', title: 'a, b; c' } },
-        { uri: '/p?x=1', params: { rel: 'previous' } },
-        { uri: 'https://x.example/wiki', params: { rel: 'base next' } },
-      ],
-    );
-  });
-
-  it('skips what is not a link and keeps the first of a repeated parameter', () => {
-    assert.deepEqual(parseLinkHeader('garbage, <a>; rel=next; rel=prev, also "garbage, too"'), [
-      { uri: 'a', params: { rel: 'next' } },
-    ]);
-    assert.deepEqual(parseLinkHeader(''), []);
   });
 });
 

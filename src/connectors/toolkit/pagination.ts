@@ -35,7 +35,7 @@ import type { z } from 'zod';
 import { redactUrl } from '../../net/redact-url.ts';
 import { appendQuery, joinUrl } from '../base-url.ts';
 import { SourceHttpError } from '../http.ts';
-import { parseLinkHeader } from './link-header.ts';
+import LinkHeader from 'http-link-header';
 import type { ConnectorContext, JsonResponse, Query, SourceRequestOptions } from '../types.ts';
 
 /** The first page's request. Later pages change only the pagination parameter or the URL. */
@@ -194,11 +194,18 @@ export async function* paginateLinkHeader<T>(
   spec: LinkHeaderPagination<T>,
 ): AsyncGenerator<Page<T, string>> {
   const rel = (spec.rel ?? 'next').toLowerCase();
-  yield* followUrls(ctx, spec, 'error', (res) => {
-    const link = parseLinkHeader(res.headers.get('link') ?? '').find((l) =>
-      (l.params.rel ?? '').toLowerCase().split(/\s+/).includes(rel),
-    );
-    return link?.uri;
+  yield* followUrls(ctx, spec, 'error', (res, fail) => {
+    const header = res.headers.get('link');
+    if (!header) return undefined;
+    let links: LinkHeader.Reference[];
+    try {
+      links = LinkHeader.parse(header).rel(rel);
+    } catch {
+      // Ending here would pass for a complete listing (and a deletion pass after it would remove what
+      // was never read), so an unreadable header stops the pass instead.
+      throw fail('no_continuation', 'sent a Link header that does not parse');
+    }
+    return links[0]?.uri;
   });
 }
 
@@ -224,7 +231,7 @@ async function* followUrls<T>(
   ctx: PaginationContext,
   spec: UrlFollowing<T>,
   onRepeat: 'error' | 'end',
-  nextOf: (res: JsonResponse<T>) => string | undefined,
+  nextOf: (res: JsonResponse<T>, fail: Fail) => string | undefined,
 ): AsyncGenerator<Page<T, string>> {
   const { headers } = spec.request;
   const first = new URL(spec.request.url);
@@ -239,7 +246,7 @@ async function* followUrls<T>(
       return { url: url ?? first.href, opts: headers ? { headers } : {} };
     },
     next(res, fail) {
-      const raw = nextOf(res);
+      const raw = nextOf(res, fail);
       if (raw === undefined) return null;
       let next: URL;
       try {
