@@ -3,10 +3,8 @@
  * scans) is refused at start with the version found and the version needed.
  */
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { describe, test } from 'node:test';
-import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { MissingExtensionError, type Queryable } from '../../src/db/database.ts';
 import { migrate } from '../../src/db/migrate.ts';
@@ -18,8 +16,8 @@ import {
   UnsupportedExtensionError,
 } from '../../src/db/pgvector-version.ts';
 import { freshDatabase, STORAGE_MODES } from '../support/harness.ts';
+import { runNode } from '../support/run-node.ts';
 
-const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
 describe('pgvector versions', () => {
   test('compare numerically, part by part', () => {
@@ -99,27 +97,15 @@ describe('pgvector versions', () => {
       assert.equal(tables.length, 0, 'nothing is migrated on a database the service refuses');
 
       // The real entry point: a clean exit with the message, not a stack trace.
-      const child = spawn(process.execPath, ['src/main.ts'], {
-        cwd: ROOT,
+      const { code, out } = await runNode(['src/main.ts'], {
         env: {
-          ...process.env,
           DATABASE_URL: fresh.url!,
           KB_ENCRYPTION_KEY: randomBytes(32).toString('base64'),
           KB_LOG_LEVEL: 'silent',
           PORT: '0',
         },
-        stdio: ['ignore', 'pipe', 'pipe'],
+        killAfterMs: 60_000,
       });
-      let out = '';
-      child.stdout.setEncoding('utf8').on('data', (c: string) => {
-        out += c;
-      });
-      child.stderr.setEncoding('utf8').on('data', (c: string) => {
-        out += c;
-      });
-      const guard = setTimeout(() => child.kill('SIGKILL'), 60_000);
-      const code = await new Promise<number | null>((resolve) => child.once('close', resolve));
-      clearTimeout(guard);
       assert.equal(code, 2, out);
       assert.match(
         out,

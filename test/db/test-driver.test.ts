@@ -5,16 +5,14 @@
  * small files in test/db/fixtures/ (their names lack `.test.ts`, so the suite itself never runs them).
  */
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { describe, test } from 'node:test';
-import { fileURLToPath } from 'node:url';
 import { nativePostgresAvailable } from '../support/native-postgres.ts';
+import { runNode } from '../support/run-node.ts';
 
 // The driver starts a native Postgres before anything else; without the fixture it cannot run.
 const available = process.env['CI'] ? true : await nativePostgresAvailable();
 const skip = available ? false : 'native postgres fixture unavailable here';
 
-const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const FIXTURES = {
   passes: 'test/db/fixtures/driver-passes.ts',
   neverEnds: 'test/db/fixtures/driver-never-ends.ts',
@@ -23,31 +21,9 @@ const FIXTURES = {
 const TOTALS = /^(\d+) passed, (\d+) failed, (\d+) skipped$/;
 
 /** Runs the driver on `files` and collects what it printed. */
-function runDriver(
-  files: string[],
-  env: Record<string, string>,
-): Promise<{ code: number | null; out: string; ms: number }> {
-  const started = performance.now();
-  const child = spawn(process.execPath, ['scripts/run-tests.ts', ...files], {
-    cwd: ROOT,
-    env: { ...process.env, ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let out = '';
-  child.stdout.setEncoding('utf8').on('data', (c: string) => {
-    out += c;
-  });
-  child.stderr.setEncoding('utf8').on('data', (c: string) => {
-    out += c;
-  });
-  // The driver's own limits should end it; this only keeps a broken driver from hanging this file.
-  const guard = setTimeout(() => child.kill('SIGTERM'), 90_000);
-  return new Promise((resolve) => {
-    child.once('close', (code) => {
-      clearTimeout(guard);
-      resolve({ code, out, ms: performance.now() - started });
-    });
-  });
+function runDriver(files: string[], env: Record<string, string>) {
+  // The driver's own limits should end it; the guard only keeps a broken driver from hanging this file.
+  return runNode(['scripts/run-tests.ts', ...files], { env, killAfterMs: 90_000, killSignal: 'SIGTERM' });
 }
 
 /** The lines of one file's block: from its `━━ <file>` header to its status line. */

@@ -96,7 +96,8 @@ export function describeHits(hits: Map<string, Avx512Hits>): string {
     .join('\n');
 }
 
-async function commandExists(name: string): Promise<boolean> {
+/** Whether `name` is on the PATH. */
+export async function commandExists(name: string): Promise<boolean> {
   try {
     await execFileAsync('sh', ['-c', `command -v ${name}`]);
     return true;

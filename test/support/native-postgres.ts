@@ -24,6 +24,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import pg from 'pg';
+import { commandExists } from './native-postgres-portability.ts';
 
 const execFileAsync = promisify(execFile);
 
@@ -168,15 +169,6 @@ export function cpuSummary(): string {
 }
 
 let runAsPromise: Promise<RunAs> | undefined;
-
-async function commandExists(name: string): Promise<boolean> {
-  try {
-    await execFileAsync('sh', ['-c', `command -v ${name}`]);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 function resolveRunAs(): Promise<RunAs> {
   runAsPromise ??= (async () => {
