@@ -19,7 +19,6 @@ import { embedderConfigFrom } from './embedding/from-config.ts';
 import { createEmbedder } from './embedding/index.ts';
 import type { AppDeps } from './http/context.ts';
 import { crawlJobKind } from './jobs/crawl-job.ts';
-import type { JobKind, PeriodicTask } from './jobs/registry.ts';
 import { createJobSignalRelay, type JobSignalRelay } from './jobs/signals.ts';
 import { SOURCE_USER_AGENT, type SourceHttpSettings, SourceServices } from './jobs/sources.ts';
 import { SYNC_HTTP, syncJobKind, syncScheduleTask } from './jobs/sync-job.ts';
@@ -63,8 +62,6 @@ export interface Service {
   embedding: EmbeddingRuntime;
   /** Forwards the routes' wake/cancel to the worker pool of this process, once one runs. */
   jobs: JobSignalRelay;
-  jobKinds: JobKind[];
-  periodicTasks: PeriodicTask[];
   /** What the HTTP layer is built with. */
   appDeps: AppDeps;
   /** Starts a worker pool over the service's job kinds and attaches it to `jobs`. */
@@ -124,8 +121,6 @@ export function composeService(opts: {
     crawler,
     embedding,
     jobs,
-    jobKinds,
-    periodicTasks,
     appDeps: {
       config,
       db,

@@ -1,6 +1,6 @@
 /**
- * Shared by the OAuth endpoints (not an endpoint itself, so not under routes/): the signed `state` of a consent, the HMAC key
- * behind it, and the settings of the notes OAuth app.
+ * Shared by the OAuth endpoints (not an endpoint itself, so not under routes/): the signed `state` of a
+ * consent, the HMAC key behind it, and the OAuth steps and app of a source ({@link oauthOf}).
  *
  * `state` = `<nonce>.<expiry, epoch s>.<HMAC-SHA256 of both>` (base64url). The signature lets the
  * callback refuse a forged or altered state before touching the database, the expiry bounds how long a

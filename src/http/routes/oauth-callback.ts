@@ -52,7 +52,7 @@ export function register(app: App, deps: RouteDeps): void {
         );
       }
       const connector = deps.sources.connectorOf(state.sourceType);
-      if (!connector?.oauth) {
+      if (!connector) {
         throw new AppError('invalid_request', 'This OAuth consent names a source this service no longer has.');
       }
       try {
