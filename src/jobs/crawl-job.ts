@@ -7,7 +7,7 @@ import { CrawlFailure } from '../crawler/messages.ts';
 import { runCrawlJob } from '../crawler/run.ts';
 import type { CrawlerRuntime } from '../crawler/runtime.ts';
 import type { Database, Queryable } from '../db/database.ts';
-import { type CrawlOptions, insertCrawlJob } from '../db/repositories/crawl-jobs.ts';
+import { insertCrawlJob, type NewCrawlJob } from '../db/repositories/crawl-jobs.ts';
 import { enqueueJob } from './queue.ts';
 import { defineJobKind, JobError, type JobKind } from './registry.ts';
 
@@ -23,7 +23,7 @@ const payloadSchema = z.object({ crawlJobId: z.string().min(1) });
  */
 export async function enqueueCrawlJob(
   tx: Queryable,
-  crawl: { id: string; organizationId: string; url: string; limit: number; options: CrawlOptions },
+  crawl: Omit<NewCrawlJob, 'jobId'>,
 ): Promise<void> {
   const jobId = await enqueueJob(tx, {
     kind: CRAWL_JOB_KIND,

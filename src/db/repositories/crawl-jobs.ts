@@ -81,17 +81,7 @@ function toView(row: ViewRow): CrawlJobView {
   };
 }
 
-export async function insertCrawlJob(
-  q: Queryable,
-  job: {
-    id: string;
-    jobId: number;
-    organizationId: string;
-    url: string;
-    limit: number;
-    options: CrawlOptions;
-  },
-): Promise<void> {
+export async function insertCrawlJob(q: Queryable, job: NewCrawlJob): Promise<void> {
   await q.query(
     `INSERT INTO crawl_jobs (id, job_id, organization_id, url, page_limit, options)
      VALUES ($1, $2, $3, $4, $5, $6::jsonb)`,
@@ -141,6 +131,9 @@ export async function crawlEngineJobId(
   );
   return rows[0]?.job_id ?? null;
 }
+
+/** A crawl job as it is recorded, before any page is fetched. */
+export type NewCrawlJob = Omit<CrawlJobRecord, 'sitemapsDone'>;
 
 /** What the runner reads when it starts or resumes a crawl. */
 export interface CrawlJobRecord {
