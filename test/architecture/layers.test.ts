@@ -1,6 +1,7 @@
 /**
- * The layer rules of `.dependency-cruiser.cjs` hold for src/, and they bite: a small tree that breaks each
- * rule is reported rule by rule (so a rule with a typo in its path cannot pass silently).
+ * The layer rules of `.dependency-cruiser.cjs` bite: a small tree that breaks each rule is reported rule
+ * by rule, so a rule with a typo in its path cannot pass silently. (That src/ keeps them is checked by
+ * `npm run deps`, part of `npm test`.)
  */
 import assert from 'node:assert/strict';
 import { createRequire } from 'node:module';
@@ -26,10 +27,6 @@ async function violations(baseDir: string): Promise<string[]> {
 
 const scratch = mkdtempSync(path.join(tmpdir(), 'kb-layers-'));
 after(() => rmSync(scratch, { recursive: true, force: true }));
-
-test('src/ keeps every layer rule', async () => {
-  assert.deepEqual(await violations(ROOT), []);
-});
 
 test('each rule reports the import that breaks it', async () => {
   const files: Record<string, string> = {
