@@ -19,7 +19,11 @@ export interface ConnectorContextOptions<Creds> {
    * Never from a request.
    */
   baseUrlTemplate?: string | undefined;
-  /** Retry and size settings of the HTTP client (fetch and signal are taken from above). */
+  /**
+   * Retry and size settings of the HTTP client (fetch and signal are taken from above). Its
+   * `requestsPerSecond`, when set, replaces the connector's own (tests and benchmarks against a local
+   * fake raise it).
+   */
   http?: Omit<SourceHttpClientOptions, 'fetch' | 'signal'>;
 }
 
@@ -33,7 +37,12 @@ export function createConnectorContext<Creds extends object>(
     baseUrl: resolveBaseUrl(template, opts.credentials as Record<string, unknown>),
     signal: opts.signal,
     log: opts.log ?? silentLogger,
-    http: createSourceHttpClient({ ...opts.http, fetch: opts.fetch, signal: opts.signal }),
+    http: createSourceHttpClient({
+      requestsPerSecond: opts.connector.requestsPerSecond,
+      ...opts.http,
+      fetch: opts.fetch,
+      signal: opts.signal,
+    }),
   };
 }
 

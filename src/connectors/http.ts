@@ -3,6 +3,7 @@
  * (src/net/retry.ts, DESIGN.md rule 4), byte counting for `bytesSynced`, cancellation, and errors that
  * name the request without ever carrying credentials.
  */
+import { setTimeout as delay } from 'node:timers/promises';
 import { z } from 'zod';
 import { isAppError } from '../lib/errors.ts';
 import { OutboundBlockedError, OutboundError } from '../net/outbound.ts';
@@ -153,6 +154,11 @@ export interface SourceHttpClientOptions {
   sleep?: RetryLoopOptions['sleep'];
   now?: () => number;
   random?: () => number;
+  /**
+   * Paces requests (every attempt) to this sustained rate, allowing bursts of one second's worth: the
+   * source's documented limit (`Connector.requestsPerSecond`). Unset: no pacing.
+   */
+  requestsPerSecond?: number;
   /** Called before each wait, for logging and metrics. Never receives headers or bodies. */
   onRetry?: (info: RetryNotice & { method: string; url: string }) => void;
 }
@@ -162,6 +168,43 @@ const DEFAULT_ATTEMPT_TIMEOUT_MS = 60_000;
 const DEFAULT_MAX_RESPONSE_BYTES = 32 * 1024 * 1024;
 // No user-agent here: the outbound fetch sets the operator's one.
 const DEFAULT_HEADERS: Record<string, string> = { accept: 'application/json' };
+
+const defaultSleep = (ms: number, signal?: AbortSignal) => delay(ms, undefined, signal ? { signal } : {});
+
+/**
+ * A token bucket of `perSecond` tokens refilled continuously, holding at most one second's worth: the
+ * returned function resolves when the next request may go. Concurrent callers queue in call order.
+ */
+export function requestPacer(
+  perSecond: number,
+  opts: {
+    now: () => number;
+    sleep: (ms: number, signal?: AbortSignal) => Promise<unknown>;
+    signal?: AbortSignal | undefined;
+  },
+): () => Promise<void> {
+  const capacity = Math.max(1, perSecond);
+  let tokens = capacity;
+  let last = opts.now();
+  let queue: Promise<void> = Promise.resolve();
+  const take = async () => {
+    const t = opts.now();
+    tokens = Math.min(capacity, tokens + ((t - last) / 1000) * perSecond);
+    last = t;
+    if (tokens < 1) {
+      const waitMs = Math.ceil(((1 - tokens) / perSecond) * 1000);
+      await opts.sleep(waitMs, opts.signal);
+      tokens = Math.min(capacity, tokens + (waitMs / 1000) * perSecond);
+      last = opts.now();
+    }
+    tokens -= 1;
+  };
+  return () => {
+    const next = queue.then(take);
+    queue = next.catch(() => undefined);
+    return next;
+  };
+}
 
 function abortReason(signal: AbortSignal): unknown {
   return signal.reason ?? new DOMException('The operation was aborted.', 'AbortError');
@@ -187,6 +230,9 @@ export function createSourceHttpClient(options: SourceHttpClientOptions): Source
     random = Math.random,
     onRetry,
   } = options;
+  const pace = options.requestsPerSecond
+    ? requestPacer(options.requestsPerSecond, { now, sleep: sleep ?? defaultSleep, signal })
+    : undefined;
   const defaultHeaders = lowerKeys({ ...DEFAULT_HEADERS, ...options.defaultHeaders });
   let bytesReceived = 0;
   let requestCount = 0;
@@ -213,6 +259,7 @@ export function createSourceHttpClient(options: SourceHttpClientOptions): Source
         const attemptSignal = signal
           ? AbortSignal.any([signal, AbortSignal.timeout(attemptTimeoutMs)])
           : AbortSignal.timeout(attemptTimeoutMs);
+        await pace?.();
         requestCount++;
         let res: OutboundResponse;
         try {

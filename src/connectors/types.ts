@@ -32,6 +32,20 @@ export interface SourceDocument {
   tags: string[];
   /** The kind of source record, `<type>_<object>`: e.g. `support_desk_articles`, `notes_pages`. */
   table: string;
+  /**
+   * The source's change token of this document (a version number, an edit time, a revision id), stored
+   * with the item and handed back through {@link SyncOptions.known}: a later sync that sees the same
+   * token may skip fetching the document again.
+   */
+  version?: string;
+}
+
+/** A document the connection already holds, as {@link SyncOptions.known} lists it. */
+export interface KnownDocument {
+  externalId: string;
+  table: string;
+  /** The {@link SourceDocument.version} it was stored with, or null when it had none. */
+  version: string | null;
 }
 
 /**
@@ -155,6 +169,14 @@ export interface SyncOptions<Cursor> {
   /** The last checkpoint saved, or null for a first (or reset) pass. */
   cursor: Cursor | null;
   mode: SyncMode;
+  /**
+   * The documents this connection holds now, in batches (ordered by external id), read when called.
+   * An incremental sync compares them with the source: to skip documents whose version is unchanged,
+   * and to find what left the source when the source has no deletion signal (yield `deleted` for them,
+   * and only after the enumeration that proves their absence has completed). Documents a user deleted
+   * (tombstoned) are not listed.
+   */
+  known(): AsyncGenerator<KnownDocument[]>;
 }
 
 /**
@@ -198,10 +220,13 @@ export interface Connector<Creds = unknown, Cursor = unknown, Input = unknown> {
    * `400 invalid_request` for a source without it.
    */
   sync?(ctx: ConnectorContext<Creds>, opts: SyncOptions<Cursor>): AsyncGenerator<SyncEvent<Cursor>>;
-  /** All live external ids, in batches, to find deletions after a complete pass. */
-  listIds?(ctx: ConnectorContext<Creds>): AsyncGenerator<string[]>;
   /** The checkpoint's shape (parsed when a job resumes). */
   cursor: z.ZodType<Cursor>;
+  /**
+   * The source's documented sustained request rate. The sync's HTTP client paces requests to it (bursts
+   * of up to a second's worth allowed), so a large sync stays under the limit instead of living on 429s.
+   */
+  requestsPerSecond?: number;
 }
 
 /** The registered OAuth app of a source, from the settings its {@link OAuthSteps} name. */

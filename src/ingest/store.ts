@@ -20,6 +20,8 @@ export interface IngestDocument {
   tags: string[];
   connectionId?: string | null;
   crawlJobId?: string | null;
+  /** The source's change token (SourceDocument.version), for incremental syncs. */
+  sourceVersion?: string | null;
 }
 
 export type StoreOutcome = 'created' | 'updated' | 'unchanged' | 'tombstoned';
@@ -50,10 +52,10 @@ export async function storeDocument(
   opts: { respectTombstones: boolean },
 ): Promise<{ outcome: StoreOutcome; itemId: string | null }> {
   if (opts.respectTombstones) {
-    const dead = await q.query('SELECT 1 FROM item_tombstones WHERE organization_id = $1 AND source_key = $2', [
-      organizationId,
-      doc.sourceKey,
-    ]);
+    const dead = await q.query(
+      'SELECT 1 FROM item_tombstones WHERE organization_id = $1 AND source_key = $2',
+      [organizationId, doc.sourceKey],
+    );
     if (dead.length > 0) return { outcome: 'tombstoned', itemId: null };
   } else {
     await q.query('DELETE FROM item_tombstones WHERE organization_id = $1 AND source_key = $2', [
@@ -63,12 +65,36 @@ export async function storeDocument(
   }
   const hash = contentHash(doc.title, doc.markdown);
   const tags = [...new Set(doc.tags)];
+  // A document stored again exactly as it is (a re-read after no change) writes nothing: no new row
+  // version, no chunk update, nothing for the indexer.
+  const current = await q.query<{ id: string; same: boolean }>(
+    `SELECT id, (content_hash = $3 AND title = $4 AND visibility = $5 AND source_table_name = $6
+                 AND source_url = $7 AND tags = $8::text[] AND connection_id IS NOT DISTINCT FROM $9
+                 AND source_version IS NOT DISTINCT FROM $10
+                 AND ($11::text IS NULL OR crawl_job_id IS NOT DISTINCT FROM $11)) AS same
+       FROM items WHERE organization_id = $1 AND source_key = $2`,
+    [
+      organizationId,
+      doc.sourceKey,
+      hash,
+      doc.title,
+      doc.visibility,
+      doc.sourceTableName,
+      doc.url,
+      tags,
+      doc.connectionId ?? null,
+      doc.sourceVersion ?? null,
+      doc.crawlJobId ?? null,
+    ],
+  );
+  if (current[0]?.same) return { outcome: 'unchanged', itemId: current[0].id };
   // One statement decides insert / changed / unchanged, so concurrent writers of one key cannot duplicate it.
   const rows = await q.query<{ id: string; inserted: boolean; old_hash: string | null }>(
     `WITH old AS (SELECT content_hash FROM items WHERE organization_id = $2 AND source_key = $10)
      INSERT INTO items AS i (id, organization_id, title, content, content_hash, visibility, source_type,
-                             source_table_name, source_url, source_key, connection_id, crawl_job_id, tags)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)
+                             source_table_name, source_url, source_key, connection_id, crawl_job_id, tags,
+                             source_version)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)
      ON CONFLICT (organization_id, source_key) DO UPDATE SET
        title = EXCLUDED.title,
        content = EXCLUDED.content,
@@ -79,6 +105,7 @@ export async function storeDocument(
        connection_id = EXCLUDED.connection_id,
        crawl_job_id = COALESCE(EXCLUDED.crawl_job_id, i.crawl_job_id),
        tags = EXCLUDED.tags,
+       source_version = EXCLUDED.source_version,
        indexing_status = CASE WHEN i.content_hash = EXCLUDED.content_hash THEN i.indexing_status ELSE 'pending' END,
        indexing_error = CASE WHEN i.content_hash = EXCLUDED.content_hash THEN i.indexing_error ELSE NULL END,
        updated_at = CASE WHEN i.content_hash = EXCLUDED.content_hash AND i.visibility = EXCLUDED.visibility
@@ -99,20 +126,29 @@ export async function storeDocument(
       doc.connectionId ?? null,
       doc.crawlJobId ?? null,
       tags,
+      doc.sourceVersion ?? null,
     ],
   );
   const row = rows[0]!;
   // Chunks copy tags and visibility for filtering; keep them in step when only metadata changed.
-  await q.query('UPDATE chunks SET tags = $2, visibility = $3 WHERE item_id = $1', [row.id, tags, doc.visibility]);
+  await q.query('UPDATE chunks SET tags = $2, visibility = $3 WHERE item_id = $1', [
+    row.id,
+    tags,
+    doc.visibility,
+  ]);
   if (row.inserted) return { outcome: 'created', itemId: row.id };
   return { outcome: row.old_hash === hash ? 'unchanged' : 'updated', itemId: row.id };
 }
 
 /** Remove a document that is gone at its source (no tombstone: if it comes back, it is welcome). */
-export async function removeDocument(q: Queryable, organizationId: string, sourceKey: string): Promise<boolean> {
-  const rows = await q.query('DELETE FROM items WHERE organization_id = $1 AND source_key = $2 RETURNING id', [
-    organizationId,
-    sourceKey,
-  ]);
+export async function removeDocument(
+  q: Queryable,
+  organizationId: string,
+  sourceKey: string,
+): Promise<boolean> {
+  const rows = await q.query(
+    'DELETE FROM items WHERE organization_id = $1 AND source_key = $2 RETURNING id',
+    [organizationId, sourceKey],
+  );
   return rows.length > 0;
 }

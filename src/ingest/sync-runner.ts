@@ -13,9 +13,16 @@
  * - A document that fails is listed on the job (`incomplete`), the rest land.
  */
 import { redactSecrets } from '../connectors/credential-check.ts';
-import type { AnyConnector, ConnectorContext, SourceDocument, SyncMode } from '../connectors/types.ts';
+import type {
+  AnyConnector,
+  ConnectorContext,
+  KnownDocument,
+  SourceDocument,
+  SyncMode,
+} from '../connectors/types.ts';
 import type { Queryable } from '../db/database.ts';
 import { saveConnectionCursor } from '../db/repositories/connections.ts';
+import { listConnectionDocuments } from '../db/repositories/items.ts';
 import { recordSyncProgress, type SyncFailure, syncJobFailures } from '../db/repositories/sync-jobs.ts';
 import { integrationSourceKey, removeDocument, storeDocument } from './store.ts';
 
@@ -31,6 +38,8 @@ export interface SyncRunOptions {
   cursor: unknown;
   /** Bytes counted by earlier attempts of this job. */
   bytesBefore: number;
+  /** Reads the connection's documents for the connector's `known()` (outside any transaction). */
+  db: Queryable;
   /** Runs `fn` in a transaction that first checks the job is still this worker's (JobContext.withLease). */
   withLease<T>(fn: (tx: Queryable) => Promise<T>): Promise<T>;
   /** Called after each commit that changed items (the indexer embeds pending items). */
@@ -96,6 +105,7 @@ export async function runSync(opts: SyncRunOptions): Promise<SyncRunResult> {
               visibility: d.visibility,
               tags: d.tags,
               connectionId: opts.connectionId,
+              sourceVersion: d.version ?? null,
             },
             // An item a user deleted stays deleted across incremental syncs; a reset brings it back.
             { respectTombstones: !full },
@@ -152,7 +162,8 @@ export async function runSync(opts: SyncRunOptions): Promise<SyncRunResult> {
     if (ops.length >= batchSize || Date.now() - batchStartedAt >= maxBatchAgeMs) await flush(undefined);
   };
 
-  for await (const event of connector.sync(context, { cursor: opts.cursor, mode })) {
+  const known = () => knownDocuments(opts.db, opts.organizationId, opts.connectionId);
+  for await (const event of connector.sync(context, { cursor: opts.cursor, mode, known })) {
     signal.throwIfAborted();
     switch (event.kind) {
       case 'document':
@@ -210,6 +221,30 @@ export async function runSync(opts: SyncRunOptions): Promise<SyncRunResult> {
   rowsChanged += removedAfterPass;
   if (removedAfterPass > 0) opts.onItemsChanged?.();
   return { rowsChanged, failures: summary.count, removedAfterPass };
+}
+
+const KNOWN_BATCH = 1_000;
+
+/** The connection's documents as the connector sees them: external ids, tables and versions, in batches. */
+export async function* knownDocuments(
+  db: Queryable,
+  organizationId: string,
+  connectionId: string,
+): AsyncGenerator<KnownDocument[]> {
+  const prefix = integrationSourceKey(connectionId, '');
+  let afterKey: string | null = null;
+  for (;;) {
+    const rows = await listConnectionDocuments(db, organizationId, connectionId, {
+      afterKey,
+      limit: KNOWN_BATCH,
+    });
+    const docs = rows
+      .filter((r) => r.sourceKey.startsWith(prefix))
+      .map((r) => ({ externalId: r.sourceKey.slice(prefix.length), table: r.table, version: r.version }));
+    if (docs.length > 0) yield docs;
+    if (rows.length < KNOWN_BATCH) return;
+    afterKey = rows[rows.length - 1]!.sourceKey;
+  }
 }
 
 function failureMessage(error: unknown, secrets: readonly string[]): string {

@@ -141,6 +141,7 @@ async function runSyncJob(deps: SyncJobDeps, ctx: JobContext): Promise<JobResult
       mode,
       cursor,
       bytesBefore: state.bytesSynced,
+      db: deps.db,
       withLease: ctx.withLease,
       onItemsChanged: deps.itemsChanged,
       secrets: secretValues(credentials),

@@ -38,7 +38,10 @@ export async function queryItems(
     params.push(likePattern(opts.search));
     where += ` AND (title ILIKE $2 OR content ILIKE $2)`;
   }
-  const [countRow] = await q.query<{ n: number }>(`SELECT count(*)::int AS n FROM items WHERE ${where}`, params);
+  const [countRow] = await q.query<{ n: number }>(
+    `SELECT count(*)::int AS n FROM items WHERE ${where}`,
+    params,
+  );
   const offset = (opts.page - 1) * opts.limit;
   // Deferred join: page through the narrow (created_at, seq) index first, then fetch the page's rows.
   // The ORDER BY names the table's columns: the view's `created_at` is a formatted string.
@@ -54,10 +57,10 @@ export async function queryItems(
 }
 
 export async function getItem(q: Queryable, organizationId: string, id: string): Promise<ItemView | null> {
-  const rows = await q.query<ItemView>(`SELECT ${VIEW_COLUMNS} FROM items WHERE organization_id = $1 AND id = $2`, [
-    organizationId,
-    id,
-  ]);
+  const rows = await q.query<ItemView>(
+    `SELECT ${VIEW_COLUMNS} FROM items WHERE organization_id = $1 AND id = $2`,
+    [organizationId, id],
+  );
   return rows[0] ?? null;
 }
 
@@ -69,7 +72,11 @@ export interface ItemUpdate {
 }
 
 /** Apply title (and optional tags/visibility) updates; returns the ids that exist and were updated. */
-export async function updateItems(q: Queryable, organizationId: string, updates: ItemUpdate[]): Promise<Set<string>> {
+export async function updateItems(
+  q: Queryable,
+  organizationId: string,
+  updates: ItemUpdate[],
+): Promise<Set<string>> {
   const rows = await q.query<{ id: string }>(
     `UPDATE items AS i SET
         title = u.title,
@@ -109,4 +116,38 @@ export async function deleteItems(q: Queryable, organizationId: string, ids: str
     );
   }
   return rows.length;
+}
+
+/** One synced document of a connection, for the sync's comparison with its source. */
+export interface ConnectionDocumentRow {
+  sourceKey: string;
+  table: string;
+  version: string | null;
+}
+
+/**
+ * A connection's items in source-key order, `limit` at a time after `afterKey` (keyset pagination over
+ * the unique (organization, source key) index), so a large connection is read without holding it.
+ */
+export async function listConnectionDocuments(
+  q: Queryable,
+  organizationId: string,
+  connectionId: string,
+  opts: { afterKey: string | null; limit: number },
+): Promise<ConnectionDocumentRow[]> {
+  const rows = await q.query<{
+    source_key: string;
+    source_table_name: string;
+    source_version: string | null;
+  }>(
+    `SELECT source_key, source_table_name, source_version FROM items
+      WHERE organization_id = $1 AND connection_id = $2 AND ($3::text IS NULL OR source_key > $3)
+      ORDER BY source_key LIMIT $4`,
+    [organizationId, connectionId, opts.afterKey, opts.limit],
+  );
+  return rows.map((r) => ({
+    sourceKey: r.source_key,
+    table: r.source_table_name,
+    version: r.source_version,
+  }));
 }

@@ -1,0 +1,24 @@
+/**
+ * A large fake workspace of one source, for `bench/source-sync.ts`: the source's fake server filled with
+ * `documents` generated pages. Page bodies are generated on request from the page's number, so the fake
+ * itself stays small in memory and the benchmark's peak RSS is the service's.
+ */
+import type { SourceFakeHandle } from '../connectors/source-e2e.ts';
+
+export interface BenchWorkspace extends SourceFakeHandle {
+  /** The `source` of the create-connection request (type included). */
+  source: Record<string, unknown>;
+  /** Edits `count` distinct documents at the source (text and modification time change); their ids. */
+  edit(count: number): string[];
+}
+
+export interface BenchWorkspaceFactory {
+  /** The source type, e.g. `notes`. */
+  type: string;
+  /** The product, e.g. `Notion`. */
+  label: string;
+  /** The connector's base-URL setting, pointed at the fake. */
+  baseUrlSetting: string;
+  /** Starts the fake with `documents` documents (pages, rows, posts: whatever the source syncs). */
+  start(documents: number): Promise<BenchWorkspace>;
+}
