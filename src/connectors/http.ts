@@ -259,7 +259,13 @@ export function createSourceHttpClient(options: SourceHttpClientOptions): Source
         const attemptSignal = signal
           ? AbortSignal.any([signal, AbortSignal.timeout(attemptTimeoutMs)])
           : AbortSignal.timeout(attemptTimeoutMs);
-        await pace?.();
+        if (pace) {
+          try {
+            await pace();
+          } catch (err) {
+            throw signal?.aborted ? abortReason(signal) : err;
+          }
+        }
         requestCount++;
         let res: OutboundResponse;
         try {

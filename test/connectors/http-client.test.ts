@@ -213,3 +213,43 @@ describe('source HTTP client', () => {
     }
   });
 });
+
+describe('request pacing (Connector.requestsPerSecond)', () => {
+  let fake: FakeServer;
+  before(async () => {
+    fake = await startFakeServer(() => ({ status: 200, body: { ok: true } }));
+  });
+  after(async () => {
+    await fake?.close();
+  });
+
+  it('lets a second’s burst through, then spaces requests at the declared rate', async () => {
+    // A clock that only moves when the client waits: the waits are the pacing, nothing else.
+    let clock = 0;
+    const waits: number[] = [];
+    const http = createSourceHttpClient({
+      fetch: plainFetch,
+      requestsPerSecond: 3,
+      now: () => clock,
+      sleep: async (ms) => {
+        waits.push(ms);
+        clock += ms;
+      },
+    });
+    for (let i = 0; i < 9; i++) await http.getJson(`${fake.url}/x`, z.object({ ok: z.boolean() }));
+    assert.equal(waits.length, 6, `the first 3 go at once, the other 6 wait: ${waits}`);
+    for (const w of waits) assert.ok(w >= 333 && w <= 334, `each wait is a third of a second: ${waits}`);
+    assert.ok(clock >= 1_999, `9 requests at 3 per second take 2 s after the burst: ${clock}`);
+  });
+
+  it('an abort ends a pacing wait at once, with the abort reason', async () => {
+    const controller = new AbortController();
+    const http = createSourceHttpClient({ fetch: plainFetch, requestsPerSecond: 1, signal: controller.signal });
+    const started = Date.now();
+    await http.getJson(`${fake.url}/x`, z.object({ ok: z.boolean() }));
+    const second = http.getJson(`${fake.url}/x`, z.object({ ok: z.boolean() }));
+    setTimeout(() => controller.abort(new Error('cancelled by test')), 50);
+    await assert.rejects(second, /cancelled by test/);
+    assert.ok(Date.now() - started < 900, 'the abort did not wait for the pace');
+  });
+});

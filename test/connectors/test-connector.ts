@@ -38,6 +38,7 @@ function toDocument(item: z.infer<typeof itemSchema>): SourceDocument {
     markdown: item.body ?? '',
     visibility: 'public',
     tags: ['docs_space', 'test'],
+    version: String(item.seq),
     table: 'docs_space_pages',
   };
 }

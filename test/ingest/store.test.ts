@@ -54,6 +54,22 @@ for (const mode of STORAGE_MODES) {
       assert.equal(items.length, 1, 'the same source key updates one item');
     });
 
+    test('storing a document exactly as it is writes no row; a new source version alone is stored', async () => {
+      const key = crawlSourceKey('https://docs.example.com/versioned');
+      const doc = page('A body that will not change.', { sourceKey: key, title: 'Versioned', sourceVersion: '7' });
+      const { itemId } = await store(doc);
+      const rowVersion = async () =>
+        (await t.db.query<{ v: string; sv: string | null }>('SELECT xmin::text AS v, source_version AS sv FROM items WHERE id = $1', [itemId]))[0]!;
+      const before = await rowVersion();
+      assert.equal(before.sv, '7');
+      assert.equal((await store(doc)).outcome, 'unchanged');
+      assert.equal((await rowVersion()).v, before.v, 'the row was not rewritten');
+      assert.equal((await store({ ...doc, sourceVersion: '8' })).outcome, 'unchanged', 'same content: nothing to embed');
+      const after = await rowVersion();
+      assert.equal(after.sv, '8');
+      assert.notEqual(after.v, before.v, 'the new version was written');
+    });
+
     test('a user-deleted item stays deleted unless tombstones are lifted', async () => {
       const doc = page('Tombstone test body.', { sourceKey: crawlSourceKey('https://docs.example.com/b'), title: 'Page B' });
       const { itemId } = await store(doc);

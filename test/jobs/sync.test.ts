@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import { knownDocuments } from '../../src/ingest/sync-runner.ts';
 import { enqueueDueSyncs } from '../../src/jobs/sync-job.ts';
 import { TEST_SOURCE_TOKEN } from '../connectors/test-connector-source.ts';
 import { expectError, STORAGE_MODES } from '../support/harness.ts';
@@ -44,6 +45,13 @@ for (const mode of STORAGE_MODES) {
       const items = await t.call('POST', '/api/connect/knowledgebase-items/query', { body: {} });
       assert.equal(items.body.items[0].source_type, 'integration');
       assert.equal(items.body.items[0].source_table_name, 'docs_space_pages');
+      const known = [];
+      for await (const batch of knownDocuments(t.db, t.orgA.id, connectionId)) known.push(...batch);
+      assert.deepEqual(
+        known.map((d) => `${d.externalId} ${d.table} ${d.version}`).sort(),
+        ['a1 docs_space_pages 1', 'a2 docs_space_pages 2', 'a3 docs_space_pages 3'],
+        'known() lists the stored documents with the versions the source gave them',
+      );
 
       source.put('a2', 'Beta v2');
       source.remove('a3');
