@@ -48,9 +48,10 @@ export function contentHash(title: string, markdown: string): string {
 export async function storeDocument(
   q: Queryable,
   organizationId: string,
-  doc: IngestDocument,
+  input: IngestDocument,
   opts: { respectTombstones: boolean },
 ): Promise<{ outcome: StoreOutcome; itemId: string | null }> {
+  const doc = storableDocument(input);
   if (opts.respectTombstones) {
     const dead = await q.query(
       'SELECT 1 FROM item_tombstones WHERE organization_id = $1 AND source_key = $2',
@@ -138,6 +139,23 @@ export async function storeDocument(
   ]);
   if (row.inserted) return { outcome: 'created', itemId: row.id };
   return { outcome: row.old_hash === hash ? 'unchanged' : 'updated', itemId: row.id };
+}
+
+/**
+ * Postgres text cannot hold U+0000, and sources and pages do carry it (a pasted binary, a broken export):
+ * it is dropped from fetched content rather than failing the document. Requests are refused at the API.
+ */
+function storableDocument(doc: IngestDocument): IngestDocument {
+  const nul = /\u0000/g;
+  const clean = (s: string) => (s.includes('\u0000') ? s.replace(nul, '') : s);
+  return {
+    ...doc,
+    title: clean(doc.title),
+    markdown: clean(doc.markdown),
+    url: clean(doc.url),
+    tags: doc.tags.map(clean),
+    ...(doc.sourceVersion ? { sourceVersion: clean(doc.sourceVersion) } : {}),
+  };
 }
 
 /** Remove a document that is gone at its source (no tombstone: if it comes back, it is welcome). */

@@ -70,6 +70,22 @@ for (const mode of STORAGE_MODES) {
       assert.notEqual(after.v, before.v, 'the new version was written');
     });
 
+    test('a NUL character in fetched content is dropped, not a failed document', async () => {
+      const doc = page('Before\u0000after.', {
+        sourceKey: crawlSourceKey('https://docs.example.com/nul'),
+        title: 'Nul\u0000title',
+        tags: ['a\u0000b'],
+      });
+      const { outcome, itemId } = await store(doc);
+      assert.equal(outcome, 'created');
+      const row = (await t.db.query<{ title: string; content: string; tags: string[] }>(
+        'SELECT title, content, tags FROM items WHERE id = $1',
+        [itemId],
+      ))[0]!;
+      assert.deepEqual(row, { title: 'Nultitle', content: 'Beforeafter.', tags: ['ab'] });
+      assert.equal((await store(doc)).outcome, 'unchanged', 'the same fetched content is recognised again');
+    });
+
     test('a user-deleted item stays deleted unless tombstones are lifted', async () => {
       const doc = page('Tombstone test body.', { sourceKey: crawlSourceKey('https://docs.example.com/b'), title: 'Page B' });
       const { itemId } = await store(doc);
