@@ -17,6 +17,7 @@ import type { App, AppDeps, RouteDeps } from './context.ts';
 import { errorHandler, notFoundHandler } from './errors.ts';
 import { OAuthStates } from './oauth-state.ts';
 import { registerRoutes } from './routes/index.ts';
+import { rejectNulCharacters } from './text-guard.ts';
 
 export interface BuildAppOptions {
   /** The process's pino logger (default: one at KB_LOG_LEVEL), or false for none (tests). */
@@ -96,6 +97,7 @@ export async function buildApp(appDeps: AppDeps, opts: BuildAppOptions = {}): Pr
   await app.register(swaggerUi, { routePrefix: '/docs', staticCSP: true });
 
   app.addHook('onRequest', apiKeyAuth(deps.db));
+  app.addHook('preValidation', rejectNulCharacters);
 
   if (deps.config.KB_RATE_LIMIT_PER_MINUTE > 0) {
     await app.register(rateLimit, {

@@ -45,6 +45,9 @@ for (const mode of STORAGE_MODES) {
       expectError(await q(second.body.apiKey), 401, 'unauthorized');
       assert.equal((await q(created.body.apiKey)).status, 200);
       expectError(await t.call('DELETE', `/api/admin/keys/${second.body.id}`, { key: ADMIN }), 404, 'not_found');
+      const nul = await t.call('DELETE', '/api/admin/keys/%00', { key: ADMIN });
+      expectError(nul, 400, 'invalid_request');
+      assert.match(nul.body.message, /path\.\w+ contains a NUL/);
     });
   });
 }

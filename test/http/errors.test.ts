@@ -38,6 +38,31 @@ describe('errors and limits', () => {
     await t.db.query('UPDATE api_keys SET revoked_at = NULL WHERE id = $1', [keyId]);
   });
 
+  test('a NUL character anywhere in a request is a 400 naming the field, and changes nothing', async () => {
+    const before = await countItems();
+    const cases: Array<[method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE', url: string, body: unknown, field: RegExp]> = [
+      ['POST', '/api/consume/search', { query: 'a\u0000b' }, /body\.query/],
+      ['GET', '/api/connect/crawling/a%00b', undefined, /path\.id/],
+      ['GET', '/api/connect/secret-id-exists?secretId=%00', undefined, /query\.secretId/],
+      ['POST', '/api/connect/knowledgebase-items', { title: 'T\u0000', content: 'c' }, /body\.title/],
+      ['POST', '/api/connect/knowledgebase-items', { title: 'T', content: 'c\u0000' }, /body\.content/],
+      ['POST', '/api/connect/knowledgebase-items', { title: 'T', content: 'c', tags: ['ok', 'x\u0000'] }, /body\.tags\[1\]/],
+      ['PUT', '/api/connect/knowledgebase-items', [{ id: 'x\u0000', title: 'y' }], /body\[0\]\.id/],
+      ['DELETE', '/api/connect/knowledgebase-items', { ids: ['\u0000'] }, /body\.ids\[0\]/],
+      ['DELETE', '/api/connect/connection', { connectionId: 'c\u0000' }, /body\.connectionId/],
+      ['PATCH', '/api/connect/set-connection-status', { connectionId: '\u0000', status: 'inactive' }, /body\.connectionId/],
+      ['POST', '/api/connect/run-sync', { connectionId: '\u0000' }, /body\.connectionId/],
+      ['POST', '/api/connect/knowledgebase-items/query', { search: 'a\u0000' }, /body\.search/],
+    ];
+    for (const [method, url, body, field] of cases) {
+      const res = await t.call(method, url, { body });
+      expectError(res, 400, 'invalid_request');
+      assert.match(res.body.message, field, `${method} ${url}: ${res.body.message}`);
+      assert.match(res.body.message, /NUL/);
+    }
+    assert.equal(await countItems(), before);
+  });
+
   test('malformed JSON, wrong types, unknown fields and bad pagination are 400 and change nothing', async () => {
     const before = await countItems();
     const bad = await t.call('POST', '/api/connect/knowledgebase-items', { body: '{"title": "x", ' });
