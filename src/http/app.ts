@@ -1,7 +1,7 @@
 import rateLimit from '@fastify/rate-limit';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
-import Fastify, { type FastifyServerOptions } from 'fastify';
+import Fastify, { type FastifyReply, type FastifyServerOptions } from 'fastify';
 import {
   jsonSchemaTransform,
   jsonSchemaTransformObject,
@@ -14,7 +14,7 @@ import { newId } from '../lib/ids.ts';
 import { createProcessLogger } from '../lib/logger.ts';
 import { apiKeyAuth } from './auth.ts';
 import type { App, AppDeps, RouteDeps } from './context.ts';
-import { errorHandler, notFoundHandler } from './errors.ts';
+import { answerClientError, errorHandler, notFoundHandler } from './errors.ts';
 import { OAuthStates } from './oauth-state.ts';
 import { registerRoutes } from './routes/index.ts';
 import { rejectNulCharacters } from './text-guard.ts';
@@ -47,6 +47,10 @@ export async function buildApp(appDeps: AppDeps, opts: BuildAppOptions = {}): Pr
     // idle keep-alive connections are closed so the process can exit.
     return503OnClosing: false,
     forceCloseConnections: 'idle',
+    // Errors the router raises before any route runs (bad percent-encoding, an over-long parameter)
+    // answer in the API's shape like every other error, without echoing the path.
+    frameworkErrors: (err, request, reply) => errorHandler(err, request, reply as unknown as FastifyReply),
+    clientErrorHandler: answerClientError,
   }).withTypeProvider<ZodTypeProvider>();
 
   app.setValidatorCompiler(validatorCompiler);

@@ -1,3 +1,4 @@
+import type { Socket } from 'node:net';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
 import { AppError, ERROR_STATUS, type ErrorCode } from '../lib/errors.ts';
@@ -9,6 +10,8 @@ const FASTIFY_CODES: Record<string, [ErrorCode, string]> = {
   FST_ERR_CTP_EMPTY_JSON_BODY: ['invalid_request', 'The body is empty; send a JSON object.'],
   FST_ERR_CTP_INVALID_JSON_BODY: ['invalid_request', 'The body is not valid JSON.'],
   FST_ERR_CTP_INVALID_CONTENT_LENGTH: ['invalid_request', 'The Content-Length header does not match the body.'],
+  FST_ERR_BAD_URL: ['invalid_request', 'The URL path is not valid: check its percent-encoding.'],
+  FST_ERR_MAX_PARAM_LENGTH: ['invalid_request', 'A path parameter is longer than 200 characters.'],
 };
 
 const STATUS_FALLBACK: Record<number, ErrorCode> = {
@@ -76,4 +79,23 @@ export function notFoundHandler(request: FastifyRequest, reply: FastifyReply): v
   void reply
     .status(404)
     .send({ error: 'not_found', message: `No route ${request.method} ${request.url.split('?')[0]}; see /openapi.json.` });
+}
+
+/**
+ * Requests Node's HTTP parser refuses before Fastify sees them (headers or request line over the size
+ * limit, malformed HTTP): answered in the API's shape and the connection closed.
+ */
+export function answerClientError(err: Error & { code?: string }, socket: Socket): void {
+  if (err.code === 'ECONNRESET' || !socket.writable) {
+    socket.destroy();
+    return;
+  }
+  const message =
+    err.code === 'HPE_HEADER_OVERFLOW'
+      ? 'The request line and headers are larger than this server accepts (16 KiB); send long values in a JSON body.'
+      : 'The request is not valid HTTP.';
+  const body = JSON.stringify({ error: 'invalid_request', message });
+  socket.end(
+    `HTTP/1.1 400 Bad Request\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+  );
 }

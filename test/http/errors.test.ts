@@ -63,6 +63,26 @@ describe('errors and limits', () => {
     assert.equal(await countItems(), before);
   });
 
+  test('what the router and the HTTP parser refuse is answered in the API shape too', async () => {
+    const bad = await t.call('GET', '/api/connect/crawling/%');
+    expectError(bad, 400, 'invalid_request');
+    assert.match(bad.body.message, /percent-encoding/);
+    const longId = 'a'.repeat(250);
+    const long = await t.call('GET', `/api/connect/crawling/${longId}`);
+    expectError(long, 400, 'invalid_request');
+    assert.ok(!JSON.stringify(long.body).includes(longId), 'the path is not echoed');
+
+    // Header overflow happens in Node's parser, before Fastify: only a real socket shows it.
+    const address = await t.app.listen({ port: 0, host: '127.0.0.1' });
+    const res = await fetch(`${address}/api/connect/connections?x=${'a'.repeat(70_000)}`, {
+      headers: { authorization: `Bearer ${t.orgA.key}` },
+    });
+    assert.equal(res.status, 400);
+    const body = (await res.json()) as { error: string; message: string };
+    assert.equal(body.error, 'invalid_request');
+    assert.match(body.message, /larger than this server accepts/);
+  });
+
   test('malformed JSON, wrong types, unknown fields and bad pagination are 400 and change nothing', async () => {
     const before = await countItems();
     const bad = await t.call('POST', '/api/connect/knowledgebase-items', { body: '{"title": "x", ' });
