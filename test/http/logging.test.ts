@@ -60,4 +60,19 @@ describe('structured logs', () => {
     assert.ok(!raw.includes(key.slice('kb_'.length + 17)), 'an API key secret was logged');
     assert.ok(!raw.includes(secretToken), 'a request body was logged');
   });
+
+  test('the OAuth callback’s code and state, and other secret query values, are censored in request lines', async () => {
+    const code = 'oauth-code-never-logged-0123';
+    const state = 'oauth-state-never-logged-4567';
+    await app.inject({ method: 'GET', url: `/api/connect/oauth/callback?code=${code}&state=${state}&x=keep-me`, headers: { 'x-request-id': 'req-logs-2' } });
+    await app.inject({
+      method: 'GET',
+      url: '/api/connect/secret-id-exists?secretId=secret-id-never-logged-89',
+      headers: { authorization: `Bearer ${key}`, 'x-request-id': 'req-logs-3' },
+    });
+    const requestLines = lines.filter((l) => l['reqId'] === 'req-logs-2' && l['req']);
+    assert.ok(requestLines.length > 0, 'the callback request was logged');
+    assert.match(JSON.stringify(requestLines), /code=\[redacted\]&state=\[redacted\]&x=keep-me/);
+    for (const secret of [code, state, 'secret-id-never-logged-89']) assert.ok(!raw.includes(secret), `${secret} was logged`);
+  });
 });
