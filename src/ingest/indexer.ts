@@ -39,7 +39,13 @@ export interface IndexerOptions {
   leaseSeconds?: number;
   /** Poll interval when idle (other processes may write items). */
   pollMs?: number;
-  log?: Pick<Logger, 'error'>;
+  /**
+   * On start, take back every indexing lease instead of waiting for it to expire. Only right when no
+   * other live process can hold leases: default true on PGlite (one process owns the database), false
+   * on Postgres, where a dead worker's leases return after `leaseSeconds`.
+   */
+  reclaimOnStart?: boolean;
+  log?: Pick<Logger, 'error' | 'warn'>;
   /** Called after each committed round with the number of items indexed. */
   onProgress?: (indexed: number) => void;
 }
@@ -71,6 +77,7 @@ export class Indexer {
       overlapTokens: opts.overlapTokens ?? 32,
       leaseSeconds: opts.leaseSeconds ?? 300,
       pollMs: opts.pollMs ?? 2000,
+      reclaimOnStart: opts.reclaimOnStart ?? db.kind === 'pglite',
       log: opts.log,
       onProgress: opts.onProgress,
     };
@@ -94,6 +101,7 @@ export class Indexer {
   }
 
   async #run(): Promise<void> {
+    if (this.#opts.reclaimOnStart) await this.#reclaimLeases();
     while (!this.#stopping) {
       let did = 0;
       try {
@@ -112,6 +120,22 @@ export class Indexer {
         };
       });
       this.#wake = null;
+    }
+  }
+
+  /**
+   * Leases left by a previous run of this process that died mid-round (kill -9, power loss): its items
+   * would otherwise sit `pending` until the leases expire.
+   */
+  async #reclaimLeases(): Promise<void> {
+    try {
+      const taken = await this.#db.query(
+        `UPDATE items SET indexing_lease_until = NULL
+          WHERE indexing_status = 'pending' AND indexing_lease_until IS NOT NULL RETURNING id`,
+      );
+      if (taken.length > 0) this.#opts.log?.warn({ items: taken.length }, 'took back indexing leases left by a previous run');
+    } catch (err) {
+      this.#opts.log?.error({ err }, 'could not take back indexing leases');
     }
   }
 
