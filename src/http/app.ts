@@ -65,16 +65,15 @@ export async function buildApp(appDeps: AppDeps, opts: BuildAppOptions = {}): Pr
   // Only JSON bodies exist in this API. Fastify's default text/plain parser is removed so a wrong
   // Content-Type is a 415, not a string handed to a route.
   app.removeAllContentTypeParsers();
-  app.addContentTypeParser('application/json', { parseAs: 'string' }, (_req, body, done) => {
-    if (body === '' || body === undefined) {
-      done(new AppError('invalid_request', 'The body is empty; send a JSON object.'), undefined);
+  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (req, body, done) => {
+    let parsed: unknown;
+    try {
+      parsed = parseJsonBody(req.headers['content-type'], body as Buffer);
+    } catch (err) {
+      done(err as Error, undefined);
       return;
     }
-    try {
-      done(null, JSON.parse(body as string));
-    } catch {
-      done(new AppError('invalid_request', 'The body is not valid JSON.'), undefined);
-    }
+    done(null, parsed);
   });
 
   await app.register(swagger, {
@@ -120,5 +119,30 @@ export async function buildApp(appDeps: AppDeps, opts: BuildAppOptions = {}): Pr
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
   return app as App;
 }
+
+/**
+ * A JSON body as this API accepts it: UTF-8 (the only charset JSON allows between systems, RFC 8259),
+ * strictly decoded (invalid bytes are refused, not silently replaced and stored), and parseable.
+ */
+function parseJsonBody(contentType: string | undefined, body: Buffer): unknown {
+  const charset = /;\s*charset\s*=\s*"?([^";\s]+)/i.exec(contentType ?? '')?.[1]?.toLowerCase();
+  if (charset && charset !== 'utf-8' && charset !== 'utf8') {
+    throw new AppError('unsupported_media_type', `Send the body as UTF-8 JSON; charset=${charset} is not accepted.`);
+  }
+  if (body.length === 0) throw new AppError('invalid_request', 'The body is empty; send a JSON object.');
+  let text: string;
+  try {
+    text = strictUtf8.decode(body);
+  } catch {
+    throw new AppError('invalid_request', 'The body is not valid UTF-8.');
+  }
+  try {
+    return JSON.parse(text);
+  } catch {
+    throw new AppError('invalid_request', 'The body is not valid JSON.');
+  }
+}
+
+const strictUtf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: false });
 
 export type { ZodTypeProvider };

@@ -63,6 +63,35 @@ describe('errors and limits', () => {
     assert.equal(await countItems(), before);
   });
 
+  test('a body that is not UTF-8 JSON is refused, not stored with replacement characters', async () => {
+    const before = await countItems();
+    const invalidUtf8 = Buffer.concat([Buffer.from('{"title":"caf'), Buffer.from([0xe9]), Buffer.from('","content":"x"}')]);
+    const bad = await t.app.inject({
+      method: 'POST',
+      url: '/api/connect/knowledgebase-items',
+      headers: { authorization: `Bearer ${t.orgA.key}`, 'content-type': 'application/json' },
+      payload: invalidUtf8,
+    });
+    assert.equal(bad.statusCode, 400);
+    assert.deepEqual(bad.json(), { error: 'invalid_request', message: 'The body is not valid UTF-8.' });
+    const utf16 = await t.app.inject({
+      method: 'POST',
+      url: '/api/connect/knowledgebase-items',
+      headers: { authorization: `Bearer ${t.orgA.key}`, 'content-type': 'application/json; charset=utf-16' },
+      payload: Buffer.from('{"title":"t","content":"x"}', 'utf16le'),
+    });
+    assert.equal(utf16.statusCode, 415);
+    assert.equal(utf16.json().error, 'unsupported_media_type');
+    const ok = await t.app.inject({
+      method: 'POST',
+      url: '/api/connect/knowledgebase-items',
+      headers: { authorization: `Bearer ${t.orgA.key}`, 'content-type': 'application/json; charset=UTF-8' },
+      payload: Buffer.from('{"title":"café","content":"x"}'),
+    });
+    assert.equal(ok.statusCode, 200, ok.body);
+    assert.equal(await countItems(), before + 1, 'only the valid UTF-8 body was stored');
+  });
+
   test('what the router and the HTTP parser refuse is answered in the API shape too', async () => {
     const bad = await t.call('GET', '/api/connect/crawling/%');
     expectError(bad, 400, 'invalid_request');
