@@ -40,6 +40,23 @@ export function paginate(total: number, page: number, perPage: number): z.infer<
   };
 }
 
+/**
+ * A whole number from `min` to `max` in a JSON body. The range is checked before integrality, so an
+ * absurd value (`1e308`) is answered with the real bounds rather than JavaScript's safe-integer limit.
+ */
+export function bodyInteger(min: number, max: number) {
+  return z.number().min(min).max(max).int();
+}
+
+/** The same in a query string: digits only, so an empty `?offset=` is an error rather than 0. */
+export function queryInteger(min: number, max: number) {
+  return z
+    .string()
+    .regex(/^\d{1,15}$/, `must be a whole number from ${min} to ${max}`)
+    .transform(Number)
+    .pipe(z.number().min(min).max(max).int());
+}
+
 export const visibilitySchema = z.enum(['public', 'private']);
 export const tagSchema = z.string().trim().min(1).max(100);
 export const tagsSchema = z.array(tagSchema).max(50);

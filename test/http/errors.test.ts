@@ -92,6 +92,23 @@ describe('errors and limits', () => {
     assert.equal(await countItems(), before + 1, 'only the valid UTF-8 body was stored');
   });
 
+  test('numbers: absurd values name the real bounds, empty query values and unknown parameters are refused', async () => {
+    const huge = await t.call('POST', '/api/connect/knowledgebase-items/query', { body: { limit: 1e308 } });
+    expectError(huge, 400, 'invalid_request');
+    assert.match(huge.body.message, /limit.*100/);
+    assert.ok(!huge.body.message.includes('9007199254740991'), huge.body.message);
+    const emptyOffset = await t.call('GET', '/api/connect/crawling/?offset=');
+    expectError(emptyOffset, 400, 'invalid_request');
+    assert.match(emptyOffset.body.message, /offset/);
+    const fraction = await t.call('GET', '/api/connect/crawling/?limit=1.5');
+    expectError(fraction, 400, 'invalid_request');
+    assert.equal((await t.call('GET', '/api/connect/crawling/?limit=5&offset=0')).status, 200);
+    const unknown = await t.call('GET', '/api/connect/connections?colour=red');
+    expectError(unknown, 400, 'invalid_request');
+    assert.match(unknown.body.message, /colour/);
+    assert.equal((await t.call('GET', '/api/connect/connections')).status, 200);
+  });
+
   test('what the router and the HTTP parser refuse is answered in the API shape too', async () => {
     const bad = await t.call('GET', '/api/connect/crawling/%');
     expectError(bad, 400, 'invalid_request');

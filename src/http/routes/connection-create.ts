@@ -3,7 +3,7 @@ import type { SourceRegistry } from '../../connectors/registry.ts';
 import { findOAuthSecret, upsertConnection } from '../../db/repositories/connections.ts';
 import { AppError } from '../../lib/errors.ts';
 import { type App, type RouteDeps, callerOf } from '../context.ts';
-import { commonErrors } from '../schemas.ts';
+import { bodyInteger, commonErrors } from '../schemas.ts';
 import { oauthSecretAad } from '../oauth-state.ts';
 
 /** The whole credential check, retries included, runs inside the request: bound it. */
@@ -15,12 +15,7 @@ const bodySchema = (registry: SourceRegistry) =>
   source: registry.inputSchema(),
   schedule: z
     .strictObject({
-      intervalMinutes: z
-        .number()
-        .int()
-        .min(5)
-        .max(525_600)
-        .describe('Sync every so many minutes (5 to 525600)'),
+      intervalMinutes: bodyInteger(5, 525_600).describe('Sync every so many minutes (5 to 525600)'),
     })
     .nullable()
     .optional()

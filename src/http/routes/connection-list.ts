@@ -26,6 +26,8 @@ export function register(app: App, deps: RouteDeps): void {
       schema: {
         tags: ['connections'],
         summary: 'List connections (extension)',
+        // No parameters: an unknown one is an error here as on every other route.
+        querystring: z.strictObject({}),
         response: { 200: z.object({ data: z.array(connectionSchema) }), ...commonErrors },
       },
     },

@@ -6,7 +6,7 @@ import { enqueueCrawlJob } from '../../jobs/crawl-job.ts';
 import { AppError } from '../../lib/errors.ts';
 import { newId } from '../../lib/ids.ts';
 import { type App, type RouteDeps, callerOf } from '../context.ts';
-import { commonErrors, tagsSchema } from '../schemas.ts';
+import { bodyInteger, commonErrors, tagsSchema } from '../schemas.ts';
 import { crawlJobSchema } from './crawl-shared.ts';
 
 const DEFAULT_LIMIT = 100;
@@ -19,11 +19,7 @@ const patternsSchema = z
 function bodySchema(maxLimit: number) {
   return z.strictObject({
     url: z.string().trim().min(1).max(2000).describe('start URL (required): absolute http or https'),
-    limit: z
-      .number()
-      .int()
-      .min(1)
-      .max(maxLimit)
+    limit: bodyInteger(1, maxLimit)
       .default(Math.min(DEFAULT_LIMIT, maxLimit))
       .describe(
         `page budget: pages fetched into items at most (default ${DEFAULT_LIMIT}, at most ${maxLimit})`,
@@ -38,11 +34,7 @@ function bodySchema(maxLimit: number) {
       .boolean()
       .default(false)
       .describe("follow links to other sites (default false: only the start URL's site)"),
-    maxDepth: z
-      .number()
-      .int()
-      .min(0)
-      .max(1000)
+    maxDepth: bodyInteger(0, 1000)
       .optional()
       .describe(
         'extension: link depth from the start URL (0: the start page only); when set, sitemaps are not read',

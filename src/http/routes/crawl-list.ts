@@ -1,13 +1,13 @@
 import { z } from 'zod';
 import { listCrawlJobs } from '../../db/repositories/crawl-jobs.ts';
 import { type App, type RouteDeps, callerOf } from '../context.ts';
-import { commonErrors } from '../schemas.ts';
+import { commonErrors, queryInteger } from '../schemas.ts';
 import { publicOrigin } from './connection-shared.ts';
 import { crawlJobSchema } from './crawl-shared.ts';
 
 const querySchema = z.strictObject({
-  limit: z.coerce.number().int().min(1).max(100).default(20),
-  offset: z.coerce.number().int().min(0).max(1_000_000).default(0),
+  limit: queryInteger(1, 100).default(20),
+  offset: queryInteger(0, 1_000_000).default(0),
 });
 
 /** Extension: the organization's crawl jobs, newest first, paged like the sync job list. */

@@ -1,11 +1,11 @@
 import { z } from 'zod';
 import { queryItems } from '../../db/repositories/items.ts';
 import { type App, type RouteDeps, callerOf } from '../context.ts';
-import { commonErrors, itemSchema, paginate, paginationSchema } from '../schemas.ts';
+import { bodyInteger, commonErrors, itemSchema, paginate, paginationSchema } from '../schemas.ts';
 
 const bodySchema = z.strictObject({
-  limit: z.number().int().min(1).max(100).default(20).describe('page size, 1-100 (default 20)'),
-  page: z.number().int().min(1).max(1_000_000).default(1).describe('page number from 1 (default 1)'),
+  limit: bodyInteger(1, 100).default(20).describe('page size, 1-100 (default 20)'),
+  page: bodyInteger(1, 1_000_000).default(1).describe('page number from 1 (default 1)'),
   search: z.string().max(500).optional().describe('case-insensitive match on title and content'),
 });
 

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import type { SourceRegistry } from '../../connectors/registry.ts';
 import { listSyncJobs } from '../../db/repositories/sync-jobs.ts';
 import { type App, type RouteDeps, callerOf } from '../context.ts';
-import { commonErrors, errorBodySchema } from '../schemas.ts';
+import { commonErrors, errorBodySchema, queryInteger } from '../schemas.ts';
 import {
   connectionRefFields,
   connectionRefOf,
@@ -14,8 +14,8 @@ import {
 const querySchema = (registry: SourceRegistry) =>
   z.strictObject({
   ...connectionRefFields(registry),
-  limit: z.coerce.number().int().min(1).max(100).default(20),
-  offset: z.coerce.number().int().min(0).max(1_000_000).default(0),
+  limit: queryInteger(1, 100).default(20),
+  offset: queryInteger(0, 1_000_000).default(0),
 });
 
 /** Endpoint 5: a connection's sync jobs, newest first, paged with absolute next/previous links. */
