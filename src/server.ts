@@ -1,6 +1,7 @@
 import { composeService } from './compose.ts';
 import type { Config } from './config.ts';
 import { buildApp } from './http/app.ts';
+import { closeGracefully } from './http/graceful-close.ts';
 import { createProcessLogger } from './lib/logger.ts';
 import { openStorage } from './service.ts';
 
@@ -41,7 +42,7 @@ export async function startServer(config: Config, opts: { workers: boolean }): P
   let closing: Promise<void> | null = null;
   const close = () => {
     closing ??= (async () => {
-      await app.close();
+      await closeGracefully(app);
       await service.close();
       await storage.db.close();
     })();

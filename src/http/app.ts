@@ -15,6 +15,7 @@ import { createProcessLogger } from '../lib/logger.ts';
 import { apiKeyAuth } from './auth.ts';
 import type { App, AppDeps, RouteDeps } from './context.ts';
 import { answerClientError, errorHandler, notFoundHandler } from './errors.ts';
+import { closeConnectionWhileDraining } from './graceful-close.ts';
 import { OAuthStates } from './oauth-state.ts';
 import { registerRoutes } from './routes/index.ts';
 import { rejectNulCharacters } from './text-guard.ts';
@@ -43,10 +44,10 @@ export async function buildApp(appDeps: AppDeps, opts: BuildAppOptions = {}): Pr
     requestIdHeader: false,
     // The seed's crawl path has a trailing slash and others have none: match exactly as written.
     routerOptions: { ignoreTrailingSlash: false, maxParamLength: 200 },
-    // On shutdown, requests already on a connection are served to the end (no framework-shaped 503s);
-    // idle keep-alive connections are closed so the process can exit.
+    // On shutdown (closeGracefully in graceful-close.ts), requests already on a connection are served to
+    // the end, with no framework-shaped 503s; connections are closed after their last answer.
     return503OnClosing: false,
-    forceCloseConnections: 'idle',
+    forceCloseConnections: false,
     // Errors the router raises before any route runs (bad percent-encoding, an over-long parameter)
     // answer in the API's shape like every other error, without echoing the path.
     frameworkErrors: (err, request, reply) => errorHandler(err, request, reply as unknown as FastifyReply),
@@ -61,6 +62,7 @@ export async function buildApp(appDeps: AppDeps, opts: BuildAppOptions = {}): Pr
   app.addHook('onSend', async (request, reply) => {
     reply.header('x-request-id', request.id);
   });
+  app.addHook('onSend', closeConnectionWhileDraining);
 
   // Only JSON bodies exist in this API. Fastify's default text/plain parser is removed so a wrong
   // Content-Type is a 415, not a string handed to a route.

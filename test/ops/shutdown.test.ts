@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { type ChildProcess, spawn } from 'node:child_process';
+import http from 'node:http';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -103,6 +104,57 @@ describe('embedded service lifecycle', () => {
     } finally {
       second.child.kill('SIGTERM');
       assert.equal(await second.exited, 0);
+    }
+  });
+});
+
+describe('SIGTERM under load', () => {
+  const dataDir = mkdtempSync(path.join(tmpdir(), 'kb-term-'));
+  after(() => rmSync(dataDir, { recursive: true, force: true }));
+
+  /** One request through `agent`; resolves with the status, or the socket error's code. */
+  const send = (agent: http.Agent, url: string, method: string, headers: Record<string, string>, body?: string) =>
+    new Promise<number | string>((resolve) => {
+      const req = http.request(url, { method, agent, headers }, (res) => {
+        res.resume();
+        res.on('end', () => resolve(res.statusCode ?? 0));
+      });
+      req.on('error', (err: NodeJS.ErrnoException) => resolve(err.code ?? err.message));
+      req.end(body);
+    });
+
+  test('every request already sent on an open keep-alive connection is answered; the process then exits', async () => {
+    const svc = await startService(dataDir);
+    await new Promise((r) => setTimeout(r, 200));
+    const lines = svc.output().split('\n');
+    const key = lines[lines.findIndex((l) => l.includes('first start')) + 1]!.trim();
+    const headers = { authorization: `Bearer ${key}`, 'content-type': 'application/json' };
+    const clients = 32;
+    const agent = new http.Agent({ keepAlive: true, maxSockets: clients });
+    try {
+      // 32 open keep-alive connections, idle, as a load balancer or a busy client holds them.
+      const warm = await Promise.all(Array.from({ length: clients }, () => send(agent, `${svc.url}/healthz`, 'GET', {})));
+      assert.ok(warm.every((s) => s === 200), `warm-up: ${warm}`);
+      const sockets = Object.values(agent.freeSockets).flat().length;
+      assert.equal(sockets, clients, 'each client holds its own idle connection');
+
+      // The signal and the requests cross: the requests reach the sockets while the service begins to
+      // shut down, before it has parsed them. Each was written on an accepted connection: each is answered.
+      const body = JSON.stringify({ title: 'in flight at SIGTERM', content: 'y'.repeat(20_000) });
+      svc.child.kill('SIGTERM');
+      const inflight = Array.from({ length: clients }, () =>
+        send(agent, `${svc.url}/api/connect/knowledgebase-items`, 'POST', headers, body),
+      );
+      const statuses = await Promise.all(inflight);
+      assert.deepEqual(
+        statuses.filter((s) => s !== 200),
+        [],
+        `every request sent before SIGTERM is answered 200 (got ${statuses.join(',')})`,
+      );
+      assert.equal(await svc.exited, 0, svc.output());
+    } finally {
+      agent.destroy();
+      if (svc.child.exitCode === null) svc.child.kill('SIGKILL');
     }
   });
 });
