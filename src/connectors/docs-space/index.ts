@@ -4,6 +4,10 @@ import { pathSegment } from '../base-url.ts';
 import { credentialCheck } from '../credential-check.ts';
 import { normalizeId, normalizeToken } from '../normalize.ts';
 import type { Connector } from '../types.ts';
+import { DOCS_SPACE_SOURCE, type DocsSpaceCredentials, gitbookHeaders } from './client.ts';
+import { type DocsSpaceCursor, docsSpaceCursorSchema, syncDocsSpace } from './sync.ts';
+
+export { type DocsSpaceCredentials, gitbookHeaders } from './client.ts';
 
 export const docsSpaceInputSchema = z.strictObject({
   access_token: z.string().min(1).describe('GitBook personal access token.'),
@@ -13,24 +17,13 @@ export const docsSpaceInputSchema = z.strictObject({
     .describe('Id of the space to sync (from its URL: app.gitbook.com/s/<space_id>).'),
 });
 export type DocsSpaceInput = z.infer<typeof docsSpaceInputSchema>;
-export interface DocsSpaceCredentials {
-  access_token: string;
-  /** GitBook ids are `[A-Za-z0-9_-]+`; anything else is refused, as it would alter the request path. */
-  space_id: string;
-}
-
-export function gitbookHeaders(creds: DocsSpaceCredentials): Record<string, string> {
-  return { authorization: `Bearer ${creds.access_token}` };
-}
 
 const spaceSchema = z.object({ object: z.literal('space'), id: z.string() });
 
-const SOURCE = { type: 'docs_space', alias: 'gitbook', label: 'GitBook' } as const;
-
 const spaceHint = "Check source.space_id: the space must exist and the token's user must have access to it.";
 
-export const docsSpaceConnector: Connector<DocsSpaceCredentials, unknown, DocsSpaceInput> = {
-  ...SOURCE,
+export const docsSpaceConnector: Connector<DocsSpaceCredentials, DocsSpaceCursor, DocsSpaceInput> = {
+  ...DOCS_SPACE_SOURCE,
   credentials: docsSpaceInputSchema,
   normalize(input) {
     return {
@@ -42,7 +35,7 @@ export const docsSpaceConnector: Connector<DocsSpaceCredentials, unknown, DocsSp
   baseUrlSetting: 'KB_DOCS_SPACE_BASE_URL',
   // Reading the space itself checks the token and the token's access to that space in one call.
   validate: credentialCheck({
-    source: SOURCE,
+    source: DOCS_SPACE_SOURCE,
     path: (creds: DocsSpaceCredentials) => `/v1/spaces/${pathSegment(creds.space_id)}`,
     headers: gitbookHeaders,
     schema: spaceSchema,
@@ -54,5 +47,8 @@ export const docsSpaceConnector: Connector<DocsSpaceCredentials, unknown, DocsSp
     },
     secrets: (creds) => [creds.access_token],
   }),
-  cursor: z.unknown(),
+  sync: syncDocsSpace,
+  cursor: docsSpaceCursorSchema,
+  // GitBook publishes no request rate (vendor-apis/gitbook.md §7: limits differ per method class and are
+  // read from the X-RateLimit-* headers), so requests are not paced; a 429 waits until X-RateLimit-Reset.
 };

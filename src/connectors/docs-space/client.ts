@@ -1,0 +1,106 @@
+/**
+ * The GitBook calls of `docs_space`: paths, Bearer auth, and what a refusal of the space itself means.
+ * Everything is read from one revision (`/revisions/{id}/...`), so a sync sees one consistent snapshot
+ * even while people edit the space.
+ */
+import { AppError } from '../../lib/errors.ts';
+import { joinUrl, pathSegment } from '../base-url.ts';
+import { redactSecrets, sourceName } from '../credential-check.ts';
+import { isSourceHttpError } from '../http.ts';
+import type { ConnectorContext } from '../types.ts';
+import {
+  type PageMarkdown,
+  pageMarkdownSchema,
+  revisionPagesSchema,
+  type Space,
+  spaceSchema,
+} from './schemas.ts';
+
+export const DOCS_SPACE_SOURCE = { type: 'docs_space', alias: 'gitbook', label: 'GitBook' } as const;
+
+export interface DocsSpaceCredentials {
+  access_token: string;
+  /** GitBook ids are `[A-Za-z0-9_-]+`; anything else is refused, as it would alter the request path. */
+  space_id: string;
+}
+
+export function gitbookHeaders(creds: DocsSpaceCredentials): Record<string, string> {
+  return { authorization: `Bearer ${creds.access_token}` };
+}
+
+export class GitbookClient {
+  readonly #ctx: ConnectorContext<DocsSpaceCredentials>;
+  readonly #headers: Record<string, string>;
+  readonly #space: string;
+
+  constructor(ctx: ConnectorContext<DocsSpaceCredentials>) {
+    this.#ctx = ctx;
+    this.#headers = gitbookHeaders(ctx.credentials);
+    this.#space = `/v1/spaces/${pathSegment(ctx.credentials.space_id)}`;
+  }
+
+  /** The space: its active revision, visibility, title and URLs. Refusals become {@link spaceAccessError}. */
+  async space(): Promise<Space> {
+    try {
+      return await this.#ctx.http.getJson(joinUrl(this.#ctx.baseUrl, this.#space), spaceSchema, {
+        headers: this.#headers,
+      });
+    } catch (err) {
+      throw spaceAccessError(err, this.#ctx.credentials) ?? err;
+    }
+  }
+
+  /** The whole page tree of a revision (GitBook does not paginate it). */
+  async revisionPages(revisionId: string): Promise<unknown[]> {
+    const url = joinUrl(this.#ctx.baseUrl, `${this.#space}/revisions/${pathSegment(revisionId)}/pages`);
+    try {
+      return (await this.#ctx.http.getJson(url, revisionPagesSchema, { headers: this.#headers })).pages;
+    } catch (err) {
+      throw spaceAccessError(err, this.#ctx.credentials) ?? err;
+    }
+  }
+
+  /**
+   * One page of a revision as GitBook-flavoured markdown. Errors are left as they are: the sync decides
+   * which are the page's own problem and which are the whole space's.
+   */
+  pageMarkdown(revisionId: string, pageId: string): Promise<PageMarkdown> {
+    const url = joinUrl(
+      this.#ctx.baseUrl,
+      `${this.#space}/revisions/${pathSegment(revisionId)}/page/${pathSegment(pageId)}`,
+      { format: 'markdown' },
+    );
+    return this.#ctx.http.getJson(url, pageMarkdownSchema, { headers: this.#headers });
+  }
+}
+
+/**
+ * A 401, 403 or 404 from the space, its tree or one of its pages means the token or its access to the
+ * space is gone: the sync stops with `source_auth_failed` naming the source and what GitBook said, and
+ * the items stay. Undefined for any other error.
+ */
+export function spaceAccessError(err: unknown, creds: DocsSpaceCredentials): AppError | undefined {
+  if (!isSourceHttpError(err) || err.kind !== 'status') return undefined;
+  const name = sourceName(DOCS_SPACE_SOURCE);
+  const said = `HTTP ${err.status}${err.vendorMessage ? `: ${redactSecrets(err.vendorMessage, [creds.access_token])}` : ''}`;
+  const space = creds.space_id;
+  switch (err.status) {
+    case 401:
+      return new AppError(
+        'source_auth_failed',
+        `${name} rejected the access token (${said}). Check source.access_token: it may have been revoked.`,
+      );
+    case 403:
+      return new AppError(
+        'source_auth_failed',
+        `${name} refused access to space ${space} (${said}). The token's user may have lost access to it.`,
+      );
+    case 404:
+      return new AppError(
+        'source_auth_failed',
+        `${name} has no space ${space} for this token (${said}): it was deleted or the token's user lost access to it.`,
+      );
+    default:
+      return undefined;
+  }
+}

@@ -1,0 +1,353 @@
+/**
+ * The content sync of `docs_space`: one GitBook space, read from one revision at a time.
+ *
+ * - Change detection, space level: the space's active `revision` (plus the space facts every item
+ *   carries: visibility, published URL, title). The same revision and facts as the cursor's, after a pass
+ *   that left nothing to retry, is one request and no document.
+ * - Change detection, page level: a new revision's page tree (one request, not paginated) is walked in
+ *   order; each page's version is a hash of its edit marker (`updatedAt`, else `createdAt`, plus
+ *   `git.oid` and `documentId`), title, description, path and tree trail, and the space facts. Only pages
+ *   whose version differs from the stored one are fetched (`format=markdown`, from the same revision).
+ * - Deletion: a stored page absent from the complete tree, or now `noIndex`, is deleted. A tree with a
+ *   node that cannot be identified deletes nothing in that pass.
+ * - A reset (`full`) fetches every page and checkpoints every {@link CHECKPOINT_EVERY} pages, so a
+ *   restarted job resumes within the same revision; the runner removes what the pass did not yield.
+ */
+import { createHash } from 'node:crypto';
+import { z } from 'zod';
+import { isSourceHttpError } from '../http.ts';
+import type { ConnectorContext, SourceDocument, SyncEvent, SyncOptions } from '../types.ts';
+import { type DocsSpaceCredentials, GitbookClient, spaceAccessError } from './client.ts';
+import { renderPage } from './render.ts';
+import {
+  type DocumentPage,
+  documentPageSchema,
+  groupPageSchema,
+  type PageMarkdown,
+  pageNodeSchema,
+  type Space,
+} from './schemas.ts';
+
+export const DOCS_SPACE_TABLE = 'docs_space_pages';
+
+/** Bump when rendering or item fields change, so every page is fetched again once. */
+const FORMAT = 1;
+
+/** Pages fetched at once; the documents are still yielded in tree order. */
+const CONCURRENCY = 4;
+
+/** A full pass checkpoints after this many pages. */
+export const CHECKPOINT_EVERY = 100;
+
+export const docsSpaceCursorSchema = z.object({
+  /** The revision the pass read. */
+  revision: z.string(),
+  /** Fingerprint of the space facts every item carries (visibility, URLs, title) and of {@link FORMAT}. */
+  space: z.string(),
+  /**
+   * False when a page failed for a transient cause (or the tree had an unidentifiable node): the next
+   * sync walks the tree again even if the revision is the same, and fetches what is still missing.
+   */
+  settled: z.boolean(),
+  /** A full pass in progress: the first `after` indexable pages of `revision` are done. */
+  after: z.number().int().min(0).optional(),
+});
+export type DocsSpaceCursor = z.infer<typeof docsSpaceCursorSchema>;
+
+type DocsEvent = SyncEvent<DocsSpaceCursor>;
+
+/** What every item of the space shares. */
+interface SpaceFacts {
+  visibility: 'public' | 'private';
+  /** Base of page URLs (`urls.published` for a public space), with a trailing slash. */
+  base: string;
+  title: string;
+  key: string;
+}
+
+/** One indexable page of the tree, in order. */
+interface Entry {
+  page: DocumentPage;
+  /** Titles of the groups and pages above it. */
+  trail: string[];
+  version: string;
+}
+
+export async function* syncDocsSpace(
+  ctx: ConnectorContext<DocsSpaceCredentials>,
+  opts: SyncOptions<DocsSpaceCursor>,
+): AsyncGenerator<DocsEvent> {
+  const client = new GitbookClient(ctx);
+  const space = await client.space();
+  if (space.deletedAt) {
+    throw new Error(
+      `GitBook (docs_space): space ${ctx.credentials.space_id} was deleted at ${space.deletedAt}; its items are kept until the connection is removed or reset.`,
+    );
+  }
+  const facts = spaceFacts(space);
+  const cursor = opts.cursor;
+  const full = opts.mode === 'full';
+
+  if (
+    !full &&
+    cursor &&
+    cursor.revision === space.revision &&
+    cursor.space === facts.key &&
+    cursor.settled &&
+    cursor.after === undefined
+  ) {
+    yield { kind: 'checkpoint', cursor: { revision: space.revision, space: facts.key, settled: true } };
+    return;
+  }
+
+  // A restarted reset goes on in the revision it began with (old revisions stay readable), unless the
+  // space facts changed meanwhile: then the pages done so far carry old facts and the pass starts over.
+  const resume = full && cursor?.after !== undefined && cursor.space === facts.key ? cursor : undefined;
+  let revision = resume?.revision ?? space.revision;
+  let start = resume?.after ?? 0;
+  let nodes: unknown[];
+  try {
+    nodes = await client.revisionPages(revision);
+  } catch (err) {
+    if (!resume) throw err;
+    ctx.log.warn({ revision }, 'docs_space: the revision of the interrupted pass is gone; starting over');
+    revision = space.revision;
+    start = 0;
+    nodes = await client.revisionPages(revision);
+  }
+
+  const tree = readTree(nodes, facts, revision);
+  let settled = (resume?.settled ?? true) && tree.complete;
+  for (const failure of tree.failures) yield failure;
+
+  const known = full ? null : await knownVersions(opts);
+  const todo: Array<{ entry: Entry; index: number }> = [];
+  tree.entries.forEach((entry, index) => {
+    if (index < start) return;
+    if (known && known.get(entry.page.id) === entry.version) return;
+    todo.push({ entry, index });
+  });
+
+  const fetches = inOrder(todo, CONCURRENCY, ({ entry }) =>
+    settle(() => client.pageMarkdown(revision, entry.page.id)),
+  );
+  for await (const [{ entry, index }, result] of fetches) {
+    ctx.signal.throwIfAborted();
+    const event = pageEvent(ctx, entry, result, facts, space);
+    if (event.kind === 'failure' && event.retryable) settled = false;
+    yield event;
+    if (full && (index + 1) % CHECKPOINT_EVERY === 0 && index + 1 < tree.entries.length) {
+      yield { kind: 'checkpoint', cursor: { revision, space: facts.key, settled, after: index + 1 } };
+    }
+  }
+
+  if (known && tree.complete) {
+    for (const id of known.keys()) {
+      ctx.signal.throwIfAborted();
+      if (!tree.present.has(id)) yield { kind: 'deleted', externalId: id, table: DOCS_SPACE_TABLE };
+    }
+  }
+  yield { kind: 'checkpoint', cursor: { revision, space: facts.key, settled } };
+}
+
+// ---------------------------------------------------------------------------------------------------
+// The space and the tree
+// ---------------------------------------------------------------------------------------------------
+
+/** Public spaces give public items at their published URLs; every other visibility gives private items. */
+function spaceFacts(space: Space): SpaceFacts {
+  const published = space.urls.published ?? space.urls.public;
+  const isPublic = space.visibility === 'public';
+  const base = withSlash(isPublic && published ? published : space.urls.app);
+  const visibility = isPublic ? 'public' : 'private';
+  return { visibility, base, title: space.title, key: digest([FORMAT, visibility, base, space.title]) };
+}
+
+interface Tree {
+  /** The indexable pages in tree order (pre-order: a page before its children). */
+  entries: Entry[];
+  /** Ids that keep their item: indexable pages and pages whose node could not be read. */
+  present: Set<string>;
+  failures: DocsEvent[];
+  /** False when a node had no readable id: what it was cannot be told, so nothing is deleted. */
+  complete: boolean;
+}
+
+function readTree(nodes: unknown[], facts: SpaceFacts, revision: string): Tree {
+  const tree: Tree = { entries: [], present: new Set(), failures: [], complete: true };
+  const visit = (list: unknown[], trail: string[]) => {
+    for (const raw of list) {
+      const node = pageNodeSchema.safeParse(raw);
+      if (!node.success) {
+        tree.complete = false;
+        tree.failures.push({
+          kind: 'failure',
+          error: new Error('GitBook listed a page without an id in the page tree'),
+          retryable: false,
+        });
+        continue;
+      }
+      const { id, type, pages } = node.data;
+      let title: string | undefined;
+      if (type === 'document' || type === 'computed') {
+        const page = documentPageSchema.safeParse(raw);
+        if (!page.success) {
+          const rawTitle = (raw as { title?: unknown }).title;
+          if (typeof rawTitle === 'string') title = rawTitle;
+          tree.present.add(id);
+          tree.failures.push({
+            kind: 'failure',
+            externalId: id,
+            error: new Error(
+              `GitBook page ${id} has an unexpected shape in the page tree: ${z.prettifyError(page.error).replace(/\s+/g, ' ')}`,
+            ),
+            retryable: false,
+          });
+        } else {
+          title = page.data.title;
+          if (!page.data.noIndex && !tree.present.has(id)) {
+            tree.present.add(id);
+            tree.entries.push({
+              page: page.data,
+              trail,
+              version: pageVersion(page.data, trail, facts, revision),
+            });
+          }
+        }
+      } else if (type === 'group') {
+        title = groupPageSchema.safeParse(raw).data?.title;
+      }
+      // Links and kinds unknown to us are not items; their children (if any) still are.
+      if (pages?.length) visit(pages, title ? [...trail, title] : trail);
+    }
+  };
+  visit(nodes, []);
+  return tree;
+}
+
+/** Changes when the page's content, title, description or place in the tree, or the space facts, change. */
+function pageVersion(page: DocumentPage, trail: string[], facts: SpaceFacts, revision: string): string {
+  const edited = page.updatedAt ?? page.createdAt;
+  const marker = [edited, page.git?.oid, page.documentId].filter(Boolean);
+  // A page with no edit marker at all could have changed in any new revision.
+  if (marker.length === 0) marker.push(`revision:${revision}`);
+  return digest([facts.key, marker, page.title, page.description ?? null, page.path, trail]);
+}
+
+function digest(value: unknown): string {
+  return createHash('sha256').update(JSON.stringify(value)).digest('base64url').slice(0, 32);
+}
+
+function withSlash(url: string): string {
+  return url.endsWith('/') ? url : `${url}/`;
+}
+
+async function knownVersions(opts: SyncOptions<DocsSpaceCursor>): Promise<Map<string, string | null>> {
+  const known = new Map<string, string | null>();
+  for await (const batch of opts.known()) {
+    for (const doc of batch) if (doc.table === DOCS_SPACE_TABLE) known.set(doc.externalId, doc.version);
+  }
+  return known;
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Pages
+// ---------------------------------------------------------------------------------------------------
+
+type Settled<T> = { ok: true; value: T } | { ok: false; error: unknown };
+
+async function settle<T>(fn: () => Promise<T>): Promise<Settled<T>> {
+  try {
+    return { ok: true, value: await fn() };
+  } catch (error) {
+    return { ok: false, error };
+  }
+}
+
+/**
+ * Runs `fn` over `items` with at most `limit` in flight and yields the results in the items' order.
+ * `fn` must not reject (wrap it in {@link settle}): a generator closed early leaves no rejection behind.
+ */
+async function* inOrder<T, R>(
+  items: readonly T[],
+  limit: number,
+  fn: (item: T) => Promise<R>,
+): AsyncGenerator<[T, R]> {
+  const queue: Array<{ item: T; result: Promise<R> }> = [];
+  let next = 0;
+  const fill = () => {
+    while (next < items.length && queue.length < limit) {
+      const item = items[next++]!;
+      queue.push({ item, result: fn(item) });
+    }
+  };
+  fill();
+  while (queue.length > 0) {
+    const head = queue.shift()!;
+    const result = await head.result;
+    fill();
+    yield [head.item, result];
+  }
+}
+
+function pageEvent(
+  ctx: ConnectorContext<DocsSpaceCredentials>,
+  entry: Entry,
+  result: Settled<PageMarkdown>,
+  facts: SpaceFacts,
+  space: Space,
+): DocsEvent {
+  const { page, trail } = entry;
+  if (!result.ok) {
+    const err = result.error;
+    if (ctx.signal.aborted) throw ctx.signal.reason ?? err;
+    if (!isSourceHttpError(err)) throw err;
+    // A page 404 is the page's own problem (gone between listing and reading); 401/403 are the space's.
+    if (err.status === 401 || err.status === 403) throw spaceAccessError(err, ctx.credentials) ?? err;
+    const retryable = err.kind === 'network' || (err.kind === 'status' && err.status !== 400);
+    return { kind: 'failure', externalId: page.id, error: err, retryable };
+  }
+  let markdown: string;
+  try {
+    markdown = renderPage(result.value.markdown, {
+      title: page.title,
+      trail,
+      description: page.description,
+    });
+  } catch (err) {
+    return {
+      kind: 'failure',
+      externalId: page.id,
+      error: new Error(`GitBook page ${page.id} could not be rendered: ${(err as Error).message}`),
+      retryable: false,
+    };
+  }
+  const doc: SourceDocument = {
+    externalId: page.id,
+    title: page.title,
+    url: pageUrl(page, facts),
+    markdown,
+    visibility: facts.visibility,
+    tags: pageTags(space.title, trail),
+    table: DOCS_SPACE_TABLE,
+    version: entry.version,
+  };
+  const updatedAt = page.updatedAt ?? page.createdAt;
+  if (updatedAt) doc.updatedAt = updatedAt;
+  return { kind: 'document', doc };
+}
+
+/** Public: the published site plus the page path. Private: the page in the GitBook app. */
+function pageUrl(page: DocumentPage, facts: SpaceFacts): string {
+  if (facts.visibility === 'private' && page.urls?.app) return page.urls.app;
+  return new URL(page.path.split('/').map(encodeURIComponent).join('/'), facts.base).href;
+}
+
+/**
+ * `docs_space`, the space title, and the title of each group and page above the page (its sections: a
+ * search can be narrowed to "Getting started"). Not the page's own title: it labels one item only.
+ */
+function pageTags(spaceTitle: string, trail: string[]): string[] {
+  const tags = ['docs_space', spaceTitle, ...trail].map((t) => t.replace(/\s+/g, ' ').trim()).filter(Boolean);
+  return [...new Set(tags)];
+}
