@@ -1,8 +1,15 @@
-/** `wiki`: a Confluence Cloud site, with an Atlassian account e-mail and API token. */
+/**
+ * `wiki`: a Confluence Cloud site, with an Atlassian account e-mail and API token. Its pages and blog
+ * posts sync as `private` items (`wiki_pages`, `wiki_blogposts`): see sync.ts.
+ */
 import { z } from 'zod';
-import { basicAuth, credentialCheck } from '../credential-check.ts';
+import { credentialCheck } from '../credential-check.ts';
 import { normalizeEmail, normalizeSiteHost, normalizeToken } from '../normalize.ts';
 import type { Connector } from '../types.ts';
+import { confluenceAuthHeader, WIKI_SOURCE, WIKI_TOKEN_HINT, type WikiCredentials } from './client.ts';
+import { syncWiki, type WikiCursor, wikiCursorSchema } from './sync.ts';
+
+export { confluenceAuthHeader, type WikiCredentials };
 
 export const wikiInputSchema = z.strictObject({
   domain_name: z
@@ -15,26 +22,19 @@ export const wikiInputSchema = z.strictObject({
   api_token: z.string().min(1).describe('Atlassian API token.'),
 });
 export type WikiInput = z.infer<typeof wikiInputSchema>;
-export interface WikiCredentials {
-  /** Full host name of the site (`acme.atlassian.net` or a custom domain). */
-  domain_name: string;
-  email: string;
-  api_token: string;
-}
-
-/** API-token authentication: Basic `email:api_token`. */
-export function confluenceAuthHeader(creds: WikiCredentials): string {
-  return basicAuth(creds.email, creds.api_token);
-}
 
 // Confluence answers anonymous requests on sites open to anonymous users, with `type: "anonymous"`.
 const currentUserSchema = z.object({ type: z.string(), accountId: z.string().optional() });
 
-const SOURCE = { type: 'wiki', alias: 'confluence', label: 'Confluence' } as const;
+const SOURCE = WIKI_SOURCE;
 
-const tokenHint = 'Check source.email and source.api_token (an Atlassian API token of that account).';
+const tokenHint = WIKI_TOKEN_HINT;
 
-export const wikiConnector: Connector<WikiCredentials, unknown, WikiInput> = {
+/**
+ * Confluence publishes no request rate for API-token (Basic) traffic, only burst limits answered with
+ * 429 and `Retry-After`, which the HTTP client waits out; so no `requestsPerSecond` is declared.
+ */
+export const wikiConnector: Connector<WikiCredentials, WikiCursor, WikiInput> = {
   ...SOURCE,
   credentials: wikiInputSchema,
   normalize(input) {
@@ -61,5 +61,6 @@ export const wikiConnector: Connector<WikiCredentials, unknown, WikiInput> = {
     secrets: (creds) => [creds.api_token],
     notAccepted: (user) => (user.type === 'anonymous' ? 'it answered as the anonymous user' : undefined),
   }),
-  cursor: z.unknown(),
+  sync: syncWiki,
+  cursor: wikiCursorSchema,
 };

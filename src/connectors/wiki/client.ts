@@ -1,0 +1,163 @@
+/**
+ * The Confluence Cloud calls of the content sync: paths, query parameters, authentication and pagination
+ * of the v2 API (`/wiki/api/v2`). What the answers mean for the sync is sync.ts's business.
+ */
+import type { z } from 'zod';
+import { AppError } from '../../lib/errors.ts';
+import { joinUrl, pathSegment } from '../base-url.ts';
+import { basicAuth, redactSecrets, sourceName } from '../credential-check.ts';
+import { isSourceHttpError, SourceHttpError, vendorErrorText } from '../http.ts';
+import { paginateNextUrl } from '../toolkit/pagination.ts';
+import type { ConnectorContext } from '../types.ts';
+import { type ContentListPage, contentListPageSchema, type Space, spacesPageSchema } from './schemas.ts';
+
+/** How the service names this source: type, product alias and label (one declaration, used by index.ts). */
+export const WIKI_SOURCE = { type: 'wiki', alias: 'confluence', label: 'Confluence' } as const;
+
+export interface WikiCredentials {
+  /** Full host name of the site (`acme.atlassian.net` or a custom domain). */
+  domain_name: string;
+  email: string;
+  api_token: string;
+}
+
+export type WikiContext = Pick<
+  ConnectorContext<WikiCredentials>,
+  'http' | 'signal' | 'baseUrl' | 'credentials'
+>;
+
+/** The two kinds of content the sync reads, by their v2 path segment. */
+export type ContentKind = 'pages' | 'blogposts';
+
+const API = '/wiki/api/v2';
+/** The v2 maximum: a listing without bodies is small, so the fewest requests win. */
+const LIST_LIMIT = 250;
+
+/** API-token authentication: Basic `email:api_token`. */
+export function confluenceAuthHeader(creds: WikiCredentials): string {
+  return basicAuth(creds.email, creds.api_token);
+}
+
+function headers(ctx: WikiContext): Record<string, string> {
+  return { authorization: confluenceAuthHeader(ctx.credentials) };
+}
+
+/** What to check when the site refuses the credentials (the credential check says the same). */
+export const WIKI_TOKEN_HINT =
+  'Check source.email and source.api_token (an Atlassian API token of that account).';
+
+/**
+ * A 401 or 403 on a listing means the whole site refuses this account (revoked token, removed user):
+ * an error that names the source and says what to check, never carrying the token.
+ */
+export function credentialsRefused(
+  ctx: WikiContext,
+  status: number,
+  vendorText: string | undefined,
+): AppError {
+  const said = vendorText
+    ? `HTTP ${status}: ${redactSecrets(vendorText, [ctx.credentials.api_token])}`
+    : `HTTP ${status}`;
+  return new AppError(
+    'source_auth_failed',
+    `${sourceName(WIKI_SOURCE)} refused the credentials during the sync (${said}). ${WIKI_TOKEN_HINT}`,
+  );
+}
+
+/** Runs a listing, turning an authorization refusal into {@link credentialsRefused}. */
+async function* refusalsNamed<T>(ctx: WikiContext, pages: AsyncGenerator<T>): AsyncGenerator<T> {
+  try {
+    yield* pages;
+  } catch (err) {
+    if (isSourceHttpError(err) && (err.status === 401 || err.status === 403)) {
+      throw credentialsRefused(ctx, err.status, err.vendorMessage);
+    }
+    throw err;
+  }
+}
+
+/**
+ * Pages of `url`'s listing. The body's `_links.next` is followed (the `Link` header carries the same
+ * URL; the body is the one the schema checks), joined to the base URL we call rather than to
+ * `_links.base`, which already ends in `/wiki`.
+ */
+function listing<T extends { _links?: { next?: string | undefined } | undefined; results: unknown[] }>(
+  ctx: WikiContext,
+  path: string,
+  query: Record<string, string | number>,
+  schema: z.ZodType<T>,
+): AsyncGenerator<T> {
+  const pages = paginateNextUrl(ctx, {
+    request: { url: joinUrl(ctx.baseUrl, `${API}${path}`), query, headers: headers(ctx) },
+    schema,
+    items: (p) => p.results,
+    next: (p) => p._links?.next,
+    base: ctx.baseUrl,
+  });
+  return refusalsNamed(
+    ctx,
+    (async function* () {
+      for await (const page of pages) yield page.data;
+    })(),
+  );
+}
+
+/** The spaces the account can read that are not archived, a listing page at a time. */
+export async function* listCurrentSpaces(ctx: WikiContext): AsyncGenerator<Space[]> {
+  const pages = listing(
+    ctx,
+    '/spaces',
+    { status: 'current', sort: 'id', limit: LIST_LIMIT },
+    spacesPageSchema,
+  );
+  for await (const page of pages) yield page.results;
+}
+
+/**
+ * Every current page (or blog post) the account can read, without bodies, in id order: sorting by id
+ * keeps the cursor stable while people edit (a modified-date order would move edited pages across it).
+ * Archived, trashed, deleted and draft content is left out by asking for `status=current` (pages
+ * otherwise default to current plus archived).
+ */
+export function listCurrentContent(ctx: WikiContext, kind: ContentKind): AsyncGenerator<ContentListPage> {
+  return listing(
+    ctx,
+    `/${kind}`,
+    { status: 'current', sort: 'id', limit: LIST_LIMIT },
+    contentListPageSchema,
+  );
+}
+
+/** What `GET /{kind}/{id}?body-format=storage` answered. */
+export type ContentFetch =
+  | { found: true; body: unknown }
+  /** 404: purged, or restricted from this account since it was listed. */
+  | { found: false };
+
+/**
+ * One page or blog post with its storage body. A 404 is an answer (the caller decides what it means);
+ * 401/403 refuse the whole sync; other failures throw `SourceHttpError` after the client's retries.
+ */
+export async function fetchContent(ctx: WikiContext, kind: ContentKind, id: string): Promise<ContentFetch> {
+  const url = joinUrl(ctx.baseUrl, `${API}/${kind}/${pathSegment(id)}`, { 'body-format': 'storage' });
+  const res = await ctx.http.request('GET', url, { headers: headers(ctx) });
+  if (res.status === 404) return { found: false };
+  if (res.status === 401 || res.status === 403) {
+    throw credentialsRefused(ctx, res.status, vendorErrorText(res.text()));
+  }
+  if (res.status < 200 || res.status > 299) {
+    const vendorMessage = vendorErrorText(res.text());
+    throw new SourceHttpError(
+      `GET ${API}/${kind}/${id} answered HTTP ${res.status}${vendorMessage ? `: ${vendorMessage}` : ''}`,
+      {
+        kind: 'status',
+        status: res.status,
+        method: 'GET',
+        url: `${API}/${kind}/${id}`,
+        attempts: 1,
+        vendorMessage,
+      },
+    );
+  }
+  return { found: true, body: res.json() };
+}
