@@ -5,7 +5,6 @@ import { type CrawlOptions, getCrawlJob } from '../../db/repositories/crawl-jobs
 import { enqueueCrawlJob } from '../../jobs/crawl-job.ts';
 import { AppError } from '../../lib/errors.ts';
 import { newId } from '../../lib/ids.ts';
-import { isGlobalAddress } from '../../net/outbound.ts';
 import { type App, type RouteDeps, callerOf } from '../context.ts';
 import { bodyInteger, commonErrors, tagsSchema } from '../schemas.ts';
 import { crawlJobSchema } from './crawl-shared.ts';
@@ -73,16 +72,6 @@ export function register(app: App, deps: RouteDeps): void {
           field: 'url',
         });
       }
-      // What can be known now is refused now: an IP literal the crawler would refuse to fetch anyway.
-      // Names (localhost included) are checked after DNS resolution, when the job runs.
-      const host = new URL(url).hostname;
-      if (!deps.config.KB_CRAWL_ALLOW_PRIVATE && isNonPublicHost(host)) {
-        throw new AppError(
-          'invalid_request',
-          `body.url: ${host} is a private, loopback or link-local address, which the crawler does not fetch.`,
-          { field: 'url' },
-        );
-      }
       // Invalid patterns are a 400 naming the pattern (compilePathFilters throws it).
       compilePathFilters(b.includePaths, b.excludePaths);
       const options: CrawlOptions = {
@@ -101,11 +90,4 @@ export function register(app: App, deps: RouteDeps): void {
       return job!;
     },
   );
-}
-
-/** An IP literal outside the public unicast ranges (the URL parser has normalized `2130706433` and the like). */
-function isNonPublicHost(host: string): boolean {
-  const bare = host.startsWith('[') ? host.slice(1, -1) : host;
-  const isIpLiteral = /^[\d.]+$/.test(bare) || bare.includes(':');
-  return isIpLiteral && !isGlobalAddress(bare);
 }
