@@ -280,6 +280,17 @@ describe('docs_space sync: changes between syncs', () => {
     );
   });
 
+  it('the site published under a sub-path: every page again at its new URL', async () => {
+    fake.space.published = 'https://acme.gitbook.io/docs';
+    const out = await set.sync();
+    assert.equal(out.documents.length, set.docs.size);
+    assert.equal(
+      doc(out.documents, 'Configuration').url,
+      'https://acme.gitbook.io/docs/reference/configuration',
+    );
+    for (const d of out.documents) assert.equal(d.visibility, 'public');
+  });
+
   it('the space made private: every page again, private, at its GitBook app URL; then quiet', async () => {
     fake.space.visibility = 'private';
     const revision = fake.space.revision;

@@ -340,7 +340,9 @@ function pageEvent(
 /** Public: the published site plus the page path. Private: the page in the GitBook app. */
 function pageUrl(page: DocumentPage, facts: SpaceFacts): string {
   if (facts.visibility === 'private' && page.urls?.app) return page.urls.app;
-  return new URL(page.path.split('/').map(encodeURIComponent).join('/'), facts.base).href;
+  // Relative to the base, so a published site under a sub-path (`acme.gitbook.io/docs/`) keeps it.
+  const relative = page.path.replace(/^\/+/, '').split('/').map(encodeURIComponent).join('/');
+  return new URL(relative, facts.base).href;
 }
 
 /**
