@@ -118,7 +118,8 @@ export async function* syncDocsSpace(
 
   const tree = readTree(nodes, facts, revision);
   let settled = (resume?.settled ?? true) && tree.complete;
-  for (const failure of tree.failures) yield failure;
+  // A resumed pass reported the tree's failures when it began.
+  if (start === 0) for (const failure of tree.failures) yield failure;
 
   const known = full ? null : await knownVersions(opts);
   const todo: Array<{ entry: Entry; index: number }> = [];
