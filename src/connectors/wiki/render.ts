@@ -252,6 +252,14 @@ function escapeAttr(s: string): string {
   return escapeText(s).replace(/"/g, '&quot;');
 }
 
+/**
+ * An attribute's value, entities decoded. (linkedom's `getAttribute` on an XML document answers the
+ * value still escaped, `A &amp; B`; the attribute node has it decoded.)
+ */
+function attribute(el: Element, name: string): string | null {
+  return el.getAttributeNode(name)?.value ?? null;
+}
+
 function nameOf(el: Element): string {
   return el.tagName.toLowerCase();
 }
@@ -291,7 +299,7 @@ class HtmlWriter {
     const el = node as Element;
     const name = nameOf(el);
     if (name.startsWith('ac:') || name.startsWith('ri:')) return this.storageElement(el, name);
-    if (name === 'time') return escapeText(el.getAttribute('datetime') ?? el.textContent ?? '');
+    if (name === 'time') return escapeText(attribute(el, 'datetime') ?? el.textContent ?? '');
     // Column widths only; a `colgroup` before the rows also hides the header row from the table rule.
     if (name === 'script' || name === 'style' || name === 'colgroup' || name === 'col') return '';
     return this.htmlElement(el, name);
@@ -310,7 +318,8 @@ class HtmlWriter {
       }
       attrs += ` ${key}="${escapeAttr(attr.value)}"`;
     }
-    if (VOID.has(name)) return `<${tag}${attrs}>`;
+    // An unclosed void element (`<br>` in older content) holds what followed it in the XML tree.
+    if (VOID.has(name)) return `<${tag}${attrs}>${this.children(el)}`;
     return `<${tag}${attrs}>${this.children(el)}</${tag}>`;
   }
 
@@ -354,13 +363,13 @@ class HtmlWriter {
   params(macro: Element): Map<string, Element> {
     const out = new Map<string, Element>();
     for (const c of elementChildren(macro)) {
-      if (nameOf(c) === 'ac:parameter') out.set((c.getAttribute('ac:name') ?? '').toLowerCase(), c);
+      if (nameOf(c) === 'ac:parameter') out.set((attribute(c, 'ac:name') ?? '').toLowerCase(), c);
     }
     return out;
   }
 
   macro(el: Element): string {
-    const name = (el.getAttribute('ac:name') ?? '').toLowerCase();
+    const name = (attribute(el, 'ac:name') ?? '').toLowerCase();
     const params = this.params(el);
     const param = (key: string) => params.get(key)?.textContent?.trim() ?? '';
     const rich = child(el, 'ac:rich-text-body');
@@ -412,7 +421,7 @@ class HtmlWriter {
 
   /** `<ac:link>`: a page, blog post, attachment, space, URL or user, with an optional anchor and body. */
   link(el: Element): string {
-    const anchor = el.getAttribute('ac:anchor') ?? '';
+    const anchor = attribute(el, 'ac:anchor') ?? '';
     const richBody = child(el, 'ac:link-body');
     const plainBody = child(el, 'ac:plain-text-link-body');
     const body = richBody
@@ -438,7 +447,7 @@ class HtmlWriter {
   }
 
   target(ri: Element): { href?: string; text: string } {
-    const attr = (n: string) => ri.getAttribute(n) ?? '';
+    const attr = (n: string) => attribute(ri, n) ?? '';
     const space = attr('ri:space-key') || this.#ctx.spaceKey;
     switch (nameOf(ri)) {
       case 'ri:page': {
@@ -493,7 +502,7 @@ class HtmlWriter {
   image(el: Element): string {
     const ri = elementChildren(el).find((c) => nameOf(c).startsWith('ri:'));
     const { href, text } = ri ? this.target(ri) : { text: '' };
-    const alt = el.getAttribute('ac:alt') || el.getAttribute('ac:title') || text;
+    const alt = attribute(el, 'ac:alt') || attribute(el, 'ac:title') || text;
     if (!href) return escapeText(alt);
     return `<img alt="${escapeAttr(alt)}" src="${escapeAttr(href)}">`;
   }
@@ -517,9 +526,9 @@ class HtmlWriter {
   }
 
   emoticon(el: Element): string {
-    const fallback = el.getAttribute('ac:emoji-fallback') ?? '';
+    const fallback = attribute(el, 'ac:emoji-fallback') ?? '';
     if (fallback && !fallback.startsWith(':')) return fallback;
-    const name = el.getAttribute('ac:name') ?? '';
+    const name = attribute(el, 'ac:name') ?? '';
     return EMOTICONS[name] ?? fallback;
   }
 
@@ -535,10 +544,10 @@ class HtmlWriter {
   }
 
   adfNode(node: Element): string {
-    const type = (node.getAttribute('type') ?? '').toLowerCase();
-    const attribute = (key: string) =>
+    const type = (attribute(node, 'type') ?? '').toLowerCase();
+    const adfAttribute = (key: string) =>
       elementChildren(node)
-        .find((c) => nameOf(c) === 'ac:adf-attribute' && c.getAttribute('key') === key)
+        .find((c) => nameOf(c) === 'ac:adf-attribute' && attribute(c, 'key') === key)
         ?.textContent?.trim() ?? '';
     const content = child(node, 'ac:adf-content');
     const inner = elementChildren(node)
@@ -547,13 +556,13 @@ class HtmlWriter {
       .join('');
     const body = (content ? this.children(content) : '') + inner;
     if (type === 'panel') {
-      const kind = attribute('panel-type').toLowerCase();
+      const kind = adfAttribute('panel-type').toLowerCase();
       const label = CALLOUTS[kind] ?? 'Panel';
       return `<blockquote><p><strong>${escapeText(label)}</strong></p>${body}</blockquote>`;
     }
     if (type === 'decision-list') return `<ul>${inner}</ul>`;
     if (type === 'decision-item') {
-      const decided = attribute('state').toUpperCase() === 'DECIDED';
+      const decided = adfAttribute('state').toUpperCase() === 'DECIDED';
       return `<li>${decided ? '<strong>Decision:</strong> ' : ''}${content ? this.children(content) : ''}</li>`;
     }
     return body;
