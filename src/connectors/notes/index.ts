@@ -1,7 +1,7 @@
 /**
  * `notes`: a Notion workspace. Authorized through OAuth (oauth.ts; the generic routes store the token
  * under a secret id and put it into `access_token` before a check or sync), or with an internal integration
- * token given as `access_token`.
+ * token given as `access_token`. The content sync (sync.ts) reads pages and database rows.
  */
 import { z } from 'zod';
 import { AppError } from '../../lib/errors.ts';
@@ -9,6 +9,7 @@ import { credentialCheck } from '../credential-check.ts';
 import { normalizeToken } from '../normalize.ts';
 import type { Connector } from '../types.ts';
 import { notionOAuth } from './oauth.ts';
+import { type NotesCursor, notesCursorSchema, syncNotes } from './sync.ts';
 
 /**
  * The API version every request sends (`Notion-Version` is mandatory). 2025-09-03 is the version with
@@ -51,7 +52,7 @@ const checkToken = credentialCheck({
   secrets: (creds) => [creds.access_token],
 });
 
-export const notesConnector: Connector<NotesCredentials, unknown, NotesInput> = {
+export const notesConnector: Connector<NotesCredentials, NotesCursor, NotesInput> = {
   ...SOURCE,
   credentials: notesInputSchema,
   normalize(input) {
@@ -71,6 +72,17 @@ export const notesConnector: Connector<NotesCredentials, unknown, NotesInput> = 
     }
     await checkToken(ctx);
   },
-  // The checkpoint's shape is defined with the content sync.
-  cursor: z.unknown(),
+  sync(ctx, opts) {
+    const token = ctx.credentials.access_token;
+    if (!token) {
+      throw new AppError(
+        'oauth_required',
+        'The notes source has no access token: complete the OAuth consent first (or pass an internal integration token as access_token).',
+      );
+    }
+    return syncNotes(ctx, opts, { headers: notionHeaders(token), token });
+  },
+  cursor: notesCursorSchema,
+  // Notion's documented average per integration (vendor-apis/notion.md 8); bursts above it are allowed.
+  requestsPerSecond: 3,
 };
