@@ -1,15 +1,16 @@
 /**
  * Confluence storage format (XHTML with `ac:` macros and `ri:` resource identifiers) to markdown.
  *
- * The body is parsed as XML, the way the format is defined (a browser-style HTML parse would nest every
- * element after a self-closed `<ri:page/>` inside it and lose `<![CDATA[…]]>` code); HTML named entities
- * such as `&nbsp;`, which XML does not know, are turned into character references first. The `ac:` / `ri:`
- * elements are then rewritten into the plain HTML they stand for (code blocks with their language,
+ * The body is parsed as the XML it is defined to be, by a small parser of its own: a browser-style HTML
+ * parse would nest every element after a self-closed `<ri:page/>` inside it and lose `<![CDATA[…]]>`
+ * code, and a lenient XML parser would silently repair a broken body (which is refused here instead).
+ * Entities are decoded as HTML does (`&nbsp;`, `&eacute;`: XML knows five). The `ac:` / `ri:` elements are
+ * then rewritten into the plain HTML they stand for (code blocks with their language,
  * callouts as block quotes naming their kind, task lists as checkboxes, links to pages and attachments,
  * images with alt text; layouts flattened; unknown macros reduced to their text) and the shared
  * `htmlToMarkdown` does the rest, so Confluence pages read like every other source's.
  */
-import { DOMParser, parseHTML } from 'linkedom';
+import { parseHTML } from 'linkedom';
 import { htmlToMarkdown } from '../../lib/html-to-markdown.ts';
 
 export interface RenderContext {
@@ -31,19 +32,37 @@ export class MalformedStorageError extends Error {
 
 /** Converts one storage-format body to markdown; throws {@link MalformedStorageError} for a broken one. */
 export function storageToMarkdown(storage: string, ctx: RenderContext): string {
-  const problem = wellFormedProblem(storage);
-  if (problem !== undefined) throw new MalformedStorageError(problem);
-  const xml = `<ac:confluence xmlns:ac="http://atlassian.com/content" xmlns:ri="http://atlassian.com/resource/identifier">${withCharacterReferences(storage)}</ac:confluence>`;
-  const doc = new DOMParser().parseFromString(xml, 'text/xml') as unknown as Document;
-  const root = doc.documentElement;
-  if (!root) return '';
+  const root = parseStorage(storage);
   const html = new HtmlWriter(ctx).children(root);
   return htmlToMarkdown(html, { baseUrl: `${ctx.wikiBase.replace(/\/+$/, '')}/` });
 }
 
+/** Why `storage` is not well-formed, or undefined when it is. */
+export function wellFormedProblem(storage: string): string | undefined {
+  try {
+    parseStorage(storage);
+    return undefined;
+  } catch (err) {
+    if (err instanceof MalformedStorageError) return err.message.replace(/^[^:]*: /, '');
+    throw err;
+  }
+}
+
 // ---------------------------------------------------------------------------------------------------
-// Well-formedness and entities
+// Parsing
 // ---------------------------------------------------------------------------------------------------
+
+interface StorageElement {
+  type: 'element';
+  /** Lower-cased, prefix included: `p`, `ac:structured-macro`, `ri:page`. */
+  name: string;
+  /** Entities decoded; names lower-cased. */
+  attrs: Map<string, string>;
+  children: StorageNode[];
+  parent: StorageElement | undefined;
+}
+
+type StorageNode = StorageElement | { type: 'text'; text: string } | { type: 'cdata'; text: string };
 
 /** HTML elements that never close: Confluence writes them self-closed, older content may not. */
 const VOID = new Set([
@@ -65,107 +84,135 @@ const VOID = new Set([
 
 const TAG =
   /<(\/?)([A-Za-z][\w:.-]*)((?:\s+[^\s=>/"']+(?:\s*=\s*(?:"[^"]*"|'[^']*'|[^\s>"']+))?)*)\s*(\/?)>/y;
+const ATTRIBUTE = /([^\s=>/"']+)(?:\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s>"']+)))?/g;
 
 /**
- * Why `s` is not well-formed (an element never closed or closed out of order, a truncated tag, an
- * unterminated CDATA section or comment), or undefined. The XML parser itself would silently repair
- * these, rendering a page that is not what its author wrote.
+ * The element tree of a storage body under a nameless root. Throws {@link MalformedStorageError} for an
+ * element never closed or closed out of order, a truncated tag, a bare `<`, or an unterminated CDATA
+ * section or comment.
  */
-export function wellFormedProblem(s: string): string | undefined {
-  const open: string[] = [];
-  let i = s.indexOf('<');
-  while (i !== -1) {
-    const special = skipSpecial(s, i);
-    if (special === -1) return `a markup section opened at offset ${i} never ends`;
-    if (special !== undefined) {
-      i = s.indexOf('<', special);
+function parseStorage(s: string): StorageElement {
+  prepareEntities(s);
+  const root: StorageElement = {
+    type: 'element',
+    name: '',
+    attrs: new Map(),
+    children: [],
+    parent: undefined,
+  };
+  let top = root;
+  let i = 0;
+  const text = (to: number) => {
+    if (to > i) top.children.push({ type: 'text', text: decodeEntities(s.slice(i, to)) });
+  };
+  for (;;) {
+    const lt = s.indexOf('<', i);
+    if (lt === -1) {
+      text(s.length);
+      break;
+    }
+    text(lt);
+    if (s.startsWith('<![CDATA[', lt)) {
+      const end = s.indexOf(']]>', lt + 9);
+      if (end === -1) throw new MalformedStorageError(`a CDATA section opened at offset ${lt} never ends`);
+      top.children.push({ type: 'cdata', text: s.slice(lt + 9, end) });
+      i = end + 3;
       continue;
     }
-    TAG.lastIndex = i;
+    const special = s.startsWith('<!--', lt)
+      ? '-->'
+      : s.startsWith('<?', lt)
+        ? '?>'
+        : s.startsWith('<!', lt)
+          ? '>'
+          : '';
+    if (special) {
+      const end = s.indexOf(special, lt + 2);
+      if (end === -1) throw new MalformedStorageError(`a markup section opened at offset ${lt} never ends`);
+      i = end + special.length;
+      continue;
+    }
+    TAG.lastIndex = lt;
     const m = TAG.exec(s);
-    if (!m) return `"<" at offset ${i} starts no complete tag`;
-    const closing = m[1] === '/';
+    if (!m) throw new MalformedStorageError(`"<" at offset ${lt} starts no complete tag`);
+    i = TAG.lastIndex;
     const raw = m[2]!;
     const name = raw.toLowerCase();
-    const selfClosed = m[4] === '/';
-    if (closing) {
-      if (!(VOID.has(name) && open.at(-1) !== name)) {
-        const top = open.pop();
-        if (top !== name) return top ? `</${raw}> closes <${top}>` : `</${raw}> closes nothing`;
-      }
-    } else if (!selfClosed && !VOID.has(name)) {
-      open.push(name);
+    if (m[1] === '/') {
+      // `</br>` and the like close nothing that was opened.
+      if (VOID.has(name) && top.name !== name) continue;
+      if (top === root) throw new MalformedStorageError(`</${raw}> closes nothing`);
+      if (top.name !== name) throw new MalformedStorageError(`</${raw}> closes <${top.name}>`);
+      top = top.parent!;
+      continue;
     }
-    i = s.indexOf('<', TAG.lastIndex);
+    const attrs = new Map<string, string>();
+    for (const a of m[3]!.matchAll(ATTRIBUTE)) {
+      attrs.set(a[1]!.toLowerCase(), decodeEntities(a[2] ?? a[3] ?? a[4] ?? ''));
+    }
+    const el: StorageElement = { type: 'element', name, attrs, children: [], parent: top };
+    top.children.push(el);
+    if (m[4] !== '/' && !VOID.has(name)) top = el;
   }
-  return open.length > 0 ? `<${open.at(-1)}> is never closed` : undefined;
+  if (top !== root) throw new MalformedStorageError(`<${top.name}> is never closed`);
+  return root;
 }
 
-/** Index after a comment, CDATA section, processing instruction or declaration at `i`; -1 if unterminated. */
-function skipSpecial(s: string, i: number): number | undefined {
-  const end = (open: string, close: string) => {
-    const at = s.indexOf(close, i + open.length);
-    return at === -1 ? -1 : at + close.length;
-  };
-  if (s.startsWith('<!--', i)) return end('<!--', '-->');
-  if (s.startsWith('<![CDATA[', i)) return end('<![CDATA[', ']]>');
-  if (s.startsWith('<?', i)) return end('<?', '?>');
-  if (s.startsWith('<!', i)) return end('<!', '>');
-  return undefined;
-}
-
-const XML_ENTITIES = new Set(['amp', 'lt', 'gt', 'quot', 'apos']);
+const ENTITY = /&(#[xX][0-9a-fA-F]{1,6}|#[0-9]{1,7}|[A-Za-z][A-Za-z0-9]{1,31});/g;
 const NAMED_ENTITY = /&([A-Za-z][A-Za-z0-9]{1,31});/g;
-/** Decoded HTML entity names (null: not an entity), shared by all pages; bounded below. */
+const XML_ENTITIES: Record<string, string> = { amp: '&', lt: '<', gt: '>', quot: '"', apos: "'" };
+/** What each HTML entity name stands for (null: not an entity), shared by all pages; bounded below. */
 const entityCache = new Map<string, string | null>();
 const ENTITY_CACHE_MAX = 4096;
 
-/**
- * Replaces HTML named entities (outside CDATA sections) with numeric character references the XML
- * parser decodes; an unknown name stays as literal text.
- */
-function withCharacterReferences(storage: string): string {
-  if (!storage.includes('&')) return storage;
-  const parts = storage.split(/(<!\[CDATA\[[\s\S]*?\]\]>)/);
+/** Learns, in one HTML parse, the entity names of `s` not seen before. */
+function prepareEntities(s: string): void {
+  if (!s.includes('&')) return;
   const unknown = new Set<string>();
-  for (let p = 0; p < parts.length; p += 2) {
-    for (const m of parts[p]!.matchAll(NAMED_ENTITY)) {
-      const name = m[1]!;
-      if (!XML_ENTITIES.has(name) && !entityCache.has(name)) unknown.add(name);
-    }
+  for (const m of s.matchAll(NAMED_ENTITY)) {
+    const name = m[1]!;
+    if (!(name in XML_ENTITIES) && !entityCache.has(name)) unknown.add(name);
   }
-  if (unknown.size > 0) decodeEntities([...unknown]);
-  for (let p = 0; p < parts.length; p += 2) {
-    parts[p] = parts[p]!.replace(NAMED_ENTITY, (whole, name: string) => {
-      if (XML_ENTITIES.has(name)) return whole;
-      const text = entityCache.get(name);
-      if (text === null || text === undefined) return `&amp;${name};`;
-      return Array.from(text, (ch) => `&#${ch.codePointAt(0)};`).join('');
-    });
-  }
-  return parts.join('');
-}
-
-/** Asks the HTML parser, once per name, what each entity stands for. */
-function decodeEntities(names: string[]): void {
+  if (unknown.size === 0) return;
+  const names = [...unknown];
   if (entityCache.size + names.length > ENTITY_CACHE_MAX) entityCache.clear();
   const { document } = parseHTML(
     `<!DOCTYPE html><html><body>${names.map((n) => `<p>&${n};</p>`).join('')}</body></html>`,
   ) as unknown as { document: Document };
   const paragraphs = Array.from(document.querySelectorAll('p'));
   names.forEach((name, index) => {
-    const text = paragraphs[index]?.textContent ?? '';
-    entityCache.set(name, text && text !== `&${name};` ? text : null);
+    const decoded = paragraphs[index]?.textContent ?? '';
+    entityCache.set(name, decoded && decoded !== `&${name};` ? decoded : null);
   });
+}
+
+/** Decodes character references and entities; an unknown name stays as written. */
+function decodeEntities(s: string): string {
+  if (!s.includes('&')) return s;
+  return s.replace(ENTITY, (whole, ref: string) => {
+    if (ref.startsWith('#')) {
+      const code =
+        ref[1] === 'x' || ref[1] === 'X' ? Number.parseInt(ref.slice(2), 16) : Number(ref.slice(1));
+      return code > 0 && code <= 0x10ffff && !(code >= 0xd800 && code <= 0xdfff)
+        ? String.fromCodePoint(code)
+        : whole;
+    }
+    return XML_ENTITIES[ref] ?? entityCache.get(ref) ?? whole;
+  });
+}
+
+/** The text of a node and its descendants, CDATA included. */
+function textOf(node: StorageNode | undefined): string {
+  if (!node) return '';
+  if (node.type !== 'element') return node.text;
+  let out = '';
+  for (const c of node.children) out += textOf(c);
+  return out;
 }
 
 // ---------------------------------------------------------------------------------------------------
 // Storage elements → HTML
 // ---------------------------------------------------------------------------------------------------
-
-const ELEMENT = 1;
-const TEXT = 3;
-const CDATA = 4;
 
 /** Callout macros and the label their block quote starts with. */
 const CALLOUTS: Record<string, string> = {
@@ -252,24 +299,20 @@ function escapeAttr(s: string): string {
   return escapeText(s).replace(/"/g, '&quot;');
 }
 
-/**
- * An attribute's value, entities decoded. (linkedom's `getAttribute` on an XML document answers the
- * value still escaped, `A &amp; B`; the attribute node has it decoded.)
- */
-function attribute(el: Element, name: string): string | null {
-  return el.getAttributeNode(name)?.value ?? null;
+function attribute(el: StorageElement, name: string): string | null {
+  return el.attrs.get(name) ?? null;
 }
 
-function nameOf(el: Element): string {
-  return el.tagName.toLowerCase();
+function nameOf(el: StorageElement): string {
+  return el.name;
 }
 
-function elementChildren(el: Element): Element[] {
-  return Array.from(el.childNodes).filter((n): n is Element => n.nodeType === ELEMENT);
+function elementChildren(el: StorageElement): StorageElement[] {
+  return el.children.filter((n): n is StorageElement => n.type === 'element');
 }
 
-function child(el: Element, name: string): Element | undefined {
-  return elementChildren(el).find((c) => nameOf(c) === name);
+function child(el: StorageElement, name: string): StorageElement | undefined {
+  return el.children.find((c): c is StorageElement => c.type === 'element' && c.name === name);
 }
 
 /** A `/display/KEY/Page+Title` path segment: Confluence writes spaces as `+`. */
@@ -286,44 +329,42 @@ class HtmlWriter {
     this.#base = ctx.wikiBase.replace(/\/+$/, '');
   }
 
-  children(el: Element): string {
+  children(el: StorageElement): string {
     let out = '';
-    for (const node of Array.from(el.childNodes)) out += this.node(node);
+    for (const node of el.children) out += this.node(node);
     return out;
   }
 
-  node(node: Node): string {
-    if (node.nodeType === TEXT) return escapeText((node.nodeValue ?? '').replace(/\u00a0/g, ' '));
-    if (node.nodeType === CDATA) return escapeText(node.nodeValue ?? '');
-    if (node.nodeType !== ELEMENT) return '';
-    const el = node as Element;
-    const name = nameOf(el);
+  node(node: StorageNode): string {
+    // A no-break space is a space to a reader and to search; code keeps its characters.
+    if (node.type === 'text') return escapeText(node.text.replace(/\u00a0/g, ' '));
+    if (node.type === 'cdata') return escapeText(node.text);
+    const el = node;
+    const name = el.name;
     if (name.startsWith('ac:') || name.startsWith('ri:')) return this.storageElement(el, name);
-    if (name === 'time') return escapeText(attribute(el, 'datetime') ?? el.textContent ?? '');
+    if (name === 'time') return escapeText(attribute(el, 'datetime') ?? textOf(el));
     // Column widths only; a `colgroup` before the rows also hides the header row from the table rule.
     if (name === 'script' || name === 'style' || name === 'colgroup' || name === 'col') return '';
     return this.htmlElement(el, name);
   }
 
   /** A plain HTML element, kept with its plain attributes (Confluence's own `ac:`/`data-` ones dropped). */
-  htmlElement(el: Element, name: string): string {
+  htmlElement(el: StorageElement, name: string): string {
     let tag = name;
     let attrs = '';
-    for (const attr of Array.from(el.attributes)) {
-      const key = attr.name.toLowerCase();
+    for (const [key, value] of el.attrs) {
       if (key.includes(':') || key.startsWith('on') || key.startsWith('data-')) continue;
       if (key === 'style') {
-        if (name === 'span' && /line-through/.test(attr.value)) tag = 's';
+        if (name === 'span' && /line-through/.test(value)) tag = 's';
         continue;
       }
-      attrs += ` ${key}="${escapeAttr(attr.value)}"`;
+      attrs += ` ${key}="${escapeAttr(value)}"`;
     }
-    // An unclosed void element (`<br>` in older content) holds what followed it in the XML tree.
-    if (VOID.has(name)) return `<${tag}${attrs}>${this.children(el)}`;
+    if (VOID.has(name)) return `<${tag}${attrs}>`;
     return `<${tag}${attrs}>${this.children(el)}</${tag}>`;
   }
 
-  storageElement(el: Element, name: string): string {
+  storageElement(el: StorageElement, name: string): string {
     switch (name) {
       case 'ac:structured-macro':
       case 'ac:macro':
@@ -344,7 +385,7 @@ class HtmlWriter {
         return this.adfExtension(el);
       case 'ac:plain-text-body':
       case 'ac:plain-text-link-body':
-        return escapeText(el.textContent ?? '');
+        return escapeText(textOf(el));
       // Instructions to the editor, and macro or task metadata read where their owner is rendered.
       case 'ac:placeholder':
       case 'ac:parameter':
@@ -360,27 +401,27 @@ class HtmlWriter {
   }
 
   /** `ac:parameter` values of a macro, by name (the unnamed default parameter is ``). */
-  params(macro: Element): Map<string, Element> {
-    const out = new Map<string, Element>();
+  params(macro: StorageElement): Map<string, StorageElement> {
+    const out = new Map<string, StorageElement>();
     for (const c of elementChildren(macro)) {
       if (nameOf(c) === 'ac:parameter') out.set((attribute(c, 'ac:name') ?? '').toLowerCase(), c);
     }
     return out;
   }
 
-  macro(el: Element): string {
+  macro(el: StorageElement): string {
     const name = (attribute(el, 'ac:name') ?? '').toLowerCase();
     const params = this.params(el);
-    const param = (key: string) => params.get(key)?.textContent?.trim() ?? '';
+    const param = (key: string) => textOf(params.get(key)).trim();
     const rich = child(el, 'ac:rich-text-body');
     const plain = child(el, 'ac:plain-text-body');
     const body = rich ? this.children(rich) : '';
-    const inline = INLINE_PARENTS.has(el.parentElement ? nameOf(el.parentElement) : '');
+    const inline = INLINE_PARENTS.has(el.parent?.name ?? '');
 
     if (name === 'code' || name === 'noformat' || name === 'code-block') {
       const lang = param('language').replace(/[^\w#+.-]/g, '');
       const title = param('title');
-      const code = escapeText(plain?.textContent ?? rich?.textContent ?? '');
+      const code = escapeText(textOf(plain ?? rich));
       const caption = title ? `<p><em>${escapeText(title)}</em></p>` : '';
       return `${caption}<pre><code${lang ? ` class="language-${lang}"` : ''}>${code}</code></pre>`;
     }
@@ -407,28 +448,22 @@ class HtmlWriter {
     // else the values of its parameters (a linked page, a file name, a diagram's name).
     if (rich) return inline ? body : `<div>${body}</div>`;
     if (plain) {
-      const text = escapeText(plain.textContent ?? '');
+      const text = escapeText(textOf(plain));
       return inline ? `<code>${text}</code>` : `<pre><code>${text}</code></pre>`;
     }
     const values = [...params.values()]
-      .map((p) =>
-        elementChildren(p).length > 0 ? this.children(p) : escapeText(p.textContent?.trim() ?? ''),
-      )
+      .map((p) => (elementChildren(p).length > 0 ? this.children(p) : escapeText(textOf(p).trim())))
       .filter((v) => v !== '');
     if (values.length === 0) return '';
     return inline ? `<span>${values.join(' ')}</span>` : `<p>${values.join(' ')}</p>`;
   }
 
   /** `<ac:link>`: a page, blog post, attachment, space, URL or user, with an optional anchor and body. */
-  link(el: Element): string {
+  link(el: StorageElement): string {
     const anchor = attribute(el, 'ac:anchor') ?? '';
     const richBody = child(el, 'ac:link-body');
     const plainBody = child(el, 'ac:plain-text-link-body');
-    const body = richBody
-      ? this.children(richBody)
-      : plainBody
-        ? escapeText(plainBody.textContent ?? '')
-        : '';
+    const body = richBody ? this.children(richBody) : plainBody ? escapeText(textOf(plainBody)) : '';
     const resource = elementChildren(el).find((c) => nameOf(c).startsWith('ri:'));
     if (!resource) {
       if (!anchor) return body;
@@ -438,7 +473,7 @@ class HtmlWriter {
   }
 
   /** A link to what an `ri:` identifier names; `body` (HTML) is the link text when there is one. */
-  resource(ri: Element, body: string, anchor = ''): string {
+  resource(ri: StorageElement, body: string, anchor = ''): string {
     const { href, text } = this.target(ri);
     const label = body || escapeText(text);
     if (!href) return label;
@@ -446,7 +481,7 @@ class HtmlWriter {
     return `<a href="${escapeAttr(full)}">${label || escapeText(full)}</a>`;
   }
 
-  target(ri: Element): { href?: string; text: string } {
+  target(ri: StorageElement): { href?: string; text: string } {
     const attr = (n: string) => attribute(ri, n) ?? '';
     const space = attr('ri:space-key') || this.#ctx.spaceKey;
     switch (nameOf(ri)) {
@@ -499,7 +534,7 @@ class HtmlWriter {
     }
   }
 
-  image(el: Element): string {
+  image(el: StorageElement): string {
     const ri = elementChildren(el).find((c) => nameOf(c).startsWith('ri:'));
     const { href, text } = ri ? this.target(ri) : { text: '' };
     const alt = attribute(el, 'ac:alt') || attribute(el, 'ac:title') || text;
@@ -508,12 +543,12 @@ class HtmlWriter {
   }
 
   /** `<ac:task-list>` as a list of checkboxes; a task list nested in it belongs to the task before it. */
-  taskList(el: Element): string {
+  taskList(el: StorageElement): string {
     const items: string[] = [];
     for (const c of elementChildren(el)) {
       const name = nameOf(c);
       if (name === 'ac:task') {
-        const done = (child(c, 'ac:task-status')?.textContent ?? '').trim() === 'complete';
+        const done = textOf(child(c, 'ac:task-status')).trim() === 'complete';
         const body = child(c, 'ac:task-body');
         items.push(`<input type="checkbox"${done ? ' checked' : ''}> ${body ? this.children(body) : ''}`);
       } else if (name === 'ac:task-list') {
@@ -525,7 +560,7 @@ class HtmlWriter {
     return `<ul>${items.map((i) => `<li>${i}</li>`).join('')}</ul>`;
   }
 
-  emoticon(el: Element): string {
+  emoticon(el: StorageElement): string {
     const fallback = attribute(el, 'ac:emoji-fallback') ?? '';
     if (fallback && !fallback.startsWith(':')) return fallback;
     const name = attribute(el, 'ac:name') ?? '';
@@ -536,19 +571,19 @@ class HtmlWriter {
    * Newer editor content stored as an ADF node (`panel`, `decision-list`...) with an HTML fallback: a
    * panel becomes a callout, anything else its content, else the fallback.
    */
-  adfExtension(el: Element): string {
+  adfExtension(el: StorageElement): string {
     const node = child(el, 'ac:adf-node');
     const fallback = child(el, 'ac:adf-fallback');
     if (!node) return fallback ? this.children(fallback) : '';
     return this.adfNode(node) || (fallback ? this.children(fallback) : '');
   }
 
-  adfNode(node: Element): string {
+  adfNode(node: StorageElement): string {
     const type = (attribute(node, 'type') ?? '').toLowerCase();
     const adfAttribute = (key: string) =>
-      elementChildren(node)
-        .find((c) => nameOf(c) === 'ac:adf-attribute' && attribute(c, 'key') === key)
-        ?.textContent?.trim() ?? '';
+      textOf(
+        elementChildren(node).find((c) => nameOf(c) === 'ac:adf-attribute' && attribute(c, 'key') === key),
+      ).trim();
     const content = child(node, 'ac:adf-content');
     const inner = elementChildren(node)
       .filter((c) => nameOf(c) === 'ac:adf-node')
