@@ -258,7 +258,10 @@ function listItem(marker: string, text: string, body: string): string {
   const indent = ' '.repeat(marker.startsWith('- [') ? 2 : marker.length);
   const head = marker + text.trim().replace(/\n/g, `\n${indent}`);
   if (!body.trim()) return head;
-  return `${head}\n${indentLines(body, indent)}`;
+  // A nested list may follow the item's line directly; any other body needs a blank line, or it would
+  // read as the continuation of the item's own paragraph.
+  const nestedList = /^(?:[-+*]|\d+[.)])\s/.test(body);
+  return `${head}\n${nestedList ? '' : '\n'}${indentLines(body, indent)}`;
 }
 
 function indentLines(text: string, indent: string): string {
