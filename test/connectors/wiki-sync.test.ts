@@ -334,14 +334,19 @@ describe('wiki (Confluence) content sync', () => {
     s.site.edit(s.runbook.id, { storage: '<p>Roll out <strong>with care.</p>' });
     s.site.get(s.oncall.id).override = { version: { number: 'seven' } };
     const { fake, set } = await start(s.site);
-    // The home page vanishes between the listing and its fetch.
+    // After the listings: the home page vanishes, and the Operations home answers a misshapen body.
     s.site.onRequest = (req) => {
-      if (req.path.endsWith('/wiki/api/v2/blogposts') && s.site.contents.has(s.home.id))
+      if (req.path.endsWith('/wiki/api/v2/blogposts') && s.site.contents.has(s.home.id)) {
         s.site.purge(s.home.id);
+        s.site.get(s.opsHome.id).override = { body: { storage: { representation: 'storage', value: 42 } } };
+      }
     };
     const first = await set.sync();
     const failures = new Map(first.failures.map((f) => [f.externalId, f]));
-    assert.deepEqual([...failures.keys()].sort(), [s.home.id, s.runbook.id, s.oncall.id].sort());
+    assert.deepEqual(
+      [...failures.keys()].sort(),
+      [s.home.id, s.runbook.id, s.oncall.id, s.opsHome.id].sort(),
+    );
     assert.match(
       failures.get(s.runbook.id)!.error.message,
       /Confluence \(wiki\) page \d+ \("Deploy runbook"\).*not well-formed XHTML: <\/p> closes <strong>/,
@@ -351,10 +356,16 @@ describe('wiki (Confluence) content sync', () => {
       /Confluence \(wiki\) listed a page \(\d+\) in an unexpected shape/,
     );
     assert.match(failures.get(s.home.id)!.error.message, /was listed but answers 404/);
+    assert.match(
+      failures.get(s.opsHome.id)!.error.message,
+      /page \d+ \("Operations Home"\) answered in an unexpected shape: .*body\.storage\.value/,
+    );
     assert.ok(first.failures.every((f) => f.retryable === false));
     assert.deepEqual(
       set.titles(),
-      CURRENT_TITLES.filter((t) => !['Deploy runbook', 'On-call rota', 'Engineering Home'].includes(t)),
+      CURRENT_TITLES.filter(
+        (t) => !['Deploy runbook', 'On-call rota', 'Engineering Home', 'Operations Home'].includes(t),
+      ),
     );
     assert.equal(
       requestsTo(fake, 0, isBodyFetch),
