@@ -77,7 +77,7 @@ async function* refusalsNamed<T>(ctx: WikiContext, pages: AsyncGenerator<T>): As
 }
 
 /**
- * Pages of `url`'s listing. The body's `_links.next` is followed (the `Link` header carries the same
+ * The pages of the listing at `path`. The body's `_links.next` is followed (the `Link` header carries the same
  * URL; the body is the one the schema checks), joined to the base URL we call rather than to
  * `_links.base`, which already ends in `/wiki`.
  */
