@@ -69,8 +69,10 @@ export class NotionClient {
         return http.requestCount;
       },
     };
+    // Oldest edits first: a page edited while the pass pages through moves to the end, where it is
+    // read (again) instead of slipping in front of the cursor and being missed.
     yield* this.#list({ http: watching, signal: this.#ctx.signal }, '/v1/search', 'POST', {
-      sort: { timestamp: 'last_edited_time', direction: 'descending' },
+      sort: { timestamp: 'last_edited_time', direction: 'ascending' },
     });
   }
 

@@ -152,7 +152,9 @@ class Pass {
   readonly #searchRows = new Set<string>();
   /** Documents decided in this pass (read, skipped as unchanged, failed or gone). */
   readonly #done = new Set<string>();
-  readonly #dataSources = new Map<string, 'queued' | 'done'>();
+  /** Data sources seen in this pass, and those still to query. */
+  readonly #dataSources = new Set<string>();
+  readonly #dataSourceQueue: string[] = [];
   readonly #liveDataSources = new Set<string>();
   readonly #databases = new Set<string>();
   readonly #titles = new Map<string, string | null>();
@@ -170,7 +172,7 @@ class Pass {
     const since = this.#full ? null : (opts.cursor?.since ?? null);
     const parsed = since === null ? Number.NaN : Date.parse(since);
     this.#recheckFrom = Number.isFinite(parsed) ? parsed : null;
-    if (!this.#full) for (const id of opts.cursor?.dataSources ?? []) this.#queueDataSource(id);
+    for (const id of opts.cursor?.dataSources ?? []) this.#queueDataSource(id);
   }
 
   /** Where a restarted job or the next sync starts while this pass is not complete. */
@@ -214,6 +216,7 @@ class Pass {
 
     // Documents held that nothing above reached, and rows search listed outside any queried data source.
     for (const id of [...this.#known.keys(), ...this.#searchRows]) {
+      this.#ctx.signal.throwIfAborted();
       if (this.#done.has(id)) continue;
       yield* this.#walk({ id });
       yield* this.#drainDataSources();
@@ -427,7 +430,9 @@ class Pass {
 
   #queueDataSource(id: string): void {
     const key = canon(id);
-    if (!this.#dataSources.has(key)) this.#dataSources.set(key, 'queued');
+    if (this.#dataSources.has(key)) return;
+    this.#dataSources.add(key);
+    this.#dataSourceQueue.push(key);
   }
 
   async #discoverDatabase(databaseId: string): Promise<void> {
@@ -440,10 +445,7 @@ class Pass {
   }
 
   async *#drainDataSources(): AsyncGenerator<SyncEvent<NotesCursor>> {
-    for (;;) {
-      const next = [...this.#dataSources].find(([, state]) => state === 'queued')?.[0];
-      if (next === undefined) return;
-      this.#dataSources.set(next, 'done');
+    for (let next = this.#dataSourceQueue.shift(); next !== undefined; next = this.#dataSourceQueue.shift()) {
       yield* this.#queryRows(next);
     }
   }
