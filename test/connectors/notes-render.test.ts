@@ -172,6 +172,10 @@ describe('notes rich text', () => {
     );
     assert.equal(renderBlocks([para('# not a heading')]), '\\# not a heading');
     assert.equal(renderBlocks([para('1. not a list')]), '1\\. not a list');
+    assert.equal(
+      renderBlocks([node('bulleted_list_item', { rich_text: rich('# not a heading either') })]),
+      '- \\# not a heading either',
+    );
   });
 
   it('fences inline code longer than the backticks it holds', () => {

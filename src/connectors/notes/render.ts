@@ -229,8 +229,8 @@ function renderNode(node: BlockNode, opts: RenderOptions, number: number): strin
     case 'embed':
     case 'link_preview': {
       const p = payload(node, urlPayload);
-      const caption = richTextToMarkdown(p.caption ?? []).trim();
-      return joinChunks(`[${caption || escapeLabel(p.url)}](${linkTarget(p.url)})`, children());
+      const caption = plainText(p.caption).trim();
+      return joinChunks(`[${escapeLabel(caption || p.url)}](${linkTarget(p.url)})`, children());
     }
     case 'synced_block':
     case 'column_list':
@@ -256,7 +256,7 @@ function joinChunks(...chunks: string[]): string {
 
 function listItem(marker: string, text: string, body: string): string {
   const indent = ' '.repeat(marker.startsWith('- [') ? 2 : marker.length);
-  const head = marker + text.trim().replace(/\n/g, `\n${indent}`);
+  const head = marker + escapeLineStart(text.trim()).replace(/\n/g, `\n${indent}`);
   if (!body.trim()) return head;
   // A nested list may follow the item's line directly; any other body needs a blank line, or it would
   // read as the continuation of the item's own paragraph.
