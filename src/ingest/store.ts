@@ -146,8 +146,7 @@ export async function storeDocument(
  * it is dropped from fetched content rather than failing the document. Requests are refused at the API.
  */
 function storableDocument(doc: IngestDocument): IngestDocument {
-  const nul = /\u0000/g;
-  const clean = (s: string) => (s.includes('\u0000') ? s.replace(nul, '') : s);
+  const clean = (s: string) => (s.includes('\u0000') ? s.replaceAll('\u0000', '') : s);
   return {
     ...doc,
     title: clean(doc.title),
