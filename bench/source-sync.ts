@@ -1,0 +1,226 @@
+/**
+ * Source-sync benchmark (`node bench/source-sync.ts`): prints a table, writes bench/results/source-sync.json.
+ *
+ * For each content source, a fake workspace of BENCH_SOURCE_DOCS documents (default 5,000) served on
+ * loopback by the source's own fake server (test/fakes/<vendor>.ts; bodies generated on request, so the
+ * fake adds little memory), synced through the HTTP API and the job engine:
+ *
+ * 1. first sync, embedding excluded: wall time, requests per document, bytes;
+ * 2. incremental sync after 1% of the documents changed: wall time, requests per changed document;
+ * 3. a sync after no change: requests;
+ * 4. first sync with embedding included (the background indexer running beside the sync, the test model
+ *    on this machine's CPU), over BENCH_EMBED_DOCS documents (default 500: embedding 5,000 pages on two
+ *    cores takes the better part of an hour; the per-document rate is what the table reports);
+ * 5. peak RSS of the process (max resident set size), which holds the service and the fake: through steps
+ *    1-3, and again after step 4 with the model loaded.
+ *
+ * Each source runs in its own child process so its peak RSS is its own. Request pacing is off (the fake
+ * does not limit): the times are what the service itself costs, not the vendor's rate limits.
+ *
+ * Options: BENCH_SOURCES (comma list of `notes,wiki,docs_space`), BENCH_SOURCE_DOCS, BENCH_EMBED_DOCS
+ * (0 skips step 4), BENCH_STORAGE (`pglite` default, or `postgres`).
+ */
+import { spawnSync } from 'node:child_process';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { fileURLToPath } from 'node:url';
+import { confluenceBenchWorkspace } from '../test/fakes/confluence.ts';
+import { gitbookBenchWorkspace } from '../test/fakes/gitbook.ts';
+import { notionBenchWorkspace } from '../test/fakes/notion.ts';
+import type { BenchWorkspace, BenchWorkspaceFactory } from '../test/fakes/workspace.ts';
+import { FAST_WORKERS, waitForJob } from '../test/jobs/helpers.ts';
+import { withSearch } from '../test/support/embedding.ts';
+import { type StorageMode, startTestApp, type TestApp } from '../test/support/harness.ts';
+import { printTable, writeResult } from './lib.ts';
+
+const FACTORIES: BenchWorkspaceFactory[] = [notionBenchWorkspace, confluenceBenchWorkspace, gitbookBenchWorkspace];
+const DOCS = Number(process.env['BENCH_SOURCE_DOCS'] ?? 5_000);
+const EMBED_DOCS = Number(process.env['BENCH_EMBED_DOCS'] ?? 500);
+const STORAGE = (process.env['BENCH_STORAGE'] ?? 'pglite') as StorageMode;
+const SOURCES = (process.env['BENCH_SOURCES'] ?? FACTORIES.map((f) => f.type).join(','))
+  .split(',')
+  .map((s) => s.trim())
+  .filter(Boolean);
+const CHILD_FLAG = '--one-source';
+
+interface SourceResult {
+  source: string;
+  documents: number;
+  firstSyncS: number;
+  firstRequests: number;
+  firstBytes: number;
+  changed: number;
+  incrementalS: number;
+  incrementalRequests: number;
+  incrementalRows: number;
+  unchangedRequests: number;
+  unchangedS: number;
+  embedDocs: number;
+  embedSyncS: number | null;
+  embedChunks: number | null;
+  /** Max RSS through steps 1-3 (no model loaded). */
+  peakRssMiB: number;
+  /** Max RSS after step 4 (the model and its indexer included). */
+  peakRssWithModelMiB: number;
+}
+
+// Retries stay as in production; pacing is off against a local fake.
+const SOURCE_HTTP = {
+  maxAttempts: 5,
+  baseDelayMs: 50,
+  maxDelayMs: 1_000,
+  maxWaitMs: 30_000,
+  attemptTimeoutMs: 30_000,
+  requestsPerSecond: 1_000_000,
+};
+
+async function startApp(factory: BenchWorkspaceFactory, fake: BenchWorkspace, indexer: boolean): Promise<TestApp> {
+  const t = await startTestApp(STORAGE, {
+    config: { KB_CRAWL_ALLOW_PRIVATE: 'true', [factory.baseUrlSetting]: fake.url },
+    parts: { sourceHttp: SOURCE_HTTP, runIndexer: indexer },
+  });
+  t.service.startWorkers({ concurrency: 1, ...FAST_WORKERS, listenUrl: null });
+  return t;
+}
+
+async function sync(t: TestApp, type: string) {
+  const started = performance.now();
+  const run = await t.call('POST', '/api/connect/run-sync', { body: { type } });
+  if (run.status !== 200) throw new Error(`run-sync: ${JSON.stringify(run.body)}`);
+  const job = await waitForJob(t, run.body.jobId as number, undefined, 3_600_000);
+  if (job.status !== 'succeeded') throw new Error(`sync ${job.status}: ${JSON.stringify(job)}`);
+  return { job, seconds: (performance.now() - started) / 1000 };
+}
+
+async function connect(t: TestApp, fake: BenchWorkspace): Promise<void> {
+  const res = await t.call('POST', '/api/connect/connection', { body: { source: fake.source } });
+  if (res.status !== 200) throw new Error(`create connection: ${JSON.stringify(res.body)}`);
+}
+
+async function benchOne(factory: BenchWorkspaceFactory): Promise<SourceResult> {
+  const fake = await factory.start(DOCS);
+  const t = await startApp(factory, fake, false);
+  try {
+    await connect(t, fake);
+    let mark = fake.requests.length;
+    const first = await sync(t, factory.type);
+    const firstRequests = fake.requests.length - mark;
+    const items = await t.db.query<{ n: number }>('SELECT count(*)::int AS n FROM items');
+    if (items[0]!.n !== DOCS) throw new Error(`${factory.type}: ${items[0]!.n} items after the first sync, not ${DOCS}`);
+
+    const changed = fake.edit(Math.max(1, Math.round(DOCS / 100))).length;
+    mark = fake.requests.length;
+    const incremental = await sync(t, factory.type);
+    const incrementalRequests = fake.requests.length - mark;
+
+    mark = fake.requests.length;
+    const unchanged = await sync(t, factory.type);
+    const unchangedRequests = fake.requests.length - mark;
+
+    // Before the model is loaded: the sync's own footprint (PGlite, the service, the fake).
+    const peakRssMiB = process.resourceUsage().maxRSS / 1024;
+    const embed = EMBED_DOCS > 0 ? await benchEmbedding(factory) : null;
+    return {
+      source: `${factory.type} (${factory.label})`,
+      documents: DOCS,
+      firstSyncS: first.seconds,
+      firstRequests,
+      firstBytes: first.job.bytesSynced,
+      changed,
+      incrementalS: incremental.seconds,
+      incrementalRequests,
+      incrementalRows: incremental.job.rowsSynced,
+      unchangedRequests,
+      unchangedS: unchanged.seconds,
+      embedDocs: EMBED_DOCS,
+      embedSyncS: embed?.seconds ?? null,
+      embedChunks: embed?.chunks ?? null,
+      peakRssMiB,
+      peakRssWithModelMiB: process.resourceUsage().maxRSS / 1024,
+    };
+  } finally {
+    await t.close();
+    await fake.close();
+  }
+}
+
+/** A first sync with the model loaded and the background indexer embedding beside it, until all is indexed. */
+async function benchEmbedding(factory: BenchWorkspaceFactory): Promise<{ seconds: number; chunks: number }> {
+  const fake = await factory.start(EMBED_DOCS);
+  const t = await startApp(factory, fake, true);
+  try {
+    await withSearch(t); // loads the model before the clock starts
+    await connect(t, fake);
+    const started = performance.now();
+    await sync(t, factory.type);
+    for (;;) {
+      const left = await t.db.query<{ n: number }>(
+        "SELECT count(*)::int AS n FROM items WHERE indexing_status = 'pending'",
+      );
+      if (left[0]!.n === 0) break;
+      await sleep(200);
+    }
+    const seconds = (performance.now() - started) / 1000;
+    const chunks = await t.db.query<{ n: number }>('SELECT count(*)::int AS n FROM chunks');
+    return { seconds, chunks: chunks[0]!.n };
+  } finally {
+    await t.close();
+    await fake.close();
+  }
+}
+
+const fmt = (n: number, digits = 1) => n.toFixed(digits);
+
+async function main(): Promise<void> {
+  if (process.argv.includes(CHILD_FLAG)) {
+    const type = process.argv[process.argv.indexOf(CHILD_FLAG) + 1];
+    const factory = FACTORIES.find((f) => f.type === type);
+    if (!factory) throw new Error(`unknown source ${type}`);
+    console.log(JSON.stringify(await benchOne(factory)));
+    return;
+  }
+  const results: SourceResult[] = [];
+  for (const type of SOURCES) {
+    console.error(`# ${type}: ${DOCS} documents (embedding: ${EMBED_DOCS}) on ${STORAGE}...`);
+    const child = spawnSync(process.execPath, [fileURLToPath(import.meta.url), CHILD_FLAG, type], {
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'inherit'],
+      maxBuffer: 64 * 1024 * 1024,
+    });
+    if (child.status !== 0) throw new Error(`${type} benchmark exited ${child.status}`);
+    const lastLine = child.stdout.trim().split('\n').at(-1)!;
+    results.push(JSON.parse(lastLine) as SourceResult);
+  }
+  printTable(
+    `Source sync: ${DOCS} documents per source, ${STORAGE}, embedding excluded (steps 1-3)`,
+    results.map((r) => ({
+      source: r.source,
+      'first sync s': fmt(r.firstSyncS),
+      'docs/s': fmt(r.documents / r.firstSyncS, 0),
+      'requests/doc': fmt(r.firstRequests / r.documents, 2),
+      'MB received': fmt(r.firstBytes / 1e6),
+      'changed docs': String(r.changed),
+      'incremental s': fmt(r.incrementalS),
+      'requests/changed doc': fmt(r.incrementalRequests / r.changed, 2),
+      'rows written': String(r.incrementalRows),
+      'unchanged sync requests': String(r.unchangedRequests),
+      'peak RSS MiB': fmt(r.peakRssMiB, 0),
+    })),
+  );
+  if (EMBED_DOCS > 0) {
+    printTable(
+      `First sync with embedding included: ${EMBED_DOCS} documents per source, test model on this CPU`,
+      results.map((r) => ({
+        source: r.source,
+        'sync + embed s': fmt(r.embedSyncS ?? 0),
+        chunks: String(r.embedChunks),
+        'docs/s': fmt(r.embedDocs / (r.embedSyncS ?? 1), 1),
+        'chunks/s': fmt((r.embedChunks ?? 0) / (r.embedSyncS ?? 1), 1),
+        'peak RSS MiB': fmt(r.peakRssWithModelMiB, 0),
+        [`est. ${DOCS} docs min`]: fmt(((r.embedSyncS ?? 0) * (DOCS / r.embedDocs)) / 60, 0),
+      })),
+    );
+  }
+  writeResult('source-sync', { docs: DOCS, embedDocs: EMBED_DOCS, storage: STORAGE, results });
+}
+
+await main();
