@@ -27,6 +27,7 @@ import {
   pageNodeSchema,
   type Space,
 } from './schemas.ts';
+import { mapInOrder } from '../toolkit/in-order.ts';
 
 export const DOCS_SPACE_TABLE = 'docs_space_pages';
 
@@ -129,7 +130,7 @@ export async function* syncDocsSpace(
     todo.push({ entry, index });
   });
 
-  const fetches = inOrder(todo, CONCURRENCY, ({ entry }) =>
+  const fetches = mapInOrder(todo, CONCURRENCY, ({ entry }) =>
     settle(() => client.pageMarkdown(revision, entry.page.id)),
   );
   for await (const [{ entry, index }, result] of fetches) {
@@ -262,32 +263,6 @@ async function settle<T>(fn: () => Promise<T>): Promise<Settled<T>> {
     return { ok: true, value: await fn() };
   } catch (error) {
     return { ok: false, error };
-  }
-}
-
-/**
- * Runs `fn` over `items` with at most `limit` in flight and yields the results in the items' order.
- * `fn` must not reject (wrap it in {@link settle}): a generator closed early leaves no rejection behind.
- */
-async function* inOrder<T, R>(
-  items: readonly T[],
-  limit: number,
-  fn: (item: T) => Promise<R>,
-): AsyncGenerator<[T, R]> {
-  const queue: Array<{ item: T; result: Promise<R> }> = [];
-  let next = 0;
-  const fill = () => {
-    while (next < items.length && queue.length < limit) {
-      const item = items[next++]!;
-      queue.push({ item, result: fn(item) });
-    }
-  };
-  fill();
-  while (queue.length > 0) {
-    const head = queue.shift()!;
-    const result = await head.result;
-    fill();
-    yield [head.item, result];
   }
 }
 

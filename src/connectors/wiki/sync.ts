@@ -29,6 +29,7 @@ import {
 } from './client.ts';
 import { storageToMarkdown } from './render.ts';
 import { type ContentWithBody, contentSummarySchema, contentWithBodySchema } from './schemas.ts';
+import { mapInOrder } from '../toolkit/in-order.ts';
 
 export const PAGES_TABLE = 'wiki_pages';
 export const BLOGPOSTS_TABLE = 'wiki_blogposts';
@@ -152,7 +153,7 @@ export async function* syncWiki(
 
   let sinceCheckpoint = 0;
   let transientInARow = 0;
-  for await (const [entry, outcome] of inOrder(todo, FETCH_CONCURRENCY, (e) => fetchOne(ctx, state, e))) {
+  for await (const [entry, outcome] of mapInOrder(todo, FETCH_CONCURRENCY, (e) => fetchOne(ctx, state, e))) {
     for (const event of outcome.events) yield event;
     if (outcome.transient) {
       if (++transientInARow >= MAX_TRANSIENT_IN_A_ROW) {
@@ -348,31 +349,3 @@ function toDocument(
   };
 }
 
-/**
- * `fn` over `items` with up to `width` calls in flight, results in the order of `items`. Calls still in
- * flight when the consumer stops are left to settle (their rejections handled): cancellation aborts
- * their requests.
- */
-async function* inOrder<T, R>(
-  items: readonly T[],
-  width: number,
-  fn: (item: T) => Promise<R>,
-): AsyncGenerator<[T, R]> {
-  const pending: Array<{ item: T; result: Promise<R> }> = [];
-  let next = 0;
-  const fill = () => {
-    while (pending.length < width && next < items.length) {
-      const item = items[next++]!;
-      const result = fn(item);
-      result.catch(() => undefined);
-      pending.push({ item, result });
-    }
-  };
-  fill();
-  while (pending.length > 0) {
-    const head = pending.shift()!;
-    const result = await head.result;
-    fill();
-    yield [head.item, result];
-  }
-}
