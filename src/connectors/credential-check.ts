@@ -78,12 +78,29 @@ export function credentialsRejected(
   hint: string,
   secrets: readonly (string | undefined)[],
 ): AppError {
-  const vendor = vendorErrorText(res.text());
-  const said = vendor ? `HTTP ${res.status}: ${redactSecrets(vendor, secrets)}` : `HTTP ${res.status}`;
-  return new AppError(
-    'source_auth_failed',
-    `${sourceName(connector)} rejected the credentials (${said}). ${hint}`,
+  return sourceRefusal(
+    connector,
+    'rejected the credentials',
+    { status: res.status, vendorMessage: vendorErrorText(res.text()) },
+    hint,
+    secrets,
   );
+}
+
+/**
+ * `AppError('source_auth_failed')` saying `<Source> <what> (HTTP <status>: <the source's text>). <hint>`,
+ * secrets redacted: a credential check's refusal, or a sync's 401/403 (revoked token, lost access).
+ */
+export function sourceRefusal(
+  connector: Pick<AnyConnector, 'label' | 'type'>,
+  what: string,
+  answer: { status: number | undefined; vendorMessage: string | undefined },
+  hint: string,
+  secrets: readonly (string | undefined)[],
+): AppError {
+  const status = `HTTP ${answer.status ?? '?'}`;
+  const said = answer.vendorMessage ? `${status}: ${redactSecrets(answer.vendorMessage, secrets)}` : status;
+  return new AppError('source_auth_failed', `${sourceName(connector)} ${what} (${said}). ${hint}`);
 }
 
 /** A success status whose body shows the call was not authenticated (anonymous user, GraphQL errors). */

@@ -12,6 +12,7 @@ import {
   DEFAULT_BASE_DELAY_MS,
   DEFAULT_MAX_DELAY_MS,
   DEFAULT_MAX_WAIT_MS,
+  isRetryableStatus,
   type RetryLoopOptions,
   type RetryNotice,
   retrying,
@@ -80,6 +81,17 @@ export class SourceHttpError extends Error {
 
 export function isSourceHttpError(err: unknown): err is SourceHttpError {
   return err instanceof SourceHttpError;
+}
+
+/**
+ * A request that failed for a cause that may pass (network trouble, 429, 5xx that outlasted the client's
+ * retries): a document that failed so is worth another try (`retryable`); anything else is not.
+ */
+export function isTransientSourceError(err: unknown): boolean {
+  return (
+    isSourceHttpError(err) &&
+    (err.kind === 'network' || (err.kind === 'status' && isRetryableStatus(err.status)))
+  );
 }
 
 const MAX_VENDOR_TEXT = 300;

@@ -3,9 +3,9 @@
  * Everything is read from one revision (`/revisions/{id}/...`), so a sync sees one consistent snapshot
  * even while people edit the space.
  */
-import { AppError } from '../../lib/errors.ts';
+import type { AppError } from '../../lib/errors.ts';
 import { joinUrl, pathSegment } from '../base-url.ts';
-import { redactSecrets, sourceName } from '../credential-check.ts';
+import { sourceRefusal } from '../credential-check.ts';
 import { isSourceHttpError } from '../http.ts';
 import type { ConnectorContext } from '../types.ts';
 import {
@@ -81,24 +81,18 @@ export class GitbookClient {
  */
 export function spaceAccessError(err: unknown, creds: DocsSpaceCredentials): AppError | undefined {
   if (!isSourceHttpError(err) || err.kind !== 'status') return undefined;
-  const name = sourceName(DOCS_SPACE_SOURCE);
-  const said = `HTTP ${err.status}${err.vendorMessage ? `: ${redactSecrets(err.vendorMessage, [creds.access_token])}` : ''}`;
   const space = creds.space_id;
+  const refusal = (what: string, hint: string) =>
+    sourceRefusal(DOCS_SPACE_SOURCE, what, err, hint, [creds.access_token]);
   switch (err.status) {
     case 401:
-      return new AppError(
-        'source_auth_failed',
-        `${name} rejected the access token (${said}). Check source.access_token: it may have been revoked.`,
-      );
+      return refusal('rejected the access token', 'Check source.access_token: it may have been revoked.');
     case 403:
-      return new AppError(
-        'source_auth_failed',
-        `${name} refused access to space ${space} (${said}). The token's user may have lost access to it.`,
-      );
+      return refusal(`refused access to space ${space}`, "The token's user may have lost access to it.");
     case 404:
-      return new AppError(
-        'source_auth_failed',
-        `${name} has no space ${space} for this token (${said}): it was deleted or the token's user lost access to it.`,
+      return refusal(
+        `has no space ${space} for this token`,
+        "It was deleted or the token's user lost access to it.",
       );
     default:
       return undefined;

@@ -15,7 +15,7 @@
  */
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
-import { isSourceHttpError } from '../http.ts';
+import { isSourceHttpError, isTransientSourceError } from '../http.ts';
 import type { ConnectorContext, SourceDocument, SyncEvent, SyncOptions } from '../types.ts';
 import { type DocsSpaceCredentials, GitbookClient, spaceAccessError } from './client.ts';
 import { renderPage } from './render.ts';
@@ -28,6 +28,7 @@ import {
   type Space,
 } from './schemas.ts';
 import { mapInOrder } from '../toolkit/in-order.ts';
+import { knownById } from '../toolkit/known.ts';
 
 export const DOCS_SPACE_TABLE = 'docs_space_pages';
 
@@ -122,11 +123,11 @@ export async function* syncDocsSpace(
   // A resumed pass reported the tree's failures when it began.
   if (start === 0) for (const failure of tree.failures) yield failure;
 
-  const known = full ? null : await knownVersions(opts);
+  const known = full ? null : await knownById(opts.known, ctx.signal, DOCS_SPACE_TABLE);
   const todo: Array<{ entry: Entry; index: number }> = [];
   tree.entries.forEach((entry, index) => {
     if (index < start) return;
-    if (known && known.get(entry.page.id) === entry.version) return;
+    if (known && known.get(entry.page.id)?.version === entry.version) return;
     todo.push({ entry, index });
   });
 
@@ -244,14 +245,6 @@ function withSlash(url: string): string {
   return url.endsWith('/') ? url : `${url}/`;
 }
 
-async function knownVersions(opts: SyncOptions<DocsSpaceCursor>): Promise<Map<string, string | null>> {
-  const known = new Map<string, string | null>();
-  for await (const batch of opts.known()) {
-    for (const doc of batch) if (doc.table === DOCS_SPACE_TABLE) known.set(doc.externalId, doc.version);
-  }
-  return known;
-}
-
 // ---------------------------------------------------------------------------------------------------
 // Pages
 // ---------------------------------------------------------------------------------------------------
@@ -280,7 +273,8 @@ function pageEvent(
     if (!isSourceHttpError(err)) throw err;
     // A page 404 is the page's own problem (gone between listing and reading); 401/403 are the space's.
     if (err.status === 401 || err.status === 403) throw spaceAccessError(err, ctx.credentials) ?? err;
-    const retryable = err.kind === 'network' || (err.kind === 'status' && err.status !== 400);
+    // A page that vanished between the tree and its read (404) is read again once the tree settles.
+    const retryable = isTransientSourceError(err) || err.status === 404;
     return { kind: 'failure', externalId: page.id, error: err, retryable };
   }
   let markdown: string;

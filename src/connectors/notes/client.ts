@@ -7,9 +7,8 @@
  * naming the source, whichever call met them.
  */
 import type { z } from 'zod';
-import { AppError } from '../../lib/errors.ts';
 import { joinUrl, pathSegment } from '../base-url.ts';
-import { redactSecrets, sourceName } from '../credential-check.ts';
+import { sourceRefusal } from '../credential-check.ts';
 import { isSourceHttpError } from '../http.ts';
 import { type PaginationContext, paginateCursor } from '../toolkit/pagination.ts';
 import type { ConnectorContext, SourceHttpClient } from '../types.ts';
@@ -144,13 +143,10 @@ export class NotionClient {
    */
   fatal(err: unknown): unknown {
     if (!isSourceHttpError(err) || (err.status !== 401 && err.status !== 403)) return err;
-    const said = err.vendorMessage
-      ? `HTTP ${err.status}: ${redactSecrets(err.vendorMessage, [this.#token])}`
-      : `HTTP ${err.status}`;
     const hint =
       err.status === 401
         ? 'The token was revoked or the integration removed: connect again through OAuth, or update source.access_token.'
         : 'The integration lacks the capability to read content; check its capabilities in Notion.';
-    return new AppError('source_auth_failed', `${sourceName(SOURCE)} rejected the token (${said}). ${hint}`);
+    return sourceRefusal(SOURCE, 'rejected the token', err, hint, [this.#token]);
   }
 }

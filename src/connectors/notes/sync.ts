@@ -34,9 +34,10 @@
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import { isAppError } from '../../lib/errors.ts';
-import { isSourceHttpError } from '../http.ts';
+import { isSourceHttpError, isTransientSourceError } from '../http.ts';
 import { PaginationError } from '../toolkit/pagination.ts';
-import type { ConnectorContext, SourceDocument, SyncEvent, SyncOptions } from '../types.ts';
+import { knownById } from '../toolkit/known.ts';
+import type { ConnectorContext, KnownDocument, SourceDocument, SyncEvent, SyncOptions } from '../types.ts';
 import { NotionClient } from './client.ts';
 import {
   type BlockNode,
@@ -145,7 +146,8 @@ class Pass {
   /** The previous pass's `since` (ms): stored times at or after it are re-checked. */
   readonly #recheckFrom: number | null;
 
-  readonly #known = new Map<string, { version: string | null; table: string }>();
+  /** The connection's documents (their ids are stored as {@link canon} writes them). */
+  #known = new Map<string, KnownDocument>();
   /** Pages (not rows) search listed, by id. */
   readonly #metas = new Map<string, PageMeta>();
   /** Rows search listed: read through their data source, or asked about one by one when it is not. */
@@ -199,9 +201,7 @@ class Pass {
   }
 
   async *run(): AsyncGenerator<SyncEvent<NotesCursor>> {
-    for await (const batch of this.#opts.known()) {
-      for (const k of batch) this.#known.set(canon(k.externalId), { version: k.version, table: k.table });
-    }
+    this.#known = await knownById(this.#opts.known, this.#ctx.signal);
 
     let serverDate: string | null = null;
     for await (const results of this.#client.search((date) => {
@@ -328,7 +328,7 @@ class Pass {
           return NOTHING;
         }
       }
-      yield failure(id, new Error(`Notion page ${id}: ${messageOf(cause)}`), isTransient(cause));
+      yield failure(id, new Error(`Notion page ${id}: ${messageOf(cause)}`), isTransientSourceError(cause));
       return NOTHING;
     }
 
@@ -352,7 +352,7 @@ class Pass {
       };
     } catch (err) {
       if (this.#isFatal(err)) throw this.#client.fatal(err);
-      const transient = !(err instanceof MalformedBlockError) && isTransient(err);
+      const transient = !(err instanceof MalformedBlockError) && isTransientSourceError(err);
       yield failure(id, new Error(`Notion page ${id}: ${messageOf(err)}`), transient);
       return found;
     }
@@ -478,7 +478,7 @@ class Pass {
       yield failure(
         undefined,
         new Error(`Notion data source ${dataSourceId}: ${messageOf(err)}`),
-        isTransient(err),
+        isTransientSourceError(err),
       );
     }
   }
@@ -629,13 +629,6 @@ function failure(externalId: string | undefined, error: Error, retryable: boolea
 
 function isStatus(err: unknown, status: number): boolean {
   return isSourceHttpError(err) && err.status === status;
-}
-
-/** Worth another try later: rate limits, server errors and network trouble that outlasted the retries. */
-function isTransient(err: unknown): boolean {
-  if (!isSourceHttpError(err)) return false;
-  if (err.kind === 'network') return true;
-  return err.kind === 'status' && err.status !== undefined && (err.status === 429 || err.status >= 500);
 }
 
 function messageOf(err: unknown): string {

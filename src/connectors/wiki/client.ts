@@ -3,9 +3,9 @@
  * of the v2 API (`/wiki/api/v2`). What the answers mean for the sync is sync.ts's business.
  */
 import type { z } from 'zod';
-import { AppError } from '../../lib/errors.ts';
+import type { AppError } from '../../lib/errors.ts';
 import { joinUrl, pathSegment } from '../base-url.ts';
-import { basicAuth, redactSecrets, sourceName } from '../credential-check.ts';
+import { basicAuth, sourceRefusal } from '../credential-check.ts';
 import { isSourceHttpError, SourceHttpError, vendorErrorText } from '../http.ts';
 import { paginateNextUrl } from '../toolkit/pagination.ts';
 import type { ConnectorContext } from '../types.ts';
@@ -55,12 +55,12 @@ export function credentialsRefused(
   status: number,
   vendorText: string | undefined,
 ): AppError {
-  const said = vendorText
-    ? `HTTP ${status}: ${redactSecrets(vendorText, [ctx.credentials.api_token])}`
-    : `HTTP ${status}`;
-  return new AppError(
-    'source_auth_failed',
-    `${sourceName(WIKI_SOURCE)} refused the credentials during the sync (${said}). ${WIKI_TOKEN_HINT}`,
+  return sourceRefusal(
+    WIKI_SOURCE,
+    'refused the credentials during the sync',
+    { status, vendorMessage: vendorText },
+    WIKI_TOKEN_HINT,
+    [ctx.credentials.api_token],
   );
 }
 

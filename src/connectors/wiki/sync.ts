@@ -17,8 +17,8 @@ import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import { isAppError } from '../../lib/errors.ts';
 import { sourceName } from '../credential-check.ts';
-import { isSourceHttpError } from '../http.ts';
-import type { ConnectorContext, KnownDocument, SourceDocument, SyncEvent, SyncOptions } from '../types.ts';
+import { isSourceHttpError, isTransientSourceError } from '../http.ts';
+import type { ConnectorContext, SourceDocument, SyncEvent, SyncOptions } from '../types.ts';
 import {
   type ContentKind,
   fetchContent,
@@ -30,6 +30,7 @@ import {
 import { storageToMarkdown } from './render.ts';
 import { type ContentWithBody, contentSummarySchema, contentWithBodySchema } from './schemas.ts';
 import { mapInOrder } from '../toolkit/in-order.ts';
+import { knownById } from '../toolkit/known.ts';
 
 export const PAGES_TABLE = 'wiki_pages';
 export const BLOGPOSTS_TABLE = 'wiki_blogposts';
@@ -143,7 +144,7 @@ export async function* syncWiki(
     wikiBase: (wikiBase ?? `${ctx.baseUrl}/wiki`).replace(/\/+$/, ''),
   };
   const full = opts.mode === 'full';
-  const known = full ? undefined : await knownDocuments(opts.known, ctx.signal);
+  const known = full ? undefined : await knownById(opts.known, ctx.signal);
   let todo: Listed[];
   if (known) {
     todo = listed.filter((e) => known.get(e.id)?.version !== changeToken(e.number, location(state, e)));
@@ -244,18 +245,6 @@ function changeToken(number: number, where: Location): string {
   return `${number}:${digest}`;
 }
 
-async function knownDocuments(
-  known: SyncOptions<WikiCursor>['known'],
-  signal: AbortSignal,
-): Promise<Map<string, KnownDocument>> {
-  const out = new Map<string, KnownDocument>();
-  for await (const batch of known()) {
-    signal.throwIfAborted();
-    for (const doc of batch) out.set(doc.externalId, doc);
-  }
-  return out;
-}
-
 interface Outcome {
   events: SyncEvent<WikiCursor>[];
   /** Set when the document failed for a reason another attempt may not have (5xx, network). */
@@ -292,8 +281,7 @@ async function fetchOne(
   } catch (err) {
     if (ctx.signal.aborted || isAppError(err)) throw err;
     if (!isSourceHttpError(err)) throw err;
-    const transient = err.kind === 'network' || err.status === 429 || (err.status ?? 0) >= 500;
-    return fail(`could not be read: ${err.message}`, transient);
+    return fail(`could not be read: ${err.message}`, isTransientSourceError(err));
   }
 
   const parsed = contentWithBodySchema.safeParse(body);
