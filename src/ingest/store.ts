@@ -66,30 +66,9 @@ export async function storeDocument(
   }
   const hash = contentHash(doc.title, doc.markdown);
   const tags = [...new Set(doc.tags)];
-  // A document stored again exactly as it is (a re-read after no change) writes nothing: no new row
-  // version, no chunk update, nothing for the indexer.
-  const current = await q.query<{ id: string; same: boolean }>(
-    `SELECT id, (content_hash = $3 AND title = $4 AND visibility = $5 AND source_table_name = $6
-                 AND source_url = $7 AND tags = $8::text[] AND connection_id IS NOT DISTINCT FROM $9
-                 AND source_version IS NOT DISTINCT FROM $10
-                 AND ($11::text IS NULL OR crawl_job_id IS NOT DISTINCT FROM $11)) AS same
-       FROM items WHERE organization_id = $1 AND source_key = $2`,
-    [
-      organizationId,
-      doc.sourceKey,
-      hash,
-      doc.title,
-      doc.visibility,
-      doc.sourceTableName,
-      doc.url,
-      tags,
-      doc.connectionId ?? null,
-      doc.sourceVersion ?? null,
-      doc.crawlJobId ?? null,
-    ],
-  );
-  if (current[0]?.same) return { outcome: 'unchanged', itemId: current[0].id };
-  // One statement decides insert / changed / unchanged, so concurrent writers of one key cannot duplicate it.
+  // One statement decides insert / changed / unchanged, so concurrent writers of one key cannot duplicate
+  // it. A document stored again exactly as it is (a re-read after no change) matches the WHERE of
+  // neither branch and writes nothing: no new row version, no chunk update, nothing for the indexer.
   const rows = await q.query<{ id: string; inserted: boolean; old_hash: string | null }>(
     `WITH old AS (SELECT content_hash FROM items WHERE organization_id = $2 AND source_key = $10)
      INSERT INTO items AS i (id, organization_id, title, content, content_hash, visibility, source_type,
@@ -112,6 +91,12 @@ export async function storeDocument(
        updated_at = CASE WHEN i.content_hash = EXCLUDED.content_hash AND i.visibility = EXCLUDED.visibility
                           AND i.tags = EXCLUDED.tags AND i.source_url = EXCLUDED.source_url
                          THEN i.updated_at ELSE now() END
+     WHERE NOT (i.content_hash = EXCLUDED.content_hash AND i.title = EXCLUDED.title
+                AND i.visibility = EXCLUDED.visibility AND i.source_table_name = EXCLUDED.source_table_name
+                AND i.source_url = EXCLUDED.source_url AND i.tags = EXCLUDED.tags
+                AND i.connection_id IS NOT DISTINCT FROM EXCLUDED.connection_id
+                AND i.source_version IS NOT DISTINCT FROM EXCLUDED.source_version
+                AND (EXCLUDED.crawl_job_id IS NULL OR i.crawl_job_id IS NOT DISTINCT FROM EXCLUDED.crawl_job_id))
      RETURNING id, (xmax = 0) AS inserted, (SELECT content_hash FROM old) AS old_hash`,
     [
       newId(),
@@ -130,7 +115,14 @@ export async function storeDocument(
       doc.sourceVersion ?? null,
     ],
   );
-  const row = rows[0]!;
+  const row = rows[0];
+  if (!row) {
+    const same = await q.query<{ id: string }>('SELECT id FROM items WHERE organization_id = $1 AND source_key = $2', [
+      organizationId,
+      doc.sourceKey,
+    ]);
+    return { outcome: 'unchanged', itemId: same[0]!.id };
+  }
   // Chunks copy tags and visibility for filtering; keep them in step when only metadata changed.
   await q.query('UPDATE chunks SET tags = $2, visibility = $3 WHERE item_id = $1', [
     row.id,
