@@ -90,6 +90,9 @@ export function composeService(opts: {
     baseUrlOverrides: Object.fromEntries(
       registry.connectors.map((c) => [c.type, config.sources[c.type]?.baseUrl]),
     ),
+    sourceSettings: Object.fromEntries(
+      registry.connectors.map((c) => [c.type, config.sources[c.type]?.settings ?? {}]),
+    ),
     syncHttp: parts.sourceHttp ?? SYNC_HTTP,
   });
   const crawler = createCrawlerRuntime({

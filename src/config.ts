@@ -49,7 +49,15 @@ export interface Config extends Env {
    * Per source type, from the settings each connector declares: the operator's base-URL override
    * (`baseUrlSetting`, e.g. KB_NOTES_BASE_URL) and the OAuth app (`oauth.settings`), when set.
    */
-  sources: Record<string, { baseUrl: string | undefined; oauthApp: OAuthApp | undefined }>;
+  sources: Record<
+    string,
+    {
+      baseUrl: string | undefined;
+      oauthApp: OAuthApp | undefined;
+      /** The connector's own settings (`Connector.settings`) by key, defaults filled in. */
+      settings: Record<string, string>;
+    }
+  >;
 }
 
 /** The settings a connector declares: its base-URL override and, for OAuth sources, its OAuth app. */
@@ -57,6 +65,12 @@ function sourceSettingsSchema(connectors: readonly AnyConnector[]): z.ZodObject 
   const shape: Record<string, z.ZodType> = {};
   for (const c of connectors) {
     shape[c.baseUrlSetting] = optionalUrl;
+    for (const setting of Object.values(c.settings ?? {})) {
+      shape[setting.env] = z
+        .string()
+        .regex(setting.pattern, { error: `expected ${setting.description}` })
+        .optional();
+    }
     if (c.oauth) {
       shape[c.oauth.settings.clientId] = z.string().min(1).optional();
       shape[c.oauth.settings.clientSecret] = z.string().min(1).optional();
@@ -104,6 +118,9 @@ export function loadConfig(
               baseUrl: (settings[c.oauth.settings.baseUrl] ?? c.oauth.defaultBaseUrl).replace(/\/+$/, ''),
             }
           : undefined,
+      settings: Object.fromEntries(
+        Object.entries(c.settings ?? {}).map(([key, setting]) => [key, settings[setting.env] ?? setting.default]),
+      ),
     };
   }
   return {

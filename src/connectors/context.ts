@@ -19,6 +19,8 @@ export interface ConnectorContextOptions<Creds> {
    * Never from a request.
    */
   baseUrlTemplate?: string | undefined;
+  /** The operator's values of the connector's own settings (from the config); defaults fill the rest. */
+  settings?: Readonly<Record<string, string>> | undefined;
   /**
    * Retry and size settings of the HTTP client (fetch and signal are taken from above). Its
    * `requestsPerSecond`, when set, replaces the connector's own (tests and benchmarks against a local
@@ -37,6 +39,7 @@ export function createConnectorContext<Creds extends object>(
     baseUrl: resolveBaseUrl(template, opts.credentials as Record<string, unknown>),
     signal: opts.signal,
     log: opts.log ?? silentLogger,
+    settings: connectorSettings(opts.connector, opts.settings),
     http: createSourceHttpClient({
       requestsPerSecond: opts.connector.requestsPerSecond,
       ...opts.http,
@@ -44,6 +47,16 @@ export function createConnectorContext<Creds extends object>(
       signal: opts.signal,
     }),
   };
+}
+
+/** The connector's settings: the given values over the declared defaults (unknown keys dropped). */
+export function connectorSettings(
+  connector: AnyConnector,
+  values: Readonly<Record<string, string>> = {},
+): Readonly<Record<string, string>> {
+  return Object.fromEntries(
+    Object.entries(connector.settings ?? {}).map(([key, setting]) => [key, values[key] ?? setting.default]),
+  );
 }
 
 /**

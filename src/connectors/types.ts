@@ -57,7 +57,7 @@ export type SyncEvent<Cursor> =
   /** The source object no longer exists (or is no longer shared / published). */
   | { kind: 'deleted'; externalId: string; table?: string }
   /** One document could not be read; the job becomes `incomplete`, not `failed`. */
-  | { kind: 'failure'; externalId?: string; error: Error; retryable: boolean }
+  | { kind: 'failure'; externalId?: string; table?: string; error: Error; retryable: boolean }
   /** Everything before this event is committed; a restarted job resumes from `cursor`. */
   | { kind: 'checkpoint'; cursor: Cursor };
 
@@ -162,6 +162,22 @@ export interface ConnectorContext<Creds> {
   signal: AbortSignal;
   /** The service's one logger type (src/lib/logger.ts). Never pass secrets to it. */
   log: Logger;
+  /** The values of the connector's {@link Connector.settings}, by key (defaults filled in). */
+  settings: Readonly<Record<string, string>>;
+}
+
+/**
+ * An operator setting of a source beyond its base URL (e.g. the vendor API version), read by the config
+ * from the environment and handed to the connector through {@link ConnectorContext.settings}.
+ */
+export interface ConnectorSetting {
+  /** The environment variable, `KB_<TYPE>_...`. */
+  env: string;
+  default: string;
+  /** What a value must look like; another value stops the service at start with a readable error. */
+  pattern: RegExp;
+  /** Shown in that error: what the setting is and an example value. */
+  description: string;
 }
 
 /** Options of one sync pass. */
@@ -195,6 +211,8 @@ export interface Connector<Creds = unknown, Cursor = unknown, Input = unknown> {
    * `KB_NOTES_BASE_URL`. Read by the config; never taken from a request.
    */
   baseUrlSetting: string;
+  /** Further operator settings, by the key the connector reads them under in `ctx.settings`. */
+  settings?: Readonly<Record<string, ConnectorSetting>>;
   /** For sources that connect through OAuth consent: the two steps and the settings of the OAuth app. */
   oauth?: OAuthSteps;
   /** The public input fields of API.md, strict (unknown fields are rejected). */

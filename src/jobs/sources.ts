@@ -26,6 +26,8 @@ export interface SourceServicesOptions {
   cipher: CredentialCipher;
   /** The operator's KB_<TYPE>_BASE_URL overrides by type. Never taken from a request. */
   baseUrlOverrides: Readonly<Record<string, string | undefined>>;
+  /** The operator's values of each source type's own settings (`Connector.settings`), by type. */
+  sourceSettings?: Readonly<Record<string, Readonly<Record<string, string>>>>;
   /** Retry budget of sync jobs' requests. */
   syncHttp: SourceHttpSettings;
 }
@@ -36,6 +38,7 @@ export class SourceServices {
   readonly syncHttp: SourceHttpSettings;
   readonly registry: SourceRegistry;
   readonly #baseUrls: Readonly<Record<string, string | undefined>>;
+  readonly #settings: Readonly<Record<string, Readonly<Record<string, string>>>>;
 
   constructor(opts: SourceServicesOptions) {
     this.fetch = opts.fetch;
@@ -43,6 +46,7 @@ export class SourceServices {
     this.syncHttp = opts.syncHttp;
     this.registry = opts.registry;
     this.#baseUrls = opts.baseUrlOverrides;
+    this.#settings = opts.sourceSettings ?? {};
   }
 
   /** The connector of a source type (or its alias), or undefined. */
@@ -63,6 +67,7 @@ export class SourceServices {
       credentials,
       fetch: this.fetch,
       baseUrlTemplate: this.baseUrlTemplateFor(connector.type),
+      settings: this.#settings[connector.type],
       ...(signal ? { signal } : {}),
     });
   }
@@ -80,6 +85,7 @@ export class SourceServices {
       signal: opts.signal,
       log: opts.log,
       baseUrlTemplate: this.baseUrlTemplateFor(connector.type),
+      settings: this.#settings[connector.type],
       http: this.syncHttp,
     });
   }
