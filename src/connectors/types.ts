@@ -55,7 +55,7 @@ export interface KnownDocument {
 export type SyncEvent<Cursor> =
   | { kind: 'document'; doc: SourceDocument }
   /** The source object no longer exists (or is no longer shared / published). */
-  | { kind: 'deleted'; externalId: string; table?: string }
+  | { kind: 'deleted'; externalId: string; table: string }
   /** One document could not be read; the job becomes `incomplete`, not `failed`. */
   | { kind: 'failure'; externalId?: string; table?: string; error: Error; retryable: boolean }
   /** Everything before this event is committed; a restarted job resumes from `cursor`. */

@@ -11,8 +11,13 @@ export interface IngestDocument {
   sourceType: ItemSourceType;
   /** e.g. `support_desk_articles`, `crawled_pages`, `uploaded_documents` */
   sourceTableName: string;
-  /** e.g. `integration:<connectionId>:<externalId>` or `crawl:<canonical url>` */
+  /** e.g. `integration:<connectionId>:<table>:<externalId>` or `crawl:<canonical url>` */
   sourceKey: string;
+  /**
+   * Other keys a user's deletion of this document may have been recorded under (tombstones written before
+   * integration keys named the table: {@link legacyIntegrationTombstoneKey}).
+   */
+  tombstoneKeys?: readonly string[];
   title: string;
   markdown: string;
   url: string;
@@ -26,8 +31,21 @@ export interface IngestDocument {
 
 export type StoreOutcome = 'created' | 'updated' | 'unchanged' | 'tombstoned';
 
-export function integrationSourceKey(connectionId: string, externalId: string): string {
-  return `integration:${connectionId}:${externalId}`;
+/**
+ * The key of a synced document: its connection, its table and the source's id. The table is part of it
+ * because ids are only unique per table (a Zendesk article and a ticket may both be 7). Tables never hold
+ * a colon; external ids may (`gid://shopify/Product/1`), so the id is last.
+ */
+export function integrationSourceKey(connectionId: string, table: string, externalId: string): string {
+  return `integration:${connectionId}:${table}:${externalId}`;
+}
+
+/**
+ * Where migration 006 moved a tombstone written when keys had no table (`integration:<conn>:<id>`): the
+ * table is unknown, so `*` stands for any, and a document of that id in any table stays deleted.
+ */
+export function legacyIntegrationTombstoneKey(connectionId: string, externalId: string): string {
+  return `integration:${connectionId}:*:${externalId}`;
 }
 
 export function crawlSourceKey(canonicalUrl: string): string {
@@ -52,16 +70,17 @@ export async function storeDocument(
   opts: { respectTombstones: boolean },
 ): Promise<{ outcome: StoreOutcome; itemId: string | null }> {
   const doc = storableDocument(input);
+  const tombstoneKeys = [doc.sourceKey, ...(doc.tombstoneKeys ?? [])];
   if (opts.respectTombstones) {
     const dead = await q.query(
-      'SELECT 1 FROM item_tombstones WHERE organization_id = $1 AND source_key = $2',
-      [organizationId, doc.sourceKey],
+      'SELECT 1 FROM item_tombstones WHERE organization_id = $1 AND source_key = ANY($2::text[])',
+      [organizationId, tombstoneKeys],
     );
     if (dead.length > 0) return { outcome: 'tombstoned', itemId: null };
   } else {
-    await q.query('DELETE FROM item_tombstones WHERE organization_id = $1 AND source_key = $2', [
+    await q.query('DELETE FROM item_tombstones WHERE organization_id = $1 AND source_key = ANY($2::text[])', [
       organizationId,
-      doc.sourceKey,
+      tombstoneKeys,
     ]);
   }
   const hash = contentHash(doc.title, doc.markdown);

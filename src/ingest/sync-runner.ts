@@ -24,7 +24,7 @@ import type { Queryable } from '../db/database.ts';
 import { saveConnectionCursor } from '../db/repositories/connections.ts';
 import { listConnectionDocuments } from '../db/repositories/items.ts';
 import { recordSyncProgress, type SyncFailure, syncJobFailures } from '../db/repositories/sync-jobs.ts';
-import { integrationSourceKey, removeDocument, storeDocument } from './store.ts';
+import { integrationSourceKey, legacyIntegrationTombstoneKey, removeDocument, storeDocument } from './store.ts';
 
 export interface SyncRunOptions {
   organizationId: string;
@@ -63,7 +63,7 @@ export interface SyncRunResult {
 
 type Op =
   | { kind: 'document'; doc: SourceDocument }
-  | { kind: 'deleted'; externalId: string }
+  | { kind: 'deleted'; externalId: string; table: string }
   | { kind: 'failure'; failure: SyncFailure };
 
 const MAX_FAILURE_MESSAGE = 500;
@@ -98,7 +98,8 @@ export async function runSync(opts: SyncRunOptions): Promise<SyncRunResult> {
             {
               sourceType: 'integration',
               sourceTableName: d.table,
-              sourceKey: integrationSourceKey(opts.connectionId, d.externalId),
+              sourceKey: integrationSourceKey(opts.connectionId, d.table, d.externalId),
+              tombstoneKeys: [legacyIntegrationTombstoneKey(opts.connectionId, d.externalId)],
               title: d.title,
               markdown: d.markdown,
               url: d.url,
@@ -117,7 +118,7 @@ export async function runSync(opts: SyncRunOptions): Promise<SyncRunResult> {
             await removeDocument(
               tx,
               opts.organizationId,
-              integrationSourceKey(opts.connectionId, op.externalId),
+              integrationSourceKey(opts.connectionId, op.table, op.externalId),
             )
           )
             rows++;
@@ -130,14 +131,23 @@ export async function runSync(opts: SyncRunOptions): Promise<SyncRunResult> {
           opts.jobId,
           seen,
         ]);
-        // A document that failed this time was not seen, but is not gone either: keep it.
-        const failedKeys = failures
-          .filter((f) => f.externalId !== undefined)
-          .map((f) => integrationSourceKey(opts.connectionId, f.externalId!));
-        if (failedKeys.length > 0) {
+        // A document that failed this time was not seen, but is not gone either: keep it (in every table,
+        // when the failure does not say which).
+        const failedKeys: string[] = [];
+        const failedAnyTable: string[] = [];
+        for (const f of failures) {
+          if (f.externalId === undefined) continue;
+          if (f.table) failedKeys.push(integrationSourceKey(opts.connectionId, f.table, f.externalId));
+          else failedAnyTable.push(f.externalId);
+        }
+        if (failedKeys.length > 0 || failedAnyTable.length > 0) {
           await tx.query(
-            'UPDATE items SET last_sync_job_id = $1 WHERE organization_id = $2 AND source_key = ANY($3::text[])',
-            [opts.jobId, opts.organizationId, failedKeys],
+            `UPDATE items SET last_sync_job_id = $1
+              WHERE organization_id = $2 AND connection_id = $3
+                AND (source_key = ANY($4::text[])
+                     OR source_key = ANY(SELECT 'integration:' || $3 || ':' || source_table_name || ':' || f.id
+                                           FROM unnest($5::text[]) AS f(id)))`,
+            [opts.jobId, opts.organizationId, opts.connectionId, failedKeys, failedAnyTable],
           );
         }
       }
@@ -170,13 +180,14 @@ export async function runSync(opts: SyncRunOptions): Promise<SyncRunResult> {
         await push({ kind: 'document', doc: event.doc });
         break;
       case 'deleted':
-        await push({ kind: 'deleted', externalId: event.externalId });
+        await push({ kind: 'deleted', externalId: event.externalId, table: event.table });
         break;
       case 'failure':
         await push({
           kind: 'failure',
           failure: {
             ...(event.externalId === undefined ? {} : { externalId: event.externalId }),
+            ...(event.table === undefined ? {} : { table: event.table }),
             message: failureMessage(event.error, opts.secrets ?? []),
             retryable: event.retryable,
           },
@@ -231,16 +242,18 @@ export async function* knownDocuments(
   organizationId: string,
   connectionId: string,
 ): AsyncGenerator<KnownDocument[]> {
-  const prefix = integrationSourceKey(connectionId, '');
   let afterKey: string | null = null;
   for (;;) {
     const rows = await listConnectionDocuments(db, organizationId, connectionId, {
       afterKey,
       limit: KNOWN_BATCH,
     });
-    const docs = rows
-      .filter((r) => r.sourceKey.startsWith(prefix))
-      .map((r) => ({ externalId: r.sourceKey.slice(prefix.length), table: r.table, version: r.version }));
+    const docs: KnownDocument[] = [];
+    for (const r of rows) {
+      const prefix = integrationSourceKey(connectionId, r.table, '');
+      if (r.sourceKey.startsWith(prefix))
+        docs.push({ externalId: r.sourceKey.slice(prefix.length), table: r.table, version: r.version });
+    }
     if (docs.length > 0) yield docs;
     if (rows.length < KNOWN_BATCH) return;
     afterKey = rows[rows.length - 1]!.sourceKey;

@@ -82,7 +82,11 @@ export interface SyncOutcome<Cursor = unknown> {
  * connector's own logic (enumeration, rendering, change and deletion detection) fast to test.
  */
 export class SyncedSet<Cursor = unknown> {
-  readonly docs = new Map<string, SourceDocument>();
+  /**
+   * The held documents by `<table>:<externalId>`, as the runner keys them: ids are only unique per table.
+   * Use {@link doc} / {@link has} to look one up by id.
+   */
+  readonly held = new Map<string, SourceDocument>();
   cursor: Cursor | null = null;
 
   readonly #connector: AnyConnector;
@@ -131,21 +135,27 @@ export class SyncedSet<Cursor = unknown> {
     for await (const event of this.#connector.sync!(ctx, { cursor: out.cursor, mode, known })) {
       if (event.kind === 'document') {
         out.documents.push(event.doc);
-        this.docs.set(event.doc.externalId, event.doc);
-        seen.add(event.doc.externalId);
+        const key = heldKey(event.doc.table, event.doc.externalId);
+        this.held.set(key, event.doc);
+        seen.add(key);
       } else if (event.kind === 'deleted') {
         out.deleted.push({ externalId: event.externalId, table: event.table });
-        this.docs.delete(event.externalId);
+        this.held.delete(heldKey(event.table, event.externalId));
       } else if (event.kind === 'failure') {
         out.failures.push(event);
         if (event.externalId !== undefined) failedIds.add(event.externalId);
+        if (event.externalId !== undefined && event.table !== undefined)
+          failedIds.add(heldKey(event.table, event.externalId));
       } else {
         out.checkpoints.push(event.cursor as Cursor);
         out.cursor = event.cursor as Cursor;
       }
     }
     if (mode === 'full' && !out.failures.some((f) => f.externalId === undefined)) {
-      for (const id of this.docs.keys()) if (!seen.has(id) && !failedIds.has(id)) this.docs.delete(id);
+      for (const [key, d] of this.held) {
+        // A failure without its table protects the id in every table, as the runner does.
+        if (!seen.has(key) && !failedIds.has(key) && !failedIds.has(d.externalId)) this.held.delete(key);
+      }
     }
     this.cursor = out.cursor;
     out.requests = ctx.http.requestCount;
@@ -155,15 +165,38 @@ export class SyncedSet<Cursor = unknown> {
 
   /** The held documents' titles, sorted. */
   titles(): string[] {
-    return [...this.docs.values()].map((d) => d.title).sort();
+    return [...this.held.values()].map((d) => d.title).sort();
+  }
+
+  /**
+   * The held documents by external id alone: for sources whose ids are unique across their tables (a
+   * later table's document of the same id hides an earlier one here; use {@link held} for those).
+   */
+  get docs(): Map<string, SourceDocument> {
+    return new Map([...this.held.values()].map((d) => [d.externalId, d]));
+  }
+
+  /** The held document of this id (in `table`, when given). */
+  doc(externalId: string, table?: string): SourceDocument | undefined {
+    if (table !== undefined) return this.held.get(heldKey(table, externalId));
+    return [...this.held.values()].find((d) => d.externalId === externalId);
+  }
+
+  /** Replaces or adds a held document (a test planting what a connection holds). */
+  hold(doc: SourceDocument): void {
+    this.held.set(heldKey(doc.table, doc.externalId), doc);
   }
 
   async *knownBatches(): AsyncGenerator<KnownDocument[]> {
-    const all = [...this.docs.values()].map((d) => ({
+    const all = [...this.held.values()].map((d) => ({
       externalId: d.externalId,
       table: d.table,
       version: d.version ?? null,
     }));
     for (let i = 0; i < all.length; i += 1000) yield all.slice(i, i + 1000);
   }
+}
+
+function heldKey(table: string, externalId: string): string {
+  return `${table}:${externalId}`;
 }

@@ -30,23 +30,32 @@ const itemSchema = z.object({
 const changesSchema = z.object({ items: z.array(itemSchema), next: z.number(), hasMore: z.boolean() });
 const docsSchema = z.object({ items: z.array(itemSchema), seq: z.number(), hasMore: z.boolean() });
 
+/**
+ * The fake's id `tickets/7` is document `7` of table `docs_space_tickets`; a plain id is a page: so a test
+ * can hold two documents of one id in two tables, as Zendesk's article 7 and ticket 7.
+ */
+function tableAndId(id: string): { table: string; externalId: string } {
+  const slash = id.indexOf('/');
+  return slash < 0
+    ? { table: 'docs_space_pages', externalId: id }
+    : { table: `docs_space_${id.slice(0, slash)}`, externalId: id.slice(slash + 1) };
+}
+
 function toDocument(item: z.infer<typeof itemSchema>): SourceDocument {
   return {
-    externalId: item.id,
+    ...tableAndId(item.id),
     title: item.title ?? item.id,
     url: `https://docs.example.test/${item.id}`,
     markdown: item.body ?? '',
     visibility: 'public',
     tags: ['docs_space', 'test'],
     version: String(item.seq),
-    table: 'docs_space_pages',
   };
 }
 
 function* itemEvents(item: z.infer<typeof itemSchema>): Generator<SyncEvent<TestCursor>> {
-  if (item.deleted) yield { kind: 'deleted', externalId: item.id };
-  else if (item.error)
-    yield { kind: 'failure', externalId: item.id, error: new Error(item.error), retryable: false };
+  if (item.deleted) yield { kind: 'deleted', ...tableAndId(item.id) };
+  else if (item.error) yield { kind: 'failure', ...tableAndId(item.id), error: new Error(item.error), retryable: false };
   else yield { kind: 'document', doc: toDocument(item) };
 }
 

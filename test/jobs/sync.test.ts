@@ -116,6 +116,33 @@ for (const mode of STORAGE_MODES) {
       source.breakDoc('a1', false);
     });
 
+    test('documents of two tables with one id are two items; each fails, changes and leaves on its own', async () => {
+      const { t, source } = s;
+      const titles = async () => (await itemTitles(t)).filter((x) => x.includes('seventy-seven'));
+      source.put('77', 'Article seventy-seven');
+      source.put('tickets/77', 'Ticket seventy-seven');
+      const first = await syncAndWait(t);
+      assert.equal(first.status, 'succeeded', JSON.stringify(first));
+      assert.deepEqual(await titles(), ['Article seventy-seven', 'Ticket seventy-seven']);
+
+      // The ticket fails in a full pass: it is kept, and the article beside it is untouched.
+      source.breakDoc('tickets/77');
+      const reset = await syncAndWait(t, 'reset');
+      assert.equal(reset.status, 'incomplete');
+      assert.deepEqual(
+        reset.failures.map((f) => [f.externalId, f.table]),
+        [['77', 'docs_space_tickets']],
+      );
+      assert.deepEqual(await titles(), ['Article seventy-seven', 'Ticket seventy-seven']);
+      source.breakDoc('tickets/77', false);
+
+      source.put('77', 'Article seventy-seven, edited');
+      source.remove('tickets/77');
+      const second = await syncAndWait(t);
+      assert.equal(second.status, 'succeeded', JSON.stringify(second));
+      assert.deepEqual(await titles(), ['Article seventy-seven, edited']);
+    });
+
     test('run-sync answers at once; a second one while the first is pending or running is 409', async () => {
       const { t, source } = s;
       const release = source.hold();

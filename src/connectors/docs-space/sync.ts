@@ -201,6 +201,7 @@ function readTree(nodes: unknown[], facts: SpaceFacts, revision: string): Tree {
           tree.failures.push({
             kind: 'failure',
             externalId: id,
+            table: DOCS_SPACE_TABLE,
             error: new Error(
               `GitBook page ${id} has an unexpected shape in the page tree: ${z.prettifyError(page.error).replace(/\s+/g, ' ')}`,
             ),
@@ -275,7 +276,7 @@ function pageEvent(
     if (err.status === 401 || err.status === 403) throw spaceAccessError(err, ctx.credentials) ?? err;
     // A page that vanished between the tree and its read (404) is read again once the tree settles.
     const retryable = isTransientSourceError(err) || err.status === 404;
-    return { kind: 'failure', externalId: page.id, error: err, retryable };
+    return { kind: 'failure', externalId: page.id, table: DOCS_SPACE_TABLE, error: err, retryable };
   }
   let markdown: string;
   try {
@@ -288,6 +289,7 @@ function pageEvent(
     return {
       kind: 'failure',
       externalId: page.id,
+      table: DOCS_SPACE_TABLE,
       error: new Error(`GitBook page ${page.id} could not be rendered: ${(err as Error).message}`),
       retryable: false,
     };

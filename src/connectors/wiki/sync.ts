@@ -265,7 +265,7 @@ async function fetchOne(
       `${sourceName(WIKI_SOURCE)} ${entry.noun} ${entry.id} (${JSON.stringify(entry.title)}) ${message}`,
     );
     return {
-      events: [{ kind: 'failure', externalId: entry.id, error, retryable }],
+      events: [{ kind: 'failure', externalId: entry.id, table: entry.table, error, retryable }],
       ...(retryable ? { transient: error } : {}),
     };
   };

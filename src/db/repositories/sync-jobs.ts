@@ -11,6 +11,8 @@ export type SyncTrigger = 'api' | 'schedule';
 /** One document that could not be synced, as listed on the job. */
 export interface SyncFailure {
   externalId?: string;
+  /** The document's table (`support_desk_tickets`...), when the connector said. */
+  table?: string;
   message: string;
   retryable: boolean;
 }

@@ -64,6 +64,7 @@ export function publicOrigin(
 
 const syncFailureSchema = z.object({
   externalId: z.string().optional(),
+  table: z.string().optional().describe("The document's source_table_name, when the source said"),
   message: z.string(),
   retryable: z.boolean(),
 });
