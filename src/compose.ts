@@ -90,6 +90,7 @@ export function composeService(opts: {
     baseUrlOverrides: Object.fromEntries(
       registry.connectors.map((c) => [c.type, config.sources[c.type]?.baseUrl]),
     ),
+    oauthApps: Object.fromEntries(registry.connectors.map((c) => [c.type, config.sources[c.type]?.oauthApp])),
     sourceSettings: Object.fromEntries(
       registry.connectors.map((c) => [c.type, config.sources[c.type]?.settings ?? {}]),
     ),

@@ -26,7 +26,7 @@ export interface NormalizedSource {
   type: SourceType;
   connector: AnyConnector;
   /** The connector's normalized credentials (secret: store encrypted, never return or log). */
-  credentials: Record<string, string>;
+  credentials: Record<string, unknown>;
 }
 
 /** Connectors by type and alias, and the request schemas they imply. Built once per service. */

@@ -255,6 +255,17 @@ export interface OAuthApp {
   baseUrl: string;
 }
 
+/** What a token endpoint granted. */
+export interface OAuthTokens {
+  accessToken: string;
+  /** The workspace or account the consent was given for, when the source says. */
+  accountName: string | null;
+  /** Present when the source issues refresh tokens (Zendesk may; Notion's public integrations do not). */
+  refreshToken?: string | null;
+  /** Epoch ms after which `accessToken` no longer works, when the source says (`expires_in`). */
+  expiresAt?: number | null;
+}
+
 /**
  * OAuth consent of a source (API.md "Connections": initiate, callback, secret-id-exists). The routes are
  * generic; the vendor's endpoints and parameters live here, in the connector's folder.
@@ -262,10 +273,24 @@ export interface OAuthApp {
 export interface OAuthSteps {
   /** Settings naming the OAuth app, e.g. `{ clientId: 'KB_NOTES_CLIENT_ID', ... }`. */
   settings: { clientId: string; clientSecret: string; baseUrl: string };
-  /** The authorization server's origin when its setting is unset. */
+  /**
+   * The authorization server's origin when its setting is unset. May hold the {@link tenant} field as a
+   * `{placeholder}` (`https://{subdomain}.zendesk.com`): each account runs its own consent.
+   */
   defaultBaseUrl: string;
+  /**
+   * For sources whose accounts each have their own authorization server: the credential field naming the
+   * account (`subdomain`), which the initiate body must carry, and how to canonicalize it (throws
+   * `AppError('invalid_request')` naming the field, as `normalize` does).
+   */
+  tenant?: { field: string; normalize(value: string): string };
   /** The credential field the stored token fills before a credential check or a sync. */
   tokenField: string;
+  /**
+   * Whether these normalized credentials need the token of a stored consent. Default: the token field
+   * is empty. A source with another way in (Zendesk's API token) says no when that is given.
+   */
+  needsConsent?(credentials: Record<string, unknown>): boolean;
   /** The consent URL the user's browser opens. */
   authorizeUrl(app: OAuthApp, opts: { redirectUri: string; state: string }): string;
   /**
@@ -277,7 +302,9 @@ export interface OAuthSteps {
     http: SourceHttpClient,
     app: OAuthApp,
     opts: { code: string; redirectUri: string },
-  ): Promise<{ accessToken: string; accountName: string | null }>;
+  ): Promise<OAuthTokens>;
+  /** Trades a refresh token for new tokens (same errors as {@link exchangeCode}); for sources that issue them. */
+  refresh?(http: SourceHttpClient, app: OAuthApp, opts: { refreshToken: string }): Promise<OAuthTokens>;
 }
 
 /** A connector with its type parameters erased, as the registry holds it. */

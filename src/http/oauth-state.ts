@@ -9,8 +9,6 @@
  * the credential key, so every process of a deployment shares it.
  */
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
-import type { Config } from '../config.ts';
-import type { AnyConnector, OAuthApp, OAuthSteps } from '../connectors/types.ts';
 import type { Queryable } from '../db/database.ts';
 import type { CredentialCipher } from '../lib/crypto.ts';
 import { AppError } from '../lib/errors.ts';
@@ -110,21 +108,4 @@ export class OAuthStates {
 
 export function newStateNonce(): string {
   return randomBytes(18).toString('base64url');
-}
-
-/** The OAuth steps and app of an OAuth source, or 400 oauth_not_configured naming the settings. */
-export function oauthOf(
-  config: Config,
-  connector: AnyConnector,
-): { steps: OAuthSteps; app: OAuthApp } {
-  const steps = connector.oauth;
-  if (!steps) throw new AppError('invalid_request', `${connector.label} (${connector.type}) does not connect through OAuth.`);
-  const app = config.sources[connector.type]?.oauthApp;
-  if (!app) {
-    throw new AppError(
-      'oauth_not_configured',
-      `OAuth for ${connector.type} (${connector.label}) is not configured on this service: the operator must set ${steps.settings.clientId} and ${steps.settings.clientSecret}. Alternatively, pass the token as source.${steps.tokenField}.`,
-    );
-  }
-  return { steps, app };
 }

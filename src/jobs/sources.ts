@@ -3,10 +3,17 @@
  * connector registry, the guarded outbound fetch, the credential cipher, and the operator's base-URL
  * override of each source type. Built once by the composition root (src/compose.ts).
  */
+import { resolveBaseUrl } from '../connectors/base-url.ts';
 import { checkCredentials, createConnectorContext } from '../connectors/context.ts';
 import type { SourceHttpClientOptions } from '../connectors/http.ts';
 import type { SourceRegistry } from '../connectors/registry.ts';
-import type { AnyConnector, ConnectorContext, SourceHttpClient } from '../connectors/types.ts';
+import type {
+  AnyConnector,
+  ConnectorContext,
+  OAuthApp,
+  OAuthSteps,
+  SourceHttpClient,
+} from '../connectors/types.ts';
 import type { CredentialCipher } from '../lib/crypto.ts';
 import { AppError } from '../lib/errors.ts';
 import type { Logger } from '../lib/logger.ts';
@@ -30,6 +37,8 @@ export interface SourceServicesOptions {
   sourceSettings?: Readonly<Record<string, Readonly<Record<string, string>>>>;
   /** Retry budget of sync jobs' requests. */
   syncHttp: SourceHttpSettings;
+  /** The OAuth app of each OAuth source type the operator configured, by type. */
+  oauthApps?: Readonly<Record<string, OAuthApp | undefined>>;
 }
 
 export class SourceServices {
@@ -39,6 +48,7 @@ export class SourceServices {
   readonly registry: SourceRegistry;
   readonly #baseUrls: Readonly<Record<string, string | undefined>>;
   readonly #settings: Readonly<Record<string, Readonly<Record<string, string>>>>;
+  readonly #oauthApps: Readonly<Record<string, OAuthApp | undefined>>;
 
   constructor(opts: SourceServicesOptions) {
     this.fetch = opts.fetch;
@@ -47,6 +57,7 @@ export class SourceServices {
     this.registry = opts.registry;
     this.#baseUrls = opts.baseUrlOverrides;
     this.#settings = opts.sourceSettings ?? {};
+    this.#oauthApps = opts.oauthApps ?? {};
   }
 
   /** The connector of a source type (or its alias), or undefined. */
@@ -58,6 +69,29 @@ export class SourceServices {
   baseUrlTemplateFor(type: string): string | undefined {
     const value = this.#baseUrls[type];
     return value ? value : undefined;
+  }
+
+  /**
+   * The OAuth steps and app of an OAuth source, the app's authorization server resolved for `tenant` (the
+   * account, for sources where each has its own), or 400 oauth_not_configured naming the settings.
+   */
+  oauthOf(connector: AnyConnector, tenant?: string | null): { steps: OAuthSteps; app: OAuthApp } {
+    const steps = connector.oauth;
+    if (!steps) {
+      throw new AppError('invalid_request', `${connector.label} (${connector.type}) does not connect through OAuth.`);
+    }
+    const app = this.#oauthApps[connector.type];
+    if (!app) {
+      throw new AppError(
+        'oauth_not_configured',
+        `OAuth for ${connector.type} (${connector.label}) is not configured on this service: the operator must set ${steps.settings.clientId} and ${steps.settings.clientSecret}. Alternatively, pass the token as source.${steps.tokenField}.`,
+      );
+    }
+    if (!steps.tenant) return { steps, app };
+    if (!tenant) {
+      throw new AppError('invalid_request', `${steps.tenant.field}: required to connect ${connector.type} through OAuth.`);
+    }
+    return { steps, app: { ...app, baseUrl: resolveBaseUrl(app.baseUrl, { [steps.tenant.field]: tenant }) } };
   }
 
   /** Runs the connector's credential check (inside an API request: short retry budget). */

@@ -5,10 +5,14 @@
 import { z } from 'zod';
 import { CREDENTIAL_CHECK_HTTP } from '../connectors/context.ts';
 import { redactSecrets, sourceName } from '../connectors/credential-check.ts';
-import { isSourceHttpError } from '../connectors/http.ts';
-import type { AnyConnector } from '../connectors/types.ts';
+import { createSourceHttpClient, isSourceHttpError } from '../connectors/http.ts';
+import type { AnyConnector, OAuthTokens } from '../connectors/types.ts';
 import type { Database, Queryable } from '../db/database.ts';
-import { getConnectionById, takeDueSchedules } from '../db/repositories/connections.ts';
+import {
+  getConnectionById,
+  takeDueSchedules,
+  updateConnectionCredentials,
+} from '../db/repositories/connections.ts';
 import {
   activeSyncJobIds,
   getSyncJobState,
@@ -21,6 +25,7 @@ import { AppError, isAppError } from '../lib/errors.ts';
 import { OutboundBlockedError, OutboundError } from '../net/outbound.ts';
 import { cancelJobs, enqueueJob } from './queue.ts';
 import { defineJobKind, JobError, type JobContext, type JobKind, type JobResult, type PeriodicTask } from './registry.ts';
+import { credentialsWithTokens, needsRefresh, OAUTH_REFRESH_FIELD, refreshRefused } from './oauth-tokens.ts';
 import type { JobSignals } from './signals.ts';
 import { type SourceHttpSettings, type SourceServices, secretValues } from './sources.ts';
 
@@ -122,7 +127,10 @@ async function runSyncJob(deps: SyncJobDeps, ctx: JobContext): Promise<JobResult
     );
   }
 
-  const credentials = deps.sources.decryptCredentials(connection.id, connection.credentialsEncrypted);
+  let credentials = deps.sources.decryptCredentials(connection.id, connection.credentialsEncrypted);
+  if (connector.oauth?.refresh && needsRefresh(credentials)) {
+    credentials = await refreshConnectionTokens(deps, connector, connection.id, credentials, ctx.signal);
+  }
   const context = deps.sources.syncContext(connector, credentials, { signal: ctx.signal, log: ctx.log });
   const mode = state.jobType === 'reset' ? 'full' : 'incremental';
   const cursor = parseCursor(
@@ -157,6 +165,32 @@ async function runSyncJob(deps: SyncJobDeps, ctx: JobContext): Promise<JobResult
     if (ctx.signal.aborted) throw ctx.signal.reason ?? err;
     throw describeSyncError(connector, err, secretValues(credentials));
   }
+}
+
+/**
+ * Trades the connection's refresh token for new tokens before the access token runs out, and stores them
+ * (refresh tokens rotate: the old one may already be spent). A refusal fails the job saying to consent again.
+ */
+async function refreshConnectionTokens(
+  deps: SyncJobDeps,
+  connector: AnyConnector,
+  connectionId: string,
+  credentials: Record<string, unknown>,
+  signal: AbortSignal,
+): Promise<Record<string, unknown>> {
+  const steps = connector.oauth!;
+  const tenant = steps.tenant ? String(credentials[steps.tenant.field]) : null;
+  const { app } = deps.sources.oauthOf(connector, tenant);
+  const http = createSourceHttpClient({ ...CREDENTIAL_CHECK_HTTP, fetch: deps.sources.fetch, signal });
+  let tokens: OAuthTokens;
+  try {
+    tokens = await steps.refresh!(http, app, { refreshToken: String(credentials[OAUTH_REFRESH_FIELD]) });
+  } catch (err) {
+    throw refreshRefused(connector, err);
+  }
+  const next = credentialsWithTokens(credentials, steps, tokens);
+  await updateConnectionCredentials(deps.db, connectionId, deps.sources.encryptCredentials(connectionId, next));
+  return next;
 }
 
 function parseCursor(connector: AnyConnector, raw: unknown, ctx: JobContext): unknown {

@@ -185,6 +185,8 @@ export interface NewOAuthState {
   secretId: string;
   callbackUri: string;
   redirectUri: string | null;
+  /** The account the consent is for (`subdomain`), for sources where each has its own; else null. */
+  tenant: string | null;
   ttlMs: number;
 }
 
@@ -192,9 +194,9 @@ export async function insertOAuthState(q: Queryable, s: NewOAuthState): Promise<
   // Expired states are useless: clear them out while we are here.
   await q.query(`DELETE FROM oauth_states WHERE expires_at < now() - interval '1 day'`);
   await q.query(
-    `INSERT INTO oauth_states (id, organization_id, source_type, secret_id, callback_uri, redirect_uri, expires_at)
-     VALUES ($1, $2, $3, $4, $5, $6, now() + ($7::float8 * interval '1 millisecond'))`,
-    [s.id, s.organizationId, s.sourceType, s.secretId, s.callbackUri, s.redirectUri, s.ttlMs],
+    `INSERT INTO oauth_states (id, organization_id, source_type, secret_id, callback_uri, redirect_uri, tenant, expires_at)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, now() + ($8::float8 * interval '1 millisecond'))`,
+    [s.id, s.organizationId, s.sourceType, s.secretId, s.callbackUri, s.redirectUri, s.tenant, s.ttlMs],
   );
 }
 
@@ -204,6 +206,7 @@ export interface OAuthStateRow {
   secretId: string;
   callbackUri: string;
   redirectUri: string | null;
+  tenant: string | null;
 }
 
 /** Use a state once: returns it only if it exists, is unexpired and was not used before. */
@@ -212,7 +215,7 @@ export async function consumeOAuthState(q: Queryable, id: string): Promise<OAuth
     `UPDATE oauth_states SET used_at = now()
       WHERE id = $1 AND used_at IS NULL AND expires_at > now()
       RETURNING organization_id AS "organizationId", source_type AS "sourceType", secret_id AS "secretId",
-                callback_uri AS "callbackUri", redirect_uri AS "redirectUri"`,
+                callback_uri AS "callbackUri", redirect_uri AS "redirectUri", tenant`,
     [id],
   );
   return rows[0] ?? null;
@@ -226,15 +229,16 @@ export async function saveOAuthSecret(
     sourceType: string;
     tokenEncrypted: string;
     workspaceName: string | null;
+    tenant: string | null;
   },
 ): Promise<void> {
   await q.query(
-    `INSERT INTO oauth_secrets (id, organization_id, source_type, token_encrypted, workspace_name)
-     VALUES ($1, $2, $3, $4, $5)
+    `INSERT INTO oauth_secrets (id, organization_id, source_type, token_encrypted, workspace_name, tenant)
+     VALUES ($1, $2, $3, $4, $5, $6)
      ON CONFLICT (id) DO UPDATE SET token_encrypted = EXCLUDED.token_encrypted,
-       workspace_name = EXCLUDED.workspace_name, created_at = now()
+       workspace_name = EXCLUDED.workspace_name, tenant = EXCLUDED.tenant, created_at = now()
      WHERE oauth_secrets.organization_id = EXCLUDED.organization_id`,
-    [s.id, s.organizationId, s.sourceType, s.tokenEncrypted, s.workspaceName],
+    [s.id, s.organizationId, s.sourceType, s.tokenEncrypted, s.workspaceName, s.tenant],
   );
 }
 
@@ -246,18 +250,32 @@ export async function oauthSecretExists(q: Queryable, organizationId: string, id
   return rows.length > 0;
 }
 
-/** A stored secret by id, or the organization's newest of that source type when no id is given. */
+/**
+ * A stored secret by id, or the organization's newest of that source type (and account, when `tenant` is
+ * given) when no id is given. A secret asked for by id comes back whatever its account: the caller says
+ * what a mismatch means.
+ */
 export async function findOAuthSecret(
   q: Queryable,
   organizationId: string,
   sourceType: string,
   id: string | undefined,
-): Promise<{ id: string; tokenEncrypted: string } | null> {
-  const rows = await q.query<{ id: string; tokenEncrypted: string }>(
-    `SELECT id, token_encrypted AS "tokenEncrypted" FROM oauth_secrets
-      WHERE organization_id = $1 AND source_type = $2 AND ($3::text IS NULL OR id = $3)
+  tenant: string | null = null,
+): Promise<{ id: string; tokenEncrypted: string; tenant: string | null } | null> {
+  const rows = await q.query<{ id: string; tokenEncrypted: string; tenant: string | null }>(
+    `SELECT id, token_encrypted AS "tokenEncrypted", tenant FROM oauth_secrets
+      WHERE organization_id = $1 AND source_type = $2
+        AND ($3::text IS NULL OR id = $3) AND ($3::text IS NOT NULL OR $4::text IS NULL OR tenant = $4)
       ORDER BY created_at DESC LIMIT 1`,
-    [organizationId, sourceType, id ?? null],
+    [organizationId, sourceType, id ?? null, tenant],
   );
   return rows[0] ?? null;
+}
+
+/** New credentials of a connection (a refreshed OAuth token), encrypted by the caller. */
+export async function updateConnectionCredentials(q: Queryable, id: string, encrypted: string): Promise<void> {
+  await q.query('UPDATE connections SET credentials_encrypted = $2, updated_at = now() WHERE id = $1', [
+    id,
+    encrypted,
+  ]);
 }

@@ -4,6 +4,7 @@ import { findOAuthSecret, upsertConnection } from '../../db/repositories/connect
 import { AppError } from '../../lib/errors.ts';
 import { type App, type RouteDeps, callerOf } from '../context.ts';
 import { bodyInteger, commonErrors } from '../schemas.ts';
+import { credentialsWithTokens, decodeStoredTokens } from '../../jobs/oauth-tokens.ts';
 import { oauthSecretAad } from '../oauth-state.ts';
 
 /** The whole credential check, retries included, runs inside the request: bound it. */
@@ -25,7 +26,7 @@ const bodySchema = (registry: SourceRegistry) =>
     .min(1)
     .max(200)
     .optional()
-    .describe('Extension, OAuth sources (notes) only: the secretId of the OAuth consent to use (default: the newest one).'),
+    .describe('Extension, OAuth sources (notes, support_desk) only: the secretId of the OAuth consent to use (default: the newest one, of the same subdomain for support_desk).'),
 });
 
 /**
@@ -69,21 +70,30 @@ export function register(app: App, deps: RouteDeps): void {
           `secretId only applies to OAuth connections (${deps.sources.registry.oauthTypeValues().join(', ')}).`,
         );
       }
-      // An OAuth source without a token in the request takes the one its consent stored.
-      if (oauth && !credentials[oauth.tokenField]) {
-        const secret = await findOAuthSecret(deps.db, organizationId, type, secretId);
+      // An OAuth source without a token (or another way in) in the request takes the one its consent stored.
+      const needsConsent = oauth?.needsConsent ?? ((c: Record<string, unknown>) => !c[oauth?.tokenField ?? '']);
+      if (oauth && needsConsent(credentials)) {
+        const tenantField = oauth.tenant?.field;
+        const tenant = tenantField ? String(credentials[tenantField]) : null;
+        const secret = await findOAuthSecret(deps.db, organizationId, type, secretId, tenant);
         if (!secret) {
           throw new AppError(
             'oauth_required',
             secretId === undefined
-              ? `Connecting ${type} needs OAuth consent first: POST /api/connect/oauth/initiate, open the consentUrl, then create the connection (or pass the token as source.${oauth.tokenField}).`
+              ? `Connecting ${type}${tenant ? ` (${tenantField} ${tenant})` : ''} needs OAuth consent first: POST /api/connect/oauth/initiate, open the consentUrl, then create the connection (or pass the token as source.${oauth.tokenField}).`
               : 'No OAuth token is stored under this secretId for this organization; complete the consent first.',
           );
         }
-        credentials = {
-          ...credentials,
-          [oauth.tokenField]: deps.sources.cipher.decrypt(secret.tokenEncrypted, oauthSecretAad(secret.id)),
-        };
+        if (tenantField && secret.tenant !== tenant) {
+          throw new AppError(
+            'invalid_request',
+            `source.${tenantField}: the consent under this secretId was given for another ${tenantField}; start the consent for this one.`,
+          );
+        }
+        const tokens = decodeStoredTokens(
+          deps.sources.cipher.decrypt(secret.tokenEncrypted, oauthSecretAad(secret.id)),
+        );
+        credentials = credentialsWithTokens(credentials, oauth, tokens);
       }
 
       const deadline = AbortSignal.timeout(CHECK_TIMEOUT_MS);

@@ -5,7 +5,8 @@ import { consumeOAuthState, saveOAuthSecret } from '../../db/repositories/connec
 import { AppError, isAppError } from '../../lib/errors.ts';
 import type { App, RouteDeps } from '../context.ts';
 import { errorBodySchema } from '../schemas.ts';
-import { oauthOf, oauthSecretAad } from '../oauth-state.ts';
+import { encodeStoredTokens } from '../../jobs/oauth-tokens.ts';
+import { oauthSecretAad } from '../oauth-state.ts';
 
 // Loose on purpose: authorization servers add parameters of their own.
 const querySchema = z.object({
@@ -64,15 +65,16 @@ export function register(app: App, deps: RouteDeps): void {
         }
         if (!q.code)
           throw new AppError('invalid_request', 'The callback carries no code; start the consent again.');
-        const { steps, app: oauthApp } = oauthOf(deps.config, connector);
+        const { steps, app: oauthApp } = deps.sources.oauthOf(connector, state.tenant);
         const http = createSourceHttpClient({ ...CREDENTIAL_CHECK_HTTP, fetch: deps.sources.fetch });
         const token = await steps.exchangeCode(http, oauthApp, { code: q.code, redirectUri: state.callbackUri });
         await saveOAuthSecret(deps.db, {
           id: state.secretId,
           organizationId: state.organizationId,
           sourceType: state.sourceType,
-          tokenEncrypted: deps.sources.cipher.encrypt(token.accessToken, oauthSecretAad(state.secretId)),
+          tokenEncrypted: deps.sources.cipher.encrypt(encodeStoredTokens(token), oauthSecretAad(state.secretId)),
           workspaceName: token.accountName,
+          tenant: state.tenant,
         });
       } catch (err) {
         if (state.redirectUri && isAppError(err)) {

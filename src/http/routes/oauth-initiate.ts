@@ -1,15 +1,31 @@
 import { z } from 'zod';
 import { insertOAuthState } from '../../db/repositories/connections.ts';
+import { AppError } from '../../lib/errors.ts';
 import { newId } from '../../lib/ids.ts';
 import { type App, type RouteDeps, callerOf } from '../context.ts';
 import { commonErrors } from '../schemas.ts';
 import { publicOrigin } from './connection-shared.ts';
-import { newStateNonce, OAUTH_STATE_TTL_MS, oauthOf } from '../oauth-state.ts';
+import { newStateNonce, OAUTH_STATE_TTL_MS } from '../oauth-state.ts';
 
-/** The request body: `type` is one of the sources that declare OAuth steps (type or alias). */
-function bodySchema(oauthTypes: string[]) {
+/**
+ * The request body: `type` is one of the sources that declare OAuth steps (type or alias), plus the
+ * account field of sources whose accounts each run their own consent (`subdomain` for support_desk).
+ */
+function bodySchema(oauthTypes: string[], tenantFields: Map<string, string[]>) {
   const [first = 'notes', ...rest] = oauthTypes;
+  const tenants = Object.fromEntries(
+    [...tenantFields].map(([field, types]) => [
+      field,
+      z
+        .string()
+        .min(1)
+        .max(300)
+        .optional()
+        .describe(`Required for ${types.join(', ')}: the account whose consent this is.`),
+    ]),
+  );
   return z.strictObject({
+    ...tenants,
     type: z.enum([first, ...rest], {
       error: `type: only ${oauthTypes.join(', ')} connect${oauthTypes.length > 2 ? '' : 's'} through OAuth; other sources take their credentials in POST /api/connect/connection.`,
     }),
@@ -28,6 +44,11 @@ function bodySchema(oauthTypes: string[]) {
  * secretId under which the callback will store the token.
  */
 export function register(app: App, deps: RouteDeps): void {
+  const tenantFields = new Map<string, string[]>();
+  for (const c of deps.sources.registry.connectors) {
+    const field = c.oauth?.tenant?.field;
+    if (field) tenantFields.set(field, [...(tenantFields.get(field) ?? []), c.type]);
+  }
   app.post(
     '/api/connect/oauth/initiate',
     {
@@ -38,7 +59,7 @@ export function register(app: App, deps: RouteDeps): void {
           'Open `consentUrl` in a browser; after consent the source redirects to /api/connect/oauth/callback, ' +
           'which stores the token under `secretId`. Poll /api/connect/secret-id-exists, then create the ' +
           'connection. 400 oauth_not_configured when the operator has not set up the OAuth app.',
-        body: bodySchema(deps.sources.registry.oauthTypeValues()),
+        body: bodySchema(deps.sources.registry.oauthTypeValues(), tenantFields),
         response: {
           200: z.object({
             consentUrl: z.string(),
@@ -51,8 +72,10 @@ export function register(app: App, deps: RouteDeps): void {
     },
     async (request) => {
       const { organizationId } = callerOf(request);
-      const connector = deps.sources.registry.get(request.body.type);
-      const { steps, app: oauthApp } = oauthOf(deps.config, connector);
+      const body = request.body as { type: string; redirectUri?: string } & Record<string, string | undefined>;
+      const connector = deps.sources.registry.get(body.type);
+      const tenant = tenantOf(connector.oauth?.tenant, body, connector.type, tenantFields);
+      const { steps, app: oauthApp } = deps.sources.oauthOf(connector, tenant);
       const callbackUri = `${publicOrigin(deps.config.KB_PUBLIC_URL, request)}/api/connect/oauth/callback`;
       const nonce = newStateNonce();
       const secretId = newId();
@@ -62,7 +85,8 @@ export function register(app: App, deps: RouteDeps): void {
         sourceType: connector.type,
         secretId,
         callbackUri,
-        redirectUri: request.body.redirectUri ?? null,
+        redirectUri: body.redirectUri ?? null,
+        tenant,
         ttlMs: OAUTH_STATE_TTL_MS,
       });
       const state = await deps.oauthStates.sign(nonce, OAUTH_STATE_TTL_MS);
@@ -70,4 +94,24 @@ export function register(app: App, deps: RouteDeps): void {
       return { consentUrl, secretId, expiresAt: Date.now() + OAUTH_STATE_TTL_MS };
     },
   );
+}
+
+/** The account named in the body, canonical; 400 naming the field when it is missing or not the source's. */
+function tenantOf(
+  tenant: { field: string; normalize(value: string): string } | undefined,
+  body: Record<string, string | undefined>,
+  type: string,
+  tenantFields: Map<string, string[]>,
+): string | null {
+  for (const field of tenantFields.keys()) {
+    if (body[field] !== undefined && field !== tenant?.field) {
+      throw new AppError('invalid_request', `${field}: ${type} does not take it; only ${tenantFields.get(field)!.join(', ')} do.`);
+    }
+  }
+  if (!tenant) return null;
+  const value = body[tenant.field];
+  if (value === undefined) {
+    throw new AppError('invalid_request', `${tenant.field}: required for ${type}, whose accounts each run their own consent.`);
+  }
+  return tenant.normalize(value);
 }
