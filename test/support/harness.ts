@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
+import type { Logger as PinoLogger } from 'pino';
 import { type Config, loadConfig } from '../../src/config.ts';
 import { registeredConnectors } from '../../src/connectors/registry.ts';
 import type { AnyConnector } from '../../src/connectors/types.ts';
@@ -118,6 +119,8 @@ export async function startTestApp(
     parts?: ServiceParts;
     /** Benchmarks: a file-backed PGlite directory kept between runs (organizations are reused). */
     pgliteDir?: string;
+    /** A process logger for the HTTP layer (and the service's jobs, unless `parts.log` is given). */
+    logger?: PinoLogger;
   } = {},
 ): Promise<TestApp> {
   const fresh = opts.pgliteDir
@@ -132,8 +135,9 @@ export async function startTestApp(
   const orgA = await makeOrg('org-a');
   const orgB = await makeOrg('org-b');
   // No model unless a test hands one in (withSearch), no background indexer: tests drain it themselves.
-  const service = composeTestService(db, testConfig(opts.config, opts.parts?.connectors), opts.parts);
-  const app = await buildApp(service.appDeps, { logger: false });
+  const parts = opts.logger ? { log: opts.logger, ...opts.parts } : opts.parts;
+  const service = composeTestService(db, testConfig(opts.config, opts.parts?.connectors), parts);
+  const app = await buildApp(service.appDeps, { logger: opts.logger ?? false });
   await app.ready();
   return {
     app,
