@@ -67,6 +67,14 @@ export interface NativePostgres {
   dir: string;
   /** Shuts the server down (fast shutdown) and removes its dir. Safe to call twice. */
   stop(): Promise<void>;
+  /**
+   * Takes the server away and keeps its data: `immediate` (SIGQUIT: backends die at once, crash recovery
+   * on the next start) or `fast` (SIGINT: clients are disconnected, a clean shutdown). Tests then see
+   * what the service does while its database is gone, and call {@link start} to bring it back.
+   */
+  halt(how: 'immediate' | 'fast'): Promise<void>;
+  /** Starts a halted server again on the same port and data; resolves once it accepts connections. */
+  start(): Promise<void>;
 }
 
 interface RunAs {
@@ -356,21 +364,7 @@ async function waitReadyAndCreateDb(
   password: string,
   logPath: string,
 ): Promise<void> {
-  const deadline = Date.now() + READY_TIMEOUT_MS;
-  while (!(await postmasterReady(dataDir, child.pid))) {
-    if (child.exitCode !== null || child.signalCode !== null) {
-      throw new Error(
-        `postgres exited during startup (code ${child.exitCode}, signal ${child.signalCode}); server log:\n` +
-          (await readLog(logPath)),
-      );
-    }
-    if (Date.now() > deadline) {
-      throw new Error(
-        `postgres not ready after ${READY_TIMEOUT_MS} ms; server log:\n${await readLog(logPath)}`,
-      );
-    }
-    await sleep(10);
-  }
+  await waitReady(child, dataDir, logPath);
   const client = new pg.Client({
     host: '127.0.0.1',
     port,
@@ -390,6 +384,41 @@ async function waitReadyAndCreateDb(
   } finally {
     await client.end().catch(() => {});
   }
+}
+
+async function waitReady(child: ChildProcess, dataDir: string, logPath: string): Promise<void> {
+  const deadline = Date.now() + READY_TIMEOUT_MS;
+  while (!(await postmasterReady(dataDir, child.pid))) {
+    if (child.exitCode !== null || child.signalCode !== null) {
+      throw new Error(
+        `postgres exited during startup (code ${child.exitCode}, signal ${child.signalCode}); server log:\n` +
+          (await readLog(logPath)),
+      );
+    }
+    if (Date.now() > deadline) {
+      throw new Error(
+        `postgres not ready after ${READY_TIMEOUT_MS} ms; server log:\n${await readLog(logPath)}`,
+      );
+    }
+    await sleep(10);
+  }
+}
+
+/** Starts the postmaster with `argv`, its output appended to the log; registered for the exit hook. */
+function spawnServer(argv: readonly string[], dir: string, logPath: string): ChildProcess {
+  const [file, ...rest] = argv;
+  const logFd = openSync(logPath, 'a');
+  let child: ChildProcess;
+  try {
+    child = spawn(file!, rest, { stdio: ['ignore', logFd, logFd] });
+  } finally {
+    closeSync(logFd);
+  }
+  // A forgotten stop() must not keep the test process alive; the exit hook kills the server then.
+  child.unref();
+  running.set(dir, { child, dir });
+  installExitHook();
+  return child;
 }
 
 async function startOnce(
@@ -447,21 +476,10 @@ async function startOnce(
     };
     const args = [...wrapper, join(binDir, 'postgres'), '-D', dataDir];
     for (const [name, value] of Object.entries(serverSettings)) args.push('-c', `${name}=${value}`);
-    const [file, ...rest] = runAs.wrap(args, { dieWithParent: true });
-
-    const logFd = openSync(logPath, 'a');
-    try {
-      child = spawn(file!, rest, { stdio: ['ignore', logFd, logFd] });
-    } finally {
-      closeSync(logFd);
-    }
-    // A forgotten stop() must not keep the test process alive; the exit hook kills the server then.
-    child.unref();
-    running.set(dir, { child, dir });
-    installExitHook();
-
+    const argv = runAs.wrap(args, { dieWithParent: true });
+    child = spawnServer(argv, dir, logPath);
     await waitReadyAndCreateDb(child, dataDir, port, password, logPath);
-    return { dir, password, child, logPath };
+    return { dir, dataDir, password, child, logPath, argv };
   } catch (err) {
     if (child) {
       child.kill('SIGQUIT');
@@ -618,13 +636,27 @@ export async function startNativePostgres(opts: NativePostgresOptions = {}): Pro
     }
   }
 
-  const { dir, password, child, logPath } = started;
+  const { dir, dataDir, password, logPath, argv } = started;
+  let child = started.child;
   let stopping: Promise<void> | undefined;
   const server: NativePostgres = {
     url: `postgres://${DB_USER}:${encodeURIComponent(password)}@127.0.0.1:${port}/${DB_NAME}`,
     port,
     pid: child.pid ?? 0,
     dir,
+    async halt(how) {
+      child.kill(how === 'immediate' ? 'SIGQUIT' : 'SIGINT');
+      if (!(await waitForExit(child, STOP_TIMEOUT_MS))) {
+        child.kill('SIGKILL');
+        await waitForExit(child, STOP_TIMEOUT_MS);
+      }
+      running.delete(dir);
+    },
+    async start() {
+      child = spawnServer(argv, dir, logPath);
+      server.pid = child.pid ?? 0;
+      await waitReady(child, dataDir, logPath);
+    },
     stop() {
       stopping ??= (async () => {
         // SIGINT = fast shutdown: disconnects clients instead of waiting for them (SIGTERM would).
