@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { supportDeskConnector } from '../../src/connectors/support-desk/index.ts';
 import { closedPortUrl, type FakeServer } from '../fakes/fake-server.ts';
-import { startFakeZendesk, ZENDESK_GOOD } from '../fakes/zendesk.ts';
+import { startFakeZendesk, ZENDESK_GOOD, ZENDESK_GOOD_ACCESS_TOKEN } from '../fakes/zendesk.ts';
 import { rejectsWithCode, runCheck, throwsInvalid } from './helpers.ts';
 
 const good = { subdomain: 'acme', ...ZENDESK_GOOD };
@@ -65,6 +65,38 @@ describe('support_desk (Zendesk) credential check', () => {
     assert.match(err.message, /HTTP 503/);
   });
 
+  it('sends an OAuth access token as Bearer, which Zendesk accepts, and prefers it over an API token', async () => {
+    const before = fake.requests.length;
+    await runCheck(
+      supportDeskConnector,
+      { subdomain: 'acme', access_token: ZENDESK_GOOD_ACCESS_TOKEN },
+      fake.url,
+    );
+    await runCheck(supportDeskConnector, { ...good, access_token: ZENDESK_GOOD_ACCESS_TOKEN }, fake.url);
+    const sent = fake.requests.slice(before);
+    assert.deepEqual(
+      sent.map((r) => [r.path, r.headers.authorization]),
+      [
+        ['/api/v2/users/me.json', `Bearer ${ZENDESK_GOOD_ACCESS_TOKEN}`],
+        ['/api/v2/users/me.json', `Bearer ${ZENDESK_GOOD_ACCESS_TOKEN}`],
+      ],
+    );
+  });
+
+  it('rejects a revoked access token as source_auth_failed with the OAuth hint, without the token', async () => {
+    const err = await rejectsWithCode(
+      runCheck(
+        supportDeskConnector,
+        { subdomain: 'acme', access_token: 'zd_oauth_revoked_000111' },
+        fake.url,
+      ),
+      'source_auth_failed',
+    );
+    assert.match(err.message, /HTTP 401: Couldn't authenticate you/);
+    assert.match(err.message, /reconnect support_desk through OAuth/);
+    assert.doesNotMatch(err.message, /zd_oauth_revoked_000111/);
+  });
+
   it('answers source_unreachable when nothing listens', async () => {
     const err = await rejectsWithCode(
       runCheck(supportDeskConnector, good, await closedPortUrl()),
@@ -101,6 +133,53 @@ describe('support_desk normalize', () => {
     ]) {
       throwsInvalid(() => n(bad), 'subdomain');
     }
+  });
+
+  it('takes e-mail and API token together or not at all, naming what is missing; an access token alone', () => {
+    const { email, api_token } = ZENDESK_GOOD;
+    throwsInvalid(() => supportDeskConnector.normalize({ subdomain: 'acme', email }), 'api_token');
+    throwsInvalid(() => supportDeskConnector.normalize({ subdomain: 'acme', api_token }), 'email');
+    throwsInvalid(
+      () => supportDeskConnector.normalize({ subdomain: 'acme', access_token: 'two words' }),
+      'access_token',
+    );
+    assert.deepEqual(supportDeskConnector.normalize({ subdomain: 'acme', access_token: ' tok_1 ' }), {
+      subdomain: 'acme',
+      access_token: 'tok_1',
+      include_tickets: false,
+    });
+    // The seed's input keeps working as it did, the ticket option stored beside it.
+    assert.deepEqual(supportDeskConnector.normalize(good), { ...good, include_tickets: false });
+    // Neither: the OAuth consent fills access_token after normalizing (zendeskOAuth.needsConsent).
+    assert.deepEqual(supportDeskConnector.normalize({ subdomain: 'acme' }), {
+      subdomain: 'acme',
+      include_tickets: false,
+    });
+  });
+
+  it('without any token the check answers oauth_required and asks Zendesk nothing', async () => {
+    const fake = await startFakeZendesk();
+    try {
+      const err = await rejectsWithCode(
+        runCheck(supportDeskConnector, { subdomain: 'acme' }, fake.url),
+        'oauth_required',
+      );
+      assert.match(err.message, /source\.email and source\.api_token, or connect through OAuth/);
+      assert.equal(fake.requests.length, 0);
+    } finally {
+      await fake.close();
+    }
+  });
+
+  it('include_tickets is an optional boolean of the input, false unless given', () => {
+    const schema = supportDeskConnector.credentials;
+    assert.equal(schema.safeParse({ ...good, include_tickets: true }).success, true);
+    assert.equal(schema.safeParse({ ...good, include_tickets: 'yes' }).success, false);
+    assert.equal(schema.safeParse({ subdomain: 'acme', access_token: 'tok' }).success, true);
+    assert.equal(schema.safeParse({ ...good, api_token: '' }).success, false);
+    assert.equal(supportDeskConnector.normalize({ ...good, include_tickets: true }).include_tickets, true);
+    assert.equal(supportDeskConnector.normalize({ ...good, include_tickets: false }).include_tickets, false);
+    assert.equal(supportDeskConnector.normalize(good).include_tickets, false);
   });
 
   it('requires an e-mail that looks like one and a non-empty token', () => {

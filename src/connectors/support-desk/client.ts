@@ -1,0 +1,319 @@
+/**
+ * The Zendesk calls of the content sync (vendor-apis/zendesk.md): paths, query parameters,
+ * authentication and pagination of the Help Center and Support APIs. What the answers mean for the sync
+ * is sync.ts's business.
+ */
+import type { z } from 'zod';
+import type { AppError } from '../../lib/errors.ts';
+import { joinUrl, pathSegment } from '../base-url.ts';
+import { basicAuth, sourceRefusal } from '../credential-check.ts';
+import { isSourceHttpError } from '../http.ts';
+import { paginateCursor, paginateNextUrl } from '../toolkit/pagination.ts';
+import type { ConnectorContext } from '../types.ts';
+import {
+  type ArticleExportPage,
+  type ArticleListPage,
+  articleExportPageSchema,
+  articleListPageSchema,
+  type Category,
+  type Comment,
+  categoriesPageSchema,
+  commentsPageSchema,
+  type Section,
+  sectionsPageSchema,
+  type TicketExportPage,
+  ticketExportPageSchema,
+} from './schemas.ts';
+
+/** How the service names this source: type, product alias and label (one declaration, used by index.ts). */
+export const SUPPORT_DESK_SOURCE = { type: 'support_desk', alias: 'zendesk', label: 'Zendesk' } as const;
+
+export interface SupportDeskCredentials {
+  /** The bare subdomain (`acme`). */
+  subdomain: string;
+  /** With `api_token`: API-token authentication. */
+  email?: string;
+  api_token?: string;
+  /** An OAuth access token (the consent flow fills it); preferred over the API token when both are set. */
+  access_token?: string;
+  /** Also sync solved and closed tickets. Absent in credentials stored before the option existed: false. */
+  include_tickets?: boolean;
+}
+
+export type SupportDeskContext = Pick<
+  ConnectorContext<SupportDeskCredentials>,
+  'http' | 'signal' | 'baseUrl' | 'credentials'
+>;
+
+/**
+ * `Bearer <access_token>` for an OAuth connection, else API-token authentication: Basic with the user
+ * name `{email}/token` and the token as password.
+ */
+export function zendeskAuthHeader(creds: SupportDeskCredentials): string {
+  if (creds.access_token) return `Bearer ${creds.access_token}`;
+  return basicAuth(`${creds.email ?? ''}/token`, creds.api_token ?? '');
+}
+
+/** The credential values no message may carry. */
+export function zendeskSecrets(creds: SupportDeskCredentials): string[] {
+  return [creds.access_token, creds.api_token].filter((s): s is string => typeof s === 'string');
+}
+
+/**
+ * What to do when Zendesk rejects an API token during a sync. Zendesk is retiring API tokens
+ * (vendor-apis/zendesk.md, Corrections): tokens unused for 30 days are deactivated, and none is accepted
+ * after 2027-04-30.
+ */
+export const ZENDESK_TOKEN_RETIRED_HINT =
+  'Zendesk rejected the API token: it deactivates API tokens unused for 30 days and stops accepting all API tokens on 2027-04-30. ' +
+  'Reconnect support_desk through OAuth (POST /api/connect/oauth/initiate with type support_desk and the subdomain), ' +
+  'or create a new API token and create the connection again.';
+
+/** What to do when Zendesk rejects an OAuth access token during a sync. */
+export const ZENDESK_OAUTH_REVOKED_HINT =
+  'The OAuth access was revoked or has expired: reconnect support_desk through OAuth ' +
+  '(POST /api/connect/oauth/initiate with type support_desk and the subdomain).';
+
+/**
+ * A 401 or 403 during a sync: the account refuses these credentials (a deactivated or revoked token, a
+ * user who lost the agent or admin role). An error naming the source and what to do, never a secret.
+ */
+export function credentialsRefused(
+  ctx: SupportDeskContext,
+  status: number,
+  vendorText: string | undefined,
+): AppError {
+  const authHint = ctx.credentials.access_token ? ZENDESK_OAUTH_REVOKED_HINT : ZENDESK_TOKEN_RETIRED_HINT;
+  const hint =
+    status === 403
+      ? `The user may lack the role this needs (the Help Center export needs an agent or admin, the ticket export an admin). Otherwise: ${authHint}`
+      : authHint;
+  return sourceRefusal(
+    SUPPORT_DESK_SOURCE,
+    'refused the credentials during the sync',
+    { status, vendorMessage: vendorText },
+    hint,
+    zendeskSecrets(ctx.credentials),
+  );
+}
+
+function isRefusal(err: unknown): err is { status: number; vendorMessage: string | undefined } {
+  return isSourceHttpError(err) && (err.status === 401 || err.status === 403);
+}
+
+/** Runs a listing, turning an authorization refusal into {@link credentialsRefused}. */
+async function* refusalsNamed<T>(ctx: SupportDeskContext, pages: AsyncGenerator<T>): AsyncGenerator<T> {
+  try {
+    yield* pages;
+  } catch (err) {
+    if (isRefusal(err)) throw credentialsRefused(ctx, err.status, err.vendorMessage);
+    throw err;
+  }
+}
+
+function headers(ctx: SupportDeskContext): Record<string, string> {
+  return { authorization: zendeskAuthHeader(ctx.credentials) };
+}
+
+/** The cursor-pagination maximum of the list endpoints (§3.1). */
+const PAGE_SIZE = 100;
+
+/** Pages of a cursor-paginated list (§3.1): `page[size]`, then `page[after]` = `meta.after_cursor`. */
+async function* cursorList<
+  T extends { meta: { has_more: boolean; after_cursor?: string | null | undefined } },
+>(
+  ctx: SupportDeskContext,
+  path: string,
+  schema: z.ZodType<T>,
+  items: (page: T) => readonly unknown[],
+  query: Record<string, string | number> = {},
+): AsyncGenerator<T> {
+  const pages = paginateCursor(ctx, {
+    request: {
+      url: joinUrl(ctx.baseUrl, path),
+      query: { 'page[size]': PAGE_SIZE, ...query },
+      headers: headers(ctx),
+    },
+    schema,
+    items,
+    cursor: {
+      param: 'page[after]',
+      next: (p) => p.meta.after_cursor,
+      hasMore: (p) => p.meta.has_more,
+    },
+  });
+  for await (const page of refusalsNamed(ctx, pages)) yield page.data;
+}
+
+/** Every Help Center category (in the default locale). */
+export async function listCategories(ctx: SupportDeskContext): Promise<Category[]> {
+  const out: Category[] = [];
+  for await (const page of cursorList(
+    ctx,
+    '/api/v2/help_center/categories',
+    categoriesPageSchema,
+    (p) => p.categories,
+  )) {
+    out.push(...page.categories);
+  }
+  return out;
+}
+
+/** Every Help Center section (in the default locale), nested ones included. */
+export async function listSections(ctx: SupportDeskContext): Promise<Section[]> {
+  const out: Section[] = [];
+  for await (const page of cursorList(
+    ctx,
+    '/api/v2/help_center/sections',
+    sectionsPageSchema,
+    (p) => p.sections,
+  )) {
+    out.push(...page.sections);
+  }
+  return out;
+}
+
+/**
+ * Every article the listing shows (drafts included, for agents; archived articles are not listed), 100 a
+ * request, records unparsed.
+ */
+export function listArticles(ctx: SupportDeskContext): AsyncGenerator<ArticleListPage> {
+  return cursorList(ctx, '/api/v2/help_center/articles', articleListPageSchema, (p) => p.articles);
+}
+
+const ARTICLE_EXPORT_PATH = '/api/v2/help_center/incremental/articles';
+
+/** The export's page size (§4.3): a page this full that ends on its own start time may hide more. */
+export const ARTICLE_EXPORT_PAGE_SIZE = 1000;
+
+/** One page of the incremental article export, with the start time it was asked for. */
+export interface ArticleExportStep {
+  page: ArticleExportPage;
+  /** The `start_time` of this page's request. */
+  requested: number;
+  /**
+   * Where the next sync goes on: the page's `end_time` (inclusive, so the boundary second is read again),
+   * or `requested` for an empty page.
+   */
+  endTime: number;
+}
+
+/**
+ * The incremental article export from `startTime` (epoch seconds, inclusive) to its end. It ends on an
+ * empty page, on `next_page: null`, or on a next page equal to the request (the Corrections: the last
+ * page may say either).
+ *
+ * `next_page` is "the same URL with `start_time` = `end_time`" (§4.3), so the next request is built from
+ * `end_time` on our own base URL rather than followed: Zendesk writes its own host there, which is not the
+ * host we call behind an operator's proxy, and a rebuilt URL compares exactly with the one requested,
+ * whatever form (`.json` or not) Zendesk writes it in.
+ */
+export async function* exportArticles(
+  ctx: SupportDeskContext,
+  startTime: number,
+): AsyncGenerator<ArticleExportStep> {
+  const at = (t: number) => joinUrl(ctx.baseUrl, ARTICLE_EXPORT_PATH, { start_time: t });
+  const pages = paginateNextUrl(ctx, {
+    request: { url: at(startTime), headers: headers(ctx) },
+    schema: articleExportPageSchema,
+    items: (p) => p.articles,
+    stopWhen: (p) => p.articles.length === 0,
+    next: (p) => {
+      const end = endTimeOf(p);
+      return p.next_page == null || end === undefined ? undefined : at(end);
+    },
+    onRepeat: 'end',
+  });
+  let requested = startTime;
+  for await (const { data, next } of refusalsNamed(ctx, pages)) {
+    const end = data.articles.length > 0 ? endTimeOf(data) : undefined;
+    yield { page: data, requested, endTime: end !== undefined && end > requested ? end : requested };
+    if (next === null) return;
+    requested = Number(new URL(next).searchParams.get('start_time'));
+  }
+}
+
+/** `end_time`, else the `start_time` of `next_page` (the same value, §4.3). */
+function endTimeOf(page: ArticleExportPage): number | undefined {
+  if (typeof page.end_time === 'number') return page.end_time;
+  if (!page.next_page) return undefined;
+  try {
+    const raw = new URL(page.next_page).searchParams.get('start_time');
+    return raw !== null && /^\d+$/.test(raw) ? Number(raw) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+const TICKET_EXPORT_PATH = '/api/v2/incremental/tickets/cursor.json';
+
+/** Where the ticket export starts: a saved `after_cursor`, or a time (epoch seconds) for a first pass. */
+export type TicketExportFrom = { cursor: string } | { startTime: number };
+
+/**
+ * The cursor-based incremental ticket export (§5.1), deleted tickets included, until `end_of_stream`.
+ * The first request of a pass from a time names `start_time` and every later one only `cursor`;
+ * `paginateCursor` sends the same parameters throughout, so that first page is asked here and the
+ * toolkit goes on from its `after_cursor` (its checks apply from there: a repeated cursor throws).
+ */
+export async function* exportTickets(
+  ctx: SupportDeskContext,
+  from: TicketExportFrom,
+): AsyncGenerator<TicketExportPage> {
+  const url = joinUrl(ctx.baseUrl, TICKET_EXPORT_PATH);
+  let resume: string;
+  if ('startTime' in from) {
+    let first: TicketExportPage;
+    try {
+      first = (
+        await ctx.http.requestJson('GET', url, ticketExportPageSchema, {
+          headers: headers(ctx),
+          query: { start_time: from.startTime },
+        })
+      ).data;
+    } catch (err) {
+      if (isRefusal(err)) throw credentialsRefused(ctx, err.status, err.vendorMessage);
+      throw err;
+    }
+    yield first;
+    if (first.end_of_stream || !first.after_cursor) return;
+    resume = first.after_cursor;
+  } else {
+    resume = from.cursor;
+  }
+  const pages = paginateCursor(ctx, {
+    request: { url, headers: headers(ctx) },
+    schema: ticketExportPageSchema,
+    items: (p) => p.tickets,
+    cursor: { param: 'cursor', next: (p) => p.after_cursor, hasMore: (p) => !p.end_of_stream },
+    resume,
+  });
+  for await (const page of refusalsNamed(ctx, pages)) yield page.data;
+}
+
+/** A ticket's comments in the order Zendesk gives them, with the names of the users it sideloaded. */
+export interface TicketComments {
+  comments: Comment[];
+  userNames: Map<number, string>;
+}
+
+/**
+ * Every comment of one ticket, internal notes included (the caller leaves them out), with
+ * `include=users` so authors get names at no extra request. Throws `SourceHttpError` (404 when the
+ * ticket is gone); 401/403 refuse the whole sync.
+ */
+export async function ticketComments(ctx: SupportDeskContext, ticketId: string): Promise<TicketComments> {
+  const out: TicketComments = { comments: [], userNames: new Map() };
+  const pages = cursorList(
+    ctx,
+    `/api/v2/tickets/${pathSegment(ticketId)}/comments.json`,
+    commentsPageSchema,
+    (p) => p.comments,
+    { include: 'users' },
+  );
+  for await (const page of pages) {
+    out.comments.push(...page.comments);
+    for (const u of page.users ?? []) if (u.name) out.userNames.set(u.id, u.name);
+  }
+  return out;
+}

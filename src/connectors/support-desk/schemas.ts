@@ -1,0 +1,203 @@
+/**
+ * Zendesk response shapes (vendor-apis/zendesk.md §3-§5) with the vendor's field names. Objects are open
+ * (`z.object`) so fields Zendesk adds pass; what the reference shows as nullable or absent in some answers
+ * is so here. Pages keep their records unparsed where one bad record must be that record's failure, not
+ * the page's.
+ */
+import { z } from 'zod';
+
+/** Zendesk ids are integers (below 2^53: `7253351877519`). */
+const id = z.number().int();
+
+/** Cursor pagination (§3.1): `meta` and `links` of every list that was asked with `page[size]`. */
+export const cursorMetaSchema = z.object({
+  has_more: z.boolean(),
+  after_cursor: z.string().nullish(),
+  before_cursor: z.string().nullish(),
+});
+export const cursorLinksSchema = z.object({
+  next: z.string().nullish(),
+  prev: z.string().nullish(),
+});
+
+// ---------------------------------------------------------------------------------------------------
+// Help Center (§4)
+// ---------------------------------------------------------------------------------------------------
+
+/** One article, as the list endpoints (§4.1) and the incremental export (§4.3) answer it. */
+export const articleSchema = z.object({
+  id,
+  url: z.string().optional(),
+  html_url: z.string(),
+  author_id: id.nullish(),
+  comments_disabled: z.boolean().optional(),
+  /** Per translation: a draft is not published. */
+  draft: z.boolean(),
+  promoted: z.boolean().optional(),
+  position: z.number().optional(),
+  vote_sum: z.number().optional(),
+  vote_count: z.number().optional(),
+  section_id: id.nullish(),
+  created_at: z.string().optional(),
+  /** Any change of the article's metadata or content; what the export's `start_time` compares with. */
+  updated_at: z.string(),
+  /** The last change of title or body only. */
+  edited_at: z.string().nullish(),
+  /** Legacy alias of `title`. */
+  name: z.string().nullish(),
+  title: z.string(),
+  source_locale: z.string().optional(),
+  locale: z.string().optional(),
+  outdated: z.boolean().optional(),
+  outdated_locales: z.array(z.string()).optional(),
+  /** Null: visible to everyone. */
+  user_segment_id: id.nullish(),
+  user_segment_ids: z.array(id).nullish(),
+  permission_group_id: id.nullish(),
+  content_tag_ids: z.array(z.union([z.string(), z.number()])).nullish(),
+  label_names: z.array(z.string()).nullish(),
+  /** HTML. */
+  body: z.string().nullish(),
+});
+export type Article = z.infer<typeof articleSchema>;
+
+/** `GET /api/v2/help_center/incremental/articles?start_time=` (§4.3). */
+export const articleExportPageSchema = z.object({
+  articles: z.array(z.unknown()),
+  count: z.number().optional(),
+  /** The same URL with `start_time` = `end_time`; null (or equal to the request) on the last page. */
+  next_page: z.string().nullish(),
+  /** The time of the last change of the last article on the page, in epoch seconds. */
+  end_time: z.number().nullish(),
+});
+export type ArticleExportPage = z.infer<typeof articleExportPageSchema>;
+
+/** `GET /api/v2/help_center/articles?page[size]=` (§4.1, cursor mode). */
+export const articleListPageSchema = z.object({
+  articles: z.array(z.unknown()),
+  meta: cursorMetaSchema,
+  links: cursorLinksSchema.optional(),
+});
+export type ArticleListPage = z.infer<typeof articleListPageSchema>;
+
+export const categorySchema = z.object({
+  id,
+  url: z.string().optional(),
+  html_url: z.string().optional(),
+  position: z.number().optional(),
+  created_at: z.string().optional(),
+  updated_at: z.string().optional(),
+  name: z.string(),
+  description: z.string().nullish(),
+  locale: z.string().optional(),
+  source_locale: z.string().optional(),
+  outdated: z.boolean().optional(),
+});
+export type Category = z.infer<typeof categorySchema>;
+
+export const sectionSchema = z.object({
+  id,
+  url: z.string().optional(),
+  html_url: z.string().optional(),
+  category_id: id.nullish(),
+  position: z.number().optional(),
+  sorting: z.string().optional(),
+  created_at: z.string().optional(),
+  updated_at: z.string().optional(),
+  name: z.string(),
+  description: z.string().nullish(),
+  locale: z.string().optional(),
+  source_locale: z.string().optional(),
+  outdated: z.boolean().optional(),
+  /** Set on a section nested in another one. */
+  parent_section_id: id.nullish(),
+  theme_template: z.string().nullish(),
+});
+export type Section = z.infer<typeof sectionSchema>;
+
+export const categoriesPageSchema = z.object({
+  categories: z.array(categorySchema),
+  meta: cursorMetaSchema,
+  links: cursorLinksSchema.optional(),
+});
+export const sectionsPageSchema = z.object({
+  sections: z.array(sectionSchema),
+  meta: cursorMetaSchema,
+  links: cursorLinksSchema.optional(),
+});
+
+// ---------------------------------------------------------------------------------------------------
+// Support tickets (§5)
+// ---------------------------------------------------------------------------------------------------
+
+/** One ticket of the incremental export (§5.1). Its `description` is the first comment, maybe internal. */
+export const ticketSchema = z.object({
+  id,
+  url: z.string().optional(),
+  external_id: z.string().nullish(),
+  created_at: z.string().optional(),
+  updated_at: z.string(),
+  generated_timestamp: z.number().optional(),
+  type: z.string().nullish(),
+  subject: z.string().nullish(),
+  raw_subject: z.string().nullish(),
+  description: z.string().nullish(),
+  priority: z.string().nullish(),
+  /** `new`, `open`, `pending`, `hold`, `solved`, `closed`, and `deleted` in the export. */
+  status: z.string(),
+  requester_id: id.nullish(),
+  submitter_id: id.nullish(),
+  assignee_id: id.nullish(),
+  organization_id: id.nullish(),
+  group_id: id.nullish(),
+  brand_id: id.nullish(),
+  tags: z.array(z.string()).nullish(),
+  via: z.object({ channel: z.string().optional() }).nullish(),
+});
+export type Ticket = z.infer<typeof ticketSchema>;
+
+/** `GET /api/v2/incremental/tickets/cursor.json` (§5.1, `CursorBasedExportIncrementalTicketsResponse`). */
+export const ticketExportPageSchema = z.object({
+  tickets: z.array(z.unknown()),
+  after_cursor: z.string().nullish(),
+  after_url: z.string().nullish(),
+  before_cursor: z.string().nullish(),
+  before_url: z.string().nullish(),
+  end_of_stream: z.boolean(),
+});
+export type TicketExportPage = z.infer<typeof ticketExportPageSchema>;
+
+export const attachmentSchema = z.object({
+  id: id.optional(),
+  file_name: z.string(),
+  content_url: z.string(),
+  content_type: z.string().optional(),
+  size: z.number().optional(),
+});
+
+/** One ticket comment (§5.2). `public: false` is an internal note. */
+export const commentSchema = z.object({
+  id,
+  type: z.string().optional(),
+  author_id: id.nullish(),
+  public: z.boolean(),
+  body: z.string().nullish(),
+  html_body: z.string().nullish(),
+  plain_body: z.string().nullish(),
+  attachments: z.array(attachmentSchema).nullish(),
+  audit_id: id.nullish(),
+  created_at: z.string(),
+});
+export type Comment = z.infer<typeof commentSchema>;
+
+/** A sideloaded user (`include=users`): only what naming a comment's author needs. */
+export const userSchema = z.object({ id, name: z.string().nullish() });
+
+/** `GET /api/v2/tickets/{id}/comments.json?page[size]=&include=users` (§5.2, cursor mode). */
+export const commentsPageSchema = z.object({
+  comments: z.array(commentSchema),
+  users: z.array(userSchema).optional(),
+  meta: cursorMetaSchema,
+  links: cursorLinksSchema.optional(),
+});
+export type CommentsPage = z.infer<typeof commentsPageSchema>;
