@@ -1,12 +1,28 @@
-/** `storefront`: a Shopify store, read through the Admin GraphQL API with an Admin API access token. */
+/**
+ * `storefront`: a Shopify store, read through the Admin GraphQL API with an Admin API access token. Its
+ * published products, online-store pages, blog articles and shop policies sync as `public` items
+ * (`storefront_products`, `storefront_pages`, `storefront_articles`, `storefront_policies`): see sync.ts.
+ */
 import { z } from 'zod';
 import { credentialCheck } from '../credential-check.ts';
 import { normalizeTenantLabel, normalizeToken } from '../normalize.ts';
-import type { Connector } from '../types.ts';
+import type { Connector, ConnectorContext } from '../types.ts';
+import {
+  STOREFRONT_REFUSAL_HINTS,
+  STOREFRONT_SOURCE,
+  STOREFRONT_TOKEN_HINT,
+  type StorefrontCredentials,
+  shopifyGraphqlPath,
+  shopifyHeaders,
+} from './client.ts';
+import { type StorefrontCursor, storefrontCursorSchema, syncStorefront } from './sync.ts';
+
+export { shopifyHeaders, type StorefrontCredentials };
 
 /**
- * The Admin API version in every path. Versions are supported for at least 12 months and a retired one
- * "falls forward"; content objects (pages, articles) need 2024-10 or later.
+ * The Admin API version in every path, unless the operator sets KB_STOREFRONT_API_VERSION. Versions are
+ * supported for at least 12 months and a retired one "falls forward"; content objects (pages, articles)
+ * need 2024-10 or later.
  */
 export const SHOPIFY_API_VERSION = '2026-10';
 
@@ -15,20 +31,6 @@ export const storefrontInputSchema = z.strictObject({
   access_token: z.string().min(1).describe('Admin API access token of the store (shpat_…).'),
 });
 export type StorefrontInput = z.infer<typeof storefrontInputSchema>;
-export interface StorefrontCredentials {
-  /** The bare store name (`acme`), the leading label of `acme.myshopify.com`. */
-  shop: string;
-  access_token: string;
-}
-
-/** Path of the Admin GraphQL endpoint. */
-export function shopifyGraphqlPath(): string {
-  return `/admin/api/${SHOPIFY_API_VERSION}/graphql.json`;
-}
-
-export function shopifyHeaders(creds: StorefrontCredentials): Record<string, string> {
-  return { 'x-shopify-access-token': creds.access_token };
-}
 
 const shopQuerySchema = z.object({
   data: z
@@ -42,36 +44,18 @@ const shopQuerySchema = z.object({
     .optional(),
 });
 
-const SOURCE = { type: 'storefront', alias: 'shopify', label: 'Shopify' } as const;
+const SOURCE = STOREFRONT_SOURCE;
 
-const tokenHint = 'Check source.access_token (an Admin API access token of this store).';
-
-export const storefrontConnector: Connector<StorefrontCredentials, unknown, StorefrontInput> = {
-  ...SOURCE,
-  credentials: storefrontInputSchema,
-  normalize(input) {
-    return {
-      shop: normalizeTenantLabel('shop', input.shop, 'myshopify.com'),
-      access_token: normalizeToken('access_token', input.access_token),
-    };
-  },
-  defaultBaseUrl: 'https://{shop}.myshopify.com',
-  baseUrlSetting: 'KB_STOREFRONT_BASE_URL',
-  validate: credentialCheck({
+/** The credential check of one API version (the setting's value arrives with the context). */
+function checkFor(apiVersion: string) {
+  return credentialCheck({
     source: SOURCE,
     method: 'POST',
-    path: shopifyGraphqlPath(),
+    path: shopifyGraphqlPath(apiVersion),
     headers: (creds: StorefrontCredentials) => shopifyHeaders(creds),
     json: { query: '{ shop { name } }' },
     schema: shopQuerySchema,
-    hints: {
-      401: tokenHint,
-      402: 'The store is frozen (unpaid); Shopify refuses API access until it is reactivated.',
-      403: 'The token lacks the access scopes needed; grant read access to the app.',
-      404: 'Check source.shop: no store answers there.',
-      423: 'The store is locked; Shopify refuses API access.',
-      other: tokenHint,
-    },
+    hints: STOREFRONT_REFUSAL_HINTS,
     shapeHint: 'Check source.shop.',
     secrets: (creds) => [creds.access_token],
     // GraphQL reports missing access with HTTP 200 and `errors` (code ACCESS_DENIED).
@@ -83,6 +67,37 @@ export const storefrontConnector: Connector<StorefrontCredentials, unknown, Stor
       }
       return body.data?.shop ? undefined : 'no shop in the answer';
     },
-  }),
-  cursor: z.unknown(),
+  });
+}
+
+/**
+ * No `requestsPerSecond`: the GraphQL Admin API limits calculated query cost, not requests (§7), and
+ * the client paces itself by the cost budget each answer reports.
+ */
+export const storefrontConnector: Connector<StorefrontCredentials, StorefrontCursor, StorefrontInput> = {
+  ...SOURCE,
+  credentials: storefrontInputSchema,
+  normalize(input) {
+    return {
+      shop: normalizeTenantLabel('shop', input.shop, 'myshopify.com'),
+      access_token: normalizeToken('access_token', input.access_token),
+    };
+  },
+  defaultBaseUrl: 'https://{shop}.myshopify.com',
+  baseUrlSetting: 'KB_STOREFRONT_BASE_URL',
+  settings: {
+    apiVersion: {
+      env: 'KB_STOREFRONT_API_VERSION',
+      default: SHOPIFY_API_VERSION,
+      pattern: /^(?:\d{4}-(?:01|04|07|10)|unstable)$/,
+      description: `a Shopify Admin API version: YYYY-MM of a quarterly release (01, 04, 07 or 10), e.g. ${SHOPIFY_API_VERSION}, or unstable`,
+    },
+  },
+  validate: (ctx: ConnectorContext<StorefrontCredentials>) =>
+    checkFor(ctx.settings['apiVersion'] ?? SHOPIFY_API_VERSION)(ctx),
+  sync: syncStorefront,
+  cursor: storefrontCursorSchema,
 };
+
+/** What to check when the store refuses the token. */
+export { STOREFRONT_TOKEN_HINT };

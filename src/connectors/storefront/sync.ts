@@ -1,0 +1,697 @@
+/**
+ * The content sync of `storefront` (Shopify Admin GraphQL): the products a shopper can see, the
+ * online-store pages, the blog articles and the shop policies, each a `public` markdown item.
+ *
+ * Which products are items: status ACTIVE and published to the Online Store (`onlineStoreUrl` non-null:
+ * active is not published, see the Corrections of vendor-apis/shopify.md). Archived, draft, unlisted and
+ * unpublished products are not items, and leave when the connection holds them.
+ *
+ * 1. The shop (one query): currency and storefront domain, which every item's text or URL uses, and
+ *    the policies (few, no pagination): each yielded when its token changed, the missing ones deleted.
+ * 2. Products, streamed by `updatedAt` (sortKey UPDATED_AT: the cursor holds id and value, so the order
+ *    is stable), 20 a page with their variants, a checkpoint after each page. A first pass (no cursor)
+ *    and a reset ask for `status:active`; an incremental pass asks for everything updated at or after
+ *    the newest `updatedAt` it handled (second precision, hence `>=`; the boundary second is re-listed
+ *    and skipped by its token), whatever the status, so what was archived or drafted comes back and
+ *    leaves.
+ * 3. Deletions, incremental passes only: `deletionEvents` since the same time where the API version
+ *    still answers it (deprecated), and always the complete id pass: every active product's id, URL and
+ *    edit time (250 a page, one point each). A held product that is not in it, or no longer published,
+ *    is deleted; one whose token differs from the held one and that step 2 did not handle (published
+ *    without an edit, or missed by the search index's lag) is fetched by id (`nodes`).
+ * 4. Pages and articles: few, so each pass lists them all without bodies (id, handle, publication and
+ *    edit time) and fetches the bodies of new or changed published ones by id; the complete listing
+ *    tells what left (deleted, unpublished).
+ *
+ * Change tokens: `updatedAt` plus a digest of what an item shows that does not move `updatedAt` (the
+ * product's publication, the shop's currency and domain, an article's blog, the rendering FORMAT), all
+ * readable from the cheap listings, so comparing needs no bodies. An unchanged store costs the shop
+ * query, one empty product page, the deletion events, the id pass and the two listings.
+ *
+ * Requests go one at a time: Shopify's cost budget is per app and store, so parallel queries would only
+ * drain it faster; a page of products already carries twenty documents.
+ */
+import { createHash } from 'node:crypto';
+import { z } from 'zod';
+import { isAppError } from '../../lib/errors.ts';
+import { sourceName } from '../credential-check.ts';
+import { isSourceHttpError, isTransientSourceError } from '../http.ts';
+import { knownById } from '../toolkit/known.ts';
+import type { ConnectorContext, KnownDocument, SourceDocument, SyncEvent, SyncOptions } from '../types.ts';
+import {
+  type ClientTuning,
+  CONTENT_NODES_BATCH,
+  PRODUCT_NODES_BATCH,
+  ShopifyClient,
+  ShopifyQueryError,
+  STOREFRONT_SOURCE,
+  type StorefrontCredentials,
+} from './client.ts';
+import {
+  articleUrl,
+  pageUrl,
+  renderArticle,
+  renderPage,
+  renderPolicy,
+  renderProduct,
+  type StoreFacts,
+} from './render.ts';
+import {
+  type Article,
+  type ArticleState,
+  articleSchema,
+  articleStateSchema,
+  deletionEventSchema,
+  type LooseConnection,
+  type Page,
+  type PageState,
+  type Product,
+  type ProductState,
+  pageSchema,
+  pageStateSchema,
+  productSchema,
+  productStateSchema,
+  type ShopPolicy,
+  shopPolicySchema,
+  type Variant,
+} from './schemas.ts';
+
+export const PRODUCTS_TABLE = 'storefront_products';
+export const PAGES_TABLE = 'storefront_pages';
+export const ARTICLES_TABLE = 'storefront_articles';
+export const POLICIES_TABLE = 'storefront_policies';
+type Table = typeof PRODUCTS_TABLE | typeof PAGES_TABLE | typeof ARTICLES_TABLE | typeof POLICIES_TABLE;
+
+/** Bump when rendering or item fields change, so every item is read again once. */
+const FORMAT = 1;
+
+/** Body batches failing in a row for transient reasons (after the client's retries) mean Shopify is down. */
+const MAX_TRANSIENT_IN_A_ROW = 3;
+
+/**
+ * The checkpoint. `productsUpdatedAt`: the newest product `updatedAt` a pass has handled; the next
+ * incremental pass lists products updated at or after it, and a retried reset goes on from it (what came
+ * before was stored by the same job, so the sweep keeps it).
+ */
+export const storefrontCursorSchema = z.object({
+  productsUpdatedAt: z.string().optional(),
+});
+export type StorefrontCursor = z.infer<typeof storefrontCursorSchema>;
+
+type Event = SyncEvent<StorefrontCursor>;
+
+export interface StorefrontSyncTuning extends ClientTuning {
+  /** Handed the pass's client once it exists (tests read its cost counters). */
+  observe?: (client: ShopifyClient) => void;
+}
+
+/** What the whole pass shares. */
+interface Pass {
+  ctx: ConnectorContext<StorefrontCredentials>;
+  client: ShopifyClient;
+  full: boolean;
+  /** What the connection holds, by table; empty in a full pass (the runner's sweep removes the rest). */
+  known: Record<Table, Map<string, KnownDocument>>;
+  store: StoreFacts;
+}
+
+export async function* syncStorefront(
+  ctx: ConnectorContext<StorefrontCredentials>,
+  opts: SyncOptions<StorefrontCursor>,
+  tuning: StorefrontSyncTuning = {},
+): AsyncGenerator<Event> {
+  const client = new ShopifyClient(ctx, tuning);
+  tuning.observe?.(client);
+  const started = performance.now();
+  try {
+    yield* runPass(ctx, opts, client);
+  } finally {
+    // The benchmark reads costWaitMs: the share of a sync spent waiting on Shopify's cost budget.
+    ctx.log.info(
+      {
+        costWaitMs: client.costWaitMs,
+        syncMs: Math.round(performance.now() - started),
+        queries: client.queries,
+        throttledAnswers: client.throttledAnswers,
+        actualQueryCost: client.actualCost,
+      },
+      'storefront sync: Shopify query cost',
+    );
+  }
+}
+
+async function* runPass(
+  ctx: ConnectorContext<StorefrontCredentials>,
+  opts: SyncOptions<StorefrontCursor>,
+  client: ShopifyClient,
+): AsyncGenerator<Event> {
+  const full = opts.mode === 'full';
+  const shop = await client.shop();
+  const known: Pass['known'] = {
+    [PRODUCTS_TABLE]: new Map(),
+    [PAGES_TABLE]: new Map(),
+    [ARTICLES_TABLE]: new Map(),
+    [POLICIES_TABLE]: new Map(),
+  };
+  if (!full) {
+    for (const doc of (await knownById(opts.known, ctx.signal)).values()) {
+      if (doc.table in known) known[doc.table as Table].set(doc.externalId, doc);
+    }
+  }
+  const pass: Pass = {
+    ctx,
+    client,
+    full,
+    known,
+    store: {
+      currencyCode: shop.currencyCode,
+      storefront: (shop.primaryDomain?.url ?? `https://${ctx.credentials.shop}.myshopify.com`).replace(
+        /\/+$/,
+        '',
+      ),
+    },
+  };
+
+  yield* syncPolicies(pass, shop.shopPolicies);
+  const cursor: StorefrontCursor = { ...opts.cursor };
+  yield* syncProducts(pass, cursor);
+  yield* syncContent(pass, PAGE_KIND);
+  yield* syncContent(pass, ARTICLE_KIND);
+  yield { kind: 'checkpoint', cursor: { ...cursor } };
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Shared pieces
+// ---------------------------------------------------------------------------------------------------
+
+/** `updatedAt` plus a digest of what else the item shows; see the file comment. */
+function changeToken(updatedAt: string, ...parts: string[]): string {
+  const digest = createHash('sha256')
+    .update([String(FORMAT), ...parts].join('\u0000'))
+    .digest('hex')
+    .slice(0, 12);
+  return `${updatedAt}|${digest}`;
+}
+
+function failure(table: Table, id: string | undefined, message: string, retryable: boolean): Event {
+  return {
+    kind: 'failure',
+    ...(id === undefined ? {} : { externalId: id }),
+    table,
+    error: new Error(`${sourceName(STOREFRONT_SOURCE)} ${message}`),
+    retryable,
+  };
+}
+
+function shapeFailure(table: Table, noun: string, raw: unknown, error: z.ZodError): Event {
+  const id = idOf(raw);
+  return failure(
+    table,
+    id,
+    `${noun}${id ? ` ${id}` : ''} came in an unexpected shape: ${z.prettifyError(error).replace(/\s+/g, ' ')}`,
+    false,
+  );
+}
+
+function idOf(raw: unknown): string | undefined {
+  if (raw && typeof raw === 'object' && 'id' in raw) {
+    const id = (raw as { id: unknown }).id;
+    if (typeof id === 'string' && id !== '') return id;
+  }
+  return undefined;
+}
+
+/** The later of two ISO times (Shopify's are all UTC `Z` with second precision). */
+function later(a: string | undefined, b: string): string {
+  if (a === undefined) return b;
+  return Date.parse(b) > Date.parse(a) ? b : a;
+}
+
+/** A query value for Shopify search syntax: the time quoted, any quote in it dropped. */
+function quoted(time: string): string {
+  return `'${time.replace(/['"\\]/g, '')}'`;
+}
+
+/** Whether an error is one document's (a failure) rather than the whole store's (thrown). */
+function isDocumentError(ctx: Pass['ctx'], err: unknown): boolean {
+  if (ctx.signal.aborted || isAppError(err)) return false;
+  return err instanceof ShopifyQueryError || isSourceHttpError(err);
+}
+
+/**
+ * Fetches `ids` by batch and hands each answer (null where Shopify has no such node) to `handle`. A
+ * batch that fails is a failure of each of its ids; transient failures in a row end the sync.
+ */
+async function* inBatches(
+  pass: Pass,
+  table: Table,
+  noun: string,
+  ids: readonly string[],
+  size: number,
+  fetch: (batch: readonly string[]) => Promise<unknown[]>,
+  handle: (id: string, node: unknown) => AsyncGenerator<Event>,
+): AsyncGenerator<Event> {
+  let transientInARow = 0;
+  for (let i = 0; i < ids.length; i += size) {
+    const batch = ids.slice(i, i + size);
+    let nodes: unknown[];
+    try {
+      nodes = await fetch(batch);
+    } catch (err) {
+      if (!isDocumentError(pass.ctx, err)) throw err;
+      const retryable = isTransientSourceError(err);
+      const message = err instanceof Error ? err.message : String(err);
+      for (const id of batch)
+        yield failure(table, id, `${noun} ${id} could not be read: ${message}`, retryable);
+      if (retryable && ++transientInARow >= MAX_TRANSIENT_IN_A_ROW) {
+        throw new Error(
+          `${sourceName(STOREFRONT_SOURCE)} failed ${transientInARow} ${noun} requests in a row; last: ${message}`,
+        );
+      }
+      continue;
+    }
+    transientInARow = 0;
+    for (const [index, id] of batch.entries()) yield* handle(id, nodes[index] ?? null);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Policies
+// ---------------------------------------------------------------------------------------------------
+
+async function* syncPolicies(pass: Pass, raws: readonly unknown[]): AsyncGenerator<Event> {
+  const known = pass.known[POLICIES_TABLE];
+  const present = new Set<string>();
+  let complete = true;
+  for (const raw of raws) {
+    const parsed = shopPolicySchema.safeParse(raw);
+    if (!parsed.success) {
+      const type = (raw as { type?: unknown } | null)?.type;
+      if (typeof type === 'string' && type) present.add(type);
+      else complete = false;
+      yield failure(
+        POLICIES_TABLE,
+        typeof type === 'string' && type ? type : undefined,
+        `shop policy came in an unexpected shape: ${z.prettifyError(parsed.error).replace(/\s+/g, ' ')}`,
+        false,
+      );
+      continue;
+    }
+    const policy = parsed.data;
+    // Shopify lists policy types the merchant never wrote, with an empty body.
+    if (!policy.body.trim()) continue;
+    present.add(policy.type);
+    const version = changeToken(policy.updatedAt, policy.title, policy.url, policy.body);
+    if (!pass.full && known.get(policy.type)?.version === version) continue;
+    yield { kind: 'document', doc: policyDocument(policy, version) };
+  }
+  if (!complete) return;
+  for (const id of known.keys()) {
+    if (!present.has(id)) yield { kind: 'deleted', externalId: id, table: POLICIES_TABLE };
+  }
+}
+
+function policyDocument(policy: ShopPolicy, version: string): SourceDocument {
+  return {
+    externalId: policy.type,
+    title: policy.title,
+    url: policy.url,
+    markdown: renderPolicy(policy),
+    updatedAt: policy.updatedAt,
+    visibility: 'public',
+    tags: ['storefront'],
+    table: POLICIES_TABLE,
+    version,
+  };
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Products
+// ---------------------------------------------------------------------------------------------------
+
+function isListed(p: Pick<ProductState, 'status' | 'onlineStoreUrl'>): boolean {
+  return p.status === 'ACTIVE' && typeof p.onlineStoreUrl === 'string' && p.onlineStoreUrl !== '';
+}
+
+function productToken(p: ProductState, store: StoreFacts): string {
+  return changeToken(p.updatedAt, p.status, p.onlineStoreUrl ?? '', store.currencyCode);
+}
+
+/** What the product phase has done with each id so far. */
+interface ProductLedger {
+  /** Yielded as a document, deleted or failed in this pass: the id pass leaves them alone. */
+  handled: Set<string>;
+  /** Yielded as a document in this pass (held now, even if the connection did not hold it before). */
+  yielded: Set<string>;
+  deleted: Set<string>;
+  failed: Set<string>;
+}
+
+async function* syncProducts(pass: Pass, cursor: StorefrontCursor): AsyncGenerator<Event> {
+  const since = cursor.productsUpdatedAt;
+  const incremental = !pass.full && since !== undefined;
+  const ledger: ProductLedger = {
+    handled: new Set(),
+    yielded: new Set(),
+    deleted: new Set(),
+    failed: new Set(),
+  };
+  const filters = [
+    ...(incremental ? [] : ['status:active']),
+    ...(since === undefined ? [] : [`updated_at:>=${quoted(since)}`]),
+  ];
+  // A listing of every active product (no cursor) is itself the id pass.
+  const listed = new Set<string>();
+  let listingComplete = since === undefined;
+
+  for await (const page of pass.client.products(filters.join(' AND '))) {
+    for (const raw of page.nodes) {
+      const parsed = productSchema.safeParse(raw);
+      if (!parsed.success) {
+        const id = idOf(raw);
+        if (id === undefined) listingComplete = false;
+        else {
+          listed.add(id);
+          ledger.handled.add(id);
+          ledger.failed.add(id);
+        }
+        yield shapeFailure(PRODUCTS_TABLE, 'product', raw, parsed.error);
+        continue;
+      }
+      const product = parsed.data;
+      cursor.productsUpdatedAt = later(cursor.productsUpdatedAt, product.updatedAt);
+      if (isListed(product)) listed.add(product.id);
+      yield* productEvents(pass, ledger, product);
+    }
+    yield { kind: 'checkpoint', cursor: { ...cursor } };
+  }
+
+  if (pass.full) return;
+  if (incremental) {
+    yield* deletionEvents(pass, ledger, since);
+    const pass2 = yield* productIdPass(pass, ledger);
+    if (!pass2) return;
+    listed.clear();
+    for (const id of pass2) listed.add(id);
+    listingComplete = true;
+  }
+  if (!listingComplete) return;
+  const held = new Set([...pass.known[PRODUCTS_TABLE].keys(), ...ledger.yielded]);
+  for (const id of held) {
+    pass.ctx.signal.throwIfAborted();
+    if (listed.has(id) || ledger.deleted.has(id) || ledger.failed.has(id)) continue;
+    ledger.deleted.add(id);
+    yield { kind: 'deleted', externalId: id, table: PRODUCTS_TABLE };
+  }
+}
+
+/** One listed or fetched product: a document when it is new or changed, a deletion when it left. */
+async function* productEvents(pass: Pass, ledger: ProductLedger, product: Product): AsyncGenerator<Event> {
+  const id = product.id;
+  ledger.handled.add(id);
+  const held = pass.known[PRODUCTS_TABLE].has(id) || ledger.yielded.has(id);
+  if (!isListed(product)) {
+    if (held && !ledger.deleted.has(id)) {
+      ledger.deleted.add(id);
+      ledger.yielded.delete(id);
+      yield { kind: 'deleted', externalId: id, table: PRODUCTS_TABLE };
+    }
+    return;
+  }
+  const version = productToken(product, pass.store);
+  if (!pass.full && pass.known[PRODUCTS_TABLE].get(id)?.version === version) return;
+  let variants: Variant[] = product.variants.nodes;
+  const more = product.variants.pageInfo;
+  if (more.hasNextPage && more.endCursor) {
+    try {
+      variants = [...variants, ...(await pass.client.moreVariants(id, more.endCursor))];
+    } catch (err) {
+      if (!isDocumentError(pass.ctx, err)) throw err;
+      ledger.failed.add(id);
+      const message = err instanceof Error ? err.message : String(err);
+      yield failure(
+        PRODUCTS_TABLE,
+        id,
+        `product ${id} (${JSON.stringify(product.title)}): its variants could not be read: ${message}`,
+        isTransientSourceError(err),
+      );
+      return;
+    }
+  }
+  ledger.yielded.add(id);
+  ledger.deleted.delete(id);
+  yield { kind: 'document', doc: productDocument(pass.store, product, variants, version) };
+}
+
+function productDocument(
+  store: StoreFacts,
+  product: Product,
+  variants: readonly Variant[],
+  version: string,
+): SourceDocument {
+  const tags = ['storefront', product.vendor, product.productType, ...product.tags]
+    .map((t) => t.trim())
+    .filter(Boolean);
+  return {
+    externalId: product.id,
+    title: product.title,
+    url: product.onlineStoreUrl!,
+    markdown: renderProduct(product, variants, store),
+    updatedAt: product.updatedAt,
+    visibility: 'public',
+    tags: [...new Set(tags)],
+    table: PRODUCTS_TABLE,
+    version,
+  };
+}
+
+/** `gid://shopify/Product/123` for a deletion event's subject, whichever form it came in. */
+function productGid(subjectId: string): string {
+  return /^\d+$/.test(subjectId) ? `gid://shopify/Product/${subjectId}` : subjectId;
+}
+
+/**
+ * Shopify's own deletion signal, where the API version still answers it (deprecated: any error of the
+ * query itself is logged and the id pass decides alone).
+ */
+async function* deletionEvents(pass: Pass, ledger: ProductLedger, since: string): AsyncGenerator<Event> {
+  const known = pass.known[PRODUCTS_TABLE];
+  try {
+    for await (const page of pass.client.deletionEvents(`occurred_at:>=${quoted(since)}`)) {
+      for (const raw of page.nodes) {
+        const parsed = deletionEventSchema.safeParse(raw);
+        if (!parsed.success || parsed.data.subjectType !== 'PRODUCT') continue;
+        const id = productGid(parsed.data.subjectId);
+        if (!known.has(id) || ledger.handled.has(id)) continue;
+        ledger.handled.add(id);
+        ledger.deleted.add(id);
+        yield { kind: 'deleted', externalId: id, table: PRODUCTS_TABLE };
+      }
+    }
+  } catch (err) {
+    if (!(err instanceof ShopifyQueryError) && !(isSourceHttpError(err) && err.kind === 'invalid_response'))
+      throw err;
+    pass.ctx.log.warn(
+      { error: err.message },
+      'storefront: deletionEvents did not answer (deprecated); the id pass finds deletions alone',
+    );
+  }
+}
+
+/**
+ * Every active product's id, URL and edit time. Fetches by id the published ones whose token differs
+ * from what the connection holds and that the listing did not handle. Returns the published ids, or
+ * undefined when a node could not be identified (then nothing may be deleted).
+ */
+async function* productIdPass(
+  pass: Pass,
+  ledger: ProductLedger,
+): AsyncGenerator<Event, Set<string> | undefined> {
+  const known = pass.known[PRODUCTS_TABLE];
+  const published = new Set<string>();
+  const stale: string[] = [];
+  let complete = true;
+  for await (const page of pass.client.productStates('status:active')) {
+    for (const raw of page.nodes) {
+      const parsed = productStateSchema.safeParse(raw);
+      if (!parsed.success) {
+        const id = idOf(raw);
+        if (id === undefined) complete = false;
+        else published.add(id);
+        if (id === undefined || !ledger.handled.has(id)) {
+          yield shapeFailure(PRODUCTS_TABLE, 'product', raw, parsed.error);
+          if (id !== undefined) ledger.failed.add(id);
+        }
+        continue;
+      }
+      const state = parsed.data;
+      if (!isListed(state)) continue;
+      published.add(state.id);
+      if (ledger.handled.has(state.id)) continue;
+      if (known.get(state.id)?.version !== productToken(state, pass.store)) stale.push(state.id);
+    }
+  }
+  yield* inBatches(
+    pass,
+    PRODUCTS_TABLE,
+    'product',
+    stale,
+    PRODUCT_NODES_BATCH,
+    (batch) => pass.client.productNodes(batch),
+    async function* (id, node) {
+      if (node === null) {
+        // Listed moments ago: deleted since, most likely. The next id pass settles it.
+        ledger.failed.add(id);
+        yield failure(
+          PRODUCTS_TABLE,
+          id,
+          `product ${id} was listed but answers null (deleted since?)`,
+          false,
+        );
+        return;
+      }
+      const parsed = productSchema.safeParse(node);
+      if (!parsed.success) {
+        ledger.failed.add(id);
+        yield shapeFailure(PRODUCTS_TABLE, 'product', node, parsed.error);
+        return;
+      }
+      if (!isListed(parsed.data)) published.delete(id);
+      yield* productEvents(pass, ledger, parsed.data);
+    },
+  );
+  return complete ? published : undefined;
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Pages and articles
+// ---------------------------------------------------------------------------------------------------
+
+/** How pages and articles differ: their queries, shapes, tokens and items. */
+interface ContentKind<S extends PageState | ArticleState, D extends S> {
+  table: Table;
+  noun: string;
+  states: (client: ShopifyClient) => AsyncGenerator<LooseConnection>;
+  nodes: (client: ShopifyClient, ids: readonly string[]) => Promise<unknown[]>;
+  stateSchema: z.ZodType<S>;
+  schema: z.ZodType<D>;
+  token: (state: S, store: StoreFacts) => string;
+  document: (item: D, store: StoreFacts, version: string) => SourceDocument;
+}
+
+const PAGE_KIND: ContentKind<PageState, Page> = {
+  table: PAGES_TABLE,
+  noun: 'page',
+  states: (client) => client.pageStates(),
+  nodes: (client, ids) => client.pageNodes(ids),
+  stateSchema: pageStateSchema,
+  schema: pageSchema,
+  token: (s, store) => changeToken(s.updatedAt, s.handle, store.storefront),
+  document: (page, store, version) => ({
+    externalId: page.id,
+    title: page.title,
+    url: pageUrl(store, page.handle),
+    markdown: renderPage(page, store),
+    updatedAt: page.updatedAt,
+    visibility: 'public',
+    tags: ['storefront'],
+    table: PAGES_TABLE,
+    version,
+  }),
+};
+
+const ARTICLE_KIND: ContentKind<ArticleState, Article> = {
+  table: ARTICLES_TABLE,
+  noun: 'article',
+  states: (client) => client.articleStates(),
+  nodes: (client, ids) => client.articleNodes(ids),
+  stateSchema: articleStateSchema,
+  schema: articleSchema,
+  token: (s, store) =>
+    changeToken(s.updatedAt, s.handle, s.blog.id, s.blog.title, s.blog.handle, store.storefront),
+  document: (article, store, version) => ({
+    externalId: article.id,
+    title: article.title,
+    url: articleUrl(store, article.blog.handle, article.handle),
+    markdown: renderArticle(article, store),
+    updatedAt: article.updatedAt,
+    visibility: 'public',
+    tags: [
+      ...new Set(['storefront', article.blog.title, ...article.tags].map((t) => t.trim()).filter(Boolean)),
+    ],
+    table: ARTICLES_TABLE,
+    version,
+  }),
+};
+
+/** Visible on the storefront: published, and not scheduled for later. */
+function isVisible(s: { isPublished: boolean; publishedAt?: string | null | undefined }): boolean {
+  return s.isPublished && (!s.publishedAt || Date.parse(s.publishedAt) <= Date.now());
+}
+
+async function* syncContent<S extends PageState | ArticleState, D extends S>(
+  pass: Pass,
+  kind: ContentKind<S, D>,
+): AsyncGenerator<Event> {
+  const known = pass.known[kind.table];
+  const visible = new Set<string>();
+  const failed = new Set<string>();
+  const stale: string[] = [];
+  let complete = true;
+  for await (const page of kind.states(pass.client)) {
+    for (const raw of page.nodes) {
+      const parsed = kind.stateSchema.safeParse(raw);
+      if (!parsed.success) {
+        const id = idOf(raw);
+        if (id === undefined) complete = false;
+        else failed.add(id);
+        yield shapeFailure(kind.table, kind.noun, raw, parsed.error);
+        continue;
+      }
+      const state = parsed.data;
+      if (!isVisible(state)) continue;
+      visible.add(state.id);
+      if (pass.full || known.get(state.id)?.version !== kind.token(state, pass.store)) stale.push(state.id);
+    }
+  }
+  const left = new Set<string>();
+  yield* inBatches(
+    pass,
+    kind.table,
+    kind.noun,
+    stale,
+    CONTENT_NODES_BATCH,
+    (batch) => kind.nodes(pass.client, batch),
+    async function* (id, node) {
+      if (node === null) {
+        failed.add(id);
+        yield failure(
+          kind.table,
+          id,
+          `${kind.noun} ${id} was listed but answers null (deleted since?)`,
+          false,
+        );
+        return;
+      }
+      const parsed = kind.schema.safeParse(node);
+      if (!parsed.success) {
+        failed.add(id);
+        yield shapeFailure(kind.table, kind.noun, node, parsed.error);
+        return;
+      }
+      const item = parsed.data;
+      if (!isVisible(item)) {
+        left.add(id);
+        return;
+      }
+      yield { kind: 'document', doc: kind.document(item, pass.store, kind.token(item, pass.store)) };
+    },
+  );
+  if (!complete || pass.full) return;
+  for (const id of known.keys()) {
+    pass.ctx.signal.throwIfAborted();
+    if ((!visible.has(id) || left.has(id)) && !failed.has(id)) {
+      yield { kind: 'deleted', externalId: id, table: kind.table };
+    }
+  }
+}
