@@ -16,12 +16,12 @@ export function plainLine(text: string): string {
     .replace(/\s+/g, ' ')
     .trim()
     .replace(/[\\`*_[\]<]/g, (c) => `\\${c}`);
-  return line.replace(/^(#|>|[-+=]|\d+[.)])/, (m) => `\\${m}`);
+  return line.replace(/^(\d+)([.)])(?=\s|$)/, '$1\\$2').replace(/^([#>+=-])/, '\\$1');
 }
 
-/** A title as heading text: one line, and no trailing `#` that markdown would read as a closing sequence. */
+/** A title as heading text: one line, with a trailing `#` run escaped rather than read as a closing sequence. */
 function headingText(title: string): string {
-  return plainLine(title).replace(/\s#+$/, '') || 'Untitled';
+  return plainLine(title).replace(/(^|\s)(#+)$/, '$1\\$2') || 'Untitled';
 }
 
 /**
