@@ -15,6 +15,7 @@ import {
   TICKETS_TABLE,
 } from '../../src/connectors/support-desk/sync.ts';
 import type { SourceDocument, SyncEvent } from '../../src/connectors/types.ts';
+import { PaginationError } from '../../src/connectors/toolkit/pagination.ts';
 import { AppError } from '../../src/lib/errors.ts';
 import type { RecordedRequest } from '../fakes/fake-server.ts';
 import {
@@ -800,6 +801,38 @@ describe('support_desk (Zendesk) content sync: tickets', () => {
       ].sort(),
     );
     assert.match(first.failures.find((f) => f.externalId === String(gone.id))!.error.message, /answer 404/);
+  });
+
+  it('a ticket export that names the cursor it was asked with again stops the sync with an error', async () => {
+    const account = new FakeZendeskAccount();
+    account.ticketExportPageSize = 1;
+    for (let i = 1; i <= 3; i++) account.addTicket({ subject: `Ticket ${i}` });
+    account.onRequest = (req) => {
+      const cursor = req.query.get('cursor');
+      if (!isTicketExport(req) || !cursor) return undefined;
+      return {
+        status: 200,
+        body: {
+          after_cursor: cursor,
+          after_url: null,
+          before_cursor: null,
+          before_url: null,
+          end_of_stream: false,
+          tickets: [],
+        },
+      };
+    };
+    const { fake, set } = await start(account, { input: withTickets });
+    await assert.rejects(set.sync(), (err: unknown) => {
+      assert.ok(err instanceof PaginationError, String(err));
+      assert.equal(err.fault, 'repeated');
+      assert.match(
+        err.message,
+        /incremental\/tickets\/cursor\.json \(page 1\) named a cursor this pass had already followed/,
+      );
+      return true;
+    });
+    assert.equal(since(fake, 0, isTicketExport).length, 2);
   });
 
   it('article 7 and ticket 7 are two documents in two tables', async () => {

@@ -8,7 +8,7 @@ import type { AppError } from '../../lib/errors.ts';
 import { joinUrl, pathSegment } from '../base-url.ts';
 import { basicAuth, sourceRefusal } from '../credential-check.ts';
 import { isSourceHttpError } from '../http.ts';
-import { paginateCursor, paginateNextUrl } from '../toolkit/pagination.ts';
+import { PaginationError, paginateCursor, paginateNextUrl } from '../toolkit/pagination.ts';
 import type { ConnectorContext } from '../types.ts';
 import {
   type ArticleExportPage,
@@ -276,7 +276,15 @@ export async function* exportTickets(
       throw err;
     }
     yield first;
-    if (first.end_of_stream || !first.after_cursor) return;
+    if (first.end_of_stream) return;
+    if (!first.after_cursor) {
+      // What paginateCursor refuses on later pages: ending here would silently skip the rest.
+      throw new PaginationError('no_continuation', 'says more tickets follow but names no after_cursor', {
+        method: 'GET',
+        url,
+        page: 1,
+      });
+    }
     resume = first.after_cursor;
   } else {
     resume = from.cursor;

@@ -59,8 +59,9 @@ export const TICKETS_TABLE = 'support_desk_tickets';
 
 /**
  * The checkpoint: where each export goes on. `articles.startTime` is the last export page's `end_time`
- * (epoch seconds; that second is read again). `tickets` is the ticket export's last `after_cursor`, or a
- * start time before its first page; absent until a pass with tickets has read one.
+ * (epoch seconds; that second is read again). `tickets` is the ticket export's last `after_cursor`
+ * (a start time is read as well, for a pass that should begin at one); absent until a pass with tickets
+ * has read a page, or while a ticket that failed for a passing reason keeps it before that page.
  */
 export const supportDeskCursorSchema = z.object({
   articles: z.object({ startTime: z.number().int().nonnegative() }),
