@@ -587,9 +587,19 @@ describe('storefront (Shopify) content sync', () => {
       'Shipping policy',
       'Trail Running Shoe',
     ]);
+    // Deletion events are asked from the newest one seen (later than the newest product edit here).
+    const deletedAt = isoOf(s.store.deletionEvents.at(-1)!.occurredAt);
+    assert.deepEqual(second.cursor, {
+      productsUpdatedAt: isoOf(s.store.product(s.tent.id).updatedAt),
+      deletionsAt: deletedAt,
+    });
+
     // Back on the Online Store (again without an edit): the id pass fetches it by id.
     s.store.publish(s.beanie.id);
+    const thirdMark = s.store.queries.length;
     const third = await set.sync();
+    const asked = s.store.queries.slice(thirdMark).find((q) => q.roots[0] === 'deletionEvents');
+    assert.equal(asked?.variables['query'], `occurred_at:>='${deletedAt}'`);
     assert.deepEqual(titles(third.documents), ['Merino Beanie']);
     assert.deepEqual(third.deleted, []);
     const fourth = await set.sync();

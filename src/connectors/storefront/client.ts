@@ -234,8 +234,8 @@ export class ShopifyClient {
   }
 
   /**
-   * Products matching `query` (Shopify search syntax) by `updatedAt`, oldest first; Shopify's cursor
-   * holds the last id and value, so the order is stable. `resume`: a page's `endCursor` to go on after.
+   * Products matching `query` (Shopify search syntax) by `updatedAt`, oldest first, with their variants;
+   * Shopify's cursor holds the last id and value, so the order is stable while products change.
    */
   products(query: string | undefined): AsyncGenerator<LooseConnection> {
     return this.#listing('products', 'products', { first: PRODUCTS_FIRST, query: query ?? null });

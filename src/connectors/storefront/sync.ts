@@ -14,11 +14,12 @@
  *    the newest `updatedAt` it handled (second precision, hence `>=`; the boundary second is re-listed
  *    and skipped by its token), whatever the status, so what was archived or drafted comes back and
  *    leaves.
- * 3. Deletions, incremental passes only: `deletionEvents` since the same time where the API version
- *    still answers it (deprecated), and always the complete id pass: every active product's id, URL and
- *    edit time (250 a page, one point each). A held product that is not in it, or no longer published,
- *    is deleted; one whose token differs from the held one and that step 2 did not handle (published
- *    without an edit, or missed by the search index's lag) is fetched by id (`nodes`).
+ * 3. Deletions, incremental passes only: `deletionEvents` since that time or the newest event seen,
+ *    where the API version still answers it (deprecated), and always the complete id pass: every
+ *    active product's id, URL and edit time (250 a page, one point each). A held product that is not in
+ *    it, or no longer published, is deleted; one whose token differs from the held one and that step 2
+ *    did not handle (published without an edit, or missed by the search index's lag) is fetched by id
+ *    (`nodes`).
  * 4. Pages and articles: few, so each pass lists them all without bodies (id, handle, publication and
  *    edit time) and fetches the bodies of new or changed published ones by id; the complete listing
  *    tells what left (deleted, unpublished).
@@ -89,12 +90,17 @@ const FORMAT = 1;
 const MAX_TRANSIENT_IN_A_ROW = 3;
 
 /**
- * The checkpoint. `productsUpdatedAt`: the newest product `updatedAt` a pass has handled; the next
- * incremental pass lists products updated at or after it, and a retried reset goes on from it (what came
- * before was stored by the same job, so the sweep keeps it).
+ * The checkpoint, in Shopify's own times (never this machine's clock).
+ * - `productsUpdatedAt`: the newest product `updatedAt` a pass has handled; the next incremental pass
+ *   lists products updated at or after it, and a retried reset goes on from it (what came before was
+ *   stored by the same job, so the sweep keeps it).
+ * - `deletionsAt`: the newest deletion event seen. Deletion events are asked from the later of the two:
+ *   both are at or before the previous pass, and a store that deletes often but edits rarely would
+ *   otherwise page through the same old events every sync.
  */
 export const storefrontCursorSchema = z.object({
   productsUpdatedAt: z.string().optional(),
+  deletionsAt: z.string().optional(),
 });
 export type StorefrontCursor = z.infer<typeof storefrontCursorSchema>;
 
@@ -388,11 +394,11 @@ async function* syncProducts(pass: Pass, cursor: StorefrontCursor): AsyncGenerat
 
   if (pass.full) return;
   if (incremental) {
-    yield* deletionEvents(pass, ledger, since);
-    const pass2 = yield* productIdPass(pass, ledger);
-    if (!pass2) return;
+    yield* deletionEvents(pass, ledger, cursor, later(cursor.deletionsAt, since));
+    const published = yield* productIdPass(pass, ledger);
+    if (!published) return;
     listed.clear();
-    for (const id of pass2) listed.add(id);
+    for (const id of published) listed.add(id);
     listingComplete = true;
   }
   if (!listingComplete) return;
@@ -474,13 +480,20 @@ function productGid(subjectId: string): string {
  * Shopify's own deletion signal, where the API version still answers it (deprecated: any error of the
  * query itself is logged and the id pass decides alone).
  */
-async function* deletionEvents(pass: Pass, ledger: ProductLedger, since: string): AsyncGenerator<Event> {
+async function* deletionEvents(
+  pass: Pass,
+  ledger: ProductLedger,
+  cursor: StorefrontCursor,
+  since: string,
+): AsyncGenerator<Event> {
   const known = pass.known[PRODUCTS_TABLE];
   try {
     for await (const page of pass.client.deletionEvents(`occurred_at:>=${quoted(since)}`)) {
       for (const raw of page.nodes) {
         const parsed = deletionEventSchema.safeParse(raw);
-        if (!parsed.success || parsed.data.subjectType !== 'PRODUCT') continue;
+        if (!parsed.success) continue;
+        cursor.deletionsAt = later(cursor.deletionsAt, parsed.data.occurredAt);
+        if (parsed.data.subjectType !== 'PRODUCT') continue;
         const id = productGid(parsed.data.subjectId);
         if (!known.has(id) || ledger.handled.has(id)) continue;
         ledger.handled.add(id);
