@@ -233,11 +233,8 @@ export interface Connector<Creds = unknown, Cursor = unknown, Input = unknown> {
    * that keeps failing: `AppError('source_unreachable')`.
    */
   validate(ctx: ConnectorContext<Creds>): Promise<void>;
-  /**
-   * Streams the source's content. Optional until each source's content sync lands; the runner answers
-   * `400 invalid_request` for a source without it.
-   */
-  sync?(ctx: ConnectorContext<Creds>, opts: SyncOptions<Cursor>): AsyncGenerator<SyncEvent<Cursor>>;
+  /** Streams the source's content. */
+  sync(ctx: ConnectorContext<Creds>, opts: SyncOptions<Cursor>): AsyncGenerator<SyncEvent<Cursor>>;
   /** The checkpoint's shape (parsed when a job resumes). */
   cursor: z.ZodType<Cursor>;
   /**

@@ -70,7 +70,6 @@ const MAX_FAILURE_MESSAGE = 500;
 
 export async function runSync(opts: SyncRunOptions): Promise<SyncRunResult> {
   const { connector, context, mode } = opts;
-  if (!connector.sync) throw new Error(`connector ${connector.type} has no content sync`);
   const batchSize = opts.batchSize ?? 200;
   const maxBatchAgeMs = opts.maxBatchAgeMs ?? 1_000;
   const full = mode === 'full';

@@ -52,11 +52,11 @@ export function syncDedupeKey(connectionId: string): string {
   return `sync:${connectionId}`;
 }
 
-/** A connector that cannot sync content yet answers this (run-sync: 400 invalid_request). */
-export function syncUnavailable(connector: { label: string; type: string }): AppError {
+/** A connection whose source type this service no longer has a connector for (run-sync: 400 invalid_request). */
+export function sourceUnavailable(type: string): AppError {
   return new AppError(
     'invalid_request',
-    `Content sync for ${connector.label} (${connector.type}) is not available yet; the connection is stored and its credentials were checked.`,
+    `This service has no connector for source type ${type} any more, so the connection cannot sync; disconnect it (its items stay searchable until then).`,
   );
 }
 
@@ -121,11 +121,7 @@ async function runSyncJob(deps: SyncJobDeps, ctx: JobContext): Promise<JobResult
     return { status: 'cancelled', note: 'The connection is inactive; activate it to sync.' };
   }
   const connector = deps.sources.connectorOf(connection.type);
-  if (!connector?.sync) {
-    throw new JobError(
-      syncUnavailable(connector ?? { label: connection.type, type: connection.type }).message,
-    );
-  }
+  if (!connector) throw new JobError(sourceUnavailable(connection.type).message);
 
   let credentials = deps.sources.decryptCredentials(connection.id, connection.credentialsEncrypted);
   if (connector.oauth?.refresh && needsRefresh(credentials)) {

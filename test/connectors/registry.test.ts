@@ -56,7 +56,7 @@ describe('registry', () => {
     const bad = [
       { type: 'slack' },
       { type: 'notes', extra: 1 },
-      { type: 'support_desk', subdomain: 'acme', email: 'a@acme.test' },
+      { type: 'support_desk', subdomain: 'acme', email: 'a@acme.test', include_tickets: 'yes' },
       {
         type: 'support_desk',
         subdomain: 'acme',
@@ -82,7 +82,18 @@ describe('registry', () => {
     const normalized = registry.normalize(parsed);
     assert.equal(normalized.type, 'support_desk');
     assert.equal(normalized.connector, connectors['support_desk']);
-    assert.deepEqual(normalized.credentials, { subdomain: 'acme', email: 'a@acme.test', api_token: 'tok' });
+    assert.deepEqual(normalized.credentials, {
+      subdomain: 'acme',
+      email: 'a@acme.test',
+      api_token: 'tok',
+      include_tickets: false,
+    });
+    // The e-mail without its token (or the reverse) is refused when normalized, naming what is missing;
+    // neither is allowed (the OAuth consent supplies the token).
+    assert.throws(
+      () => registry.normalize(sourceInputSchema.parse({ type: 'support_desk', subdomain: 'acme', email: 'a@acme.test' })),
+      (err: Error & { code?: string }) => err.code === 'invalid_request' && /source\.api_token/.test(err.message),
+    );
   });
 
   it('every connector declares a default base URL whose placeholders are credential fields', () => {

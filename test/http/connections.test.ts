@@ -91,15 +91,19 @@ for (const mode of STORAGE_MODES) {
       }
     });
 
-    test('run-sync of a source without a content sync yet: 400 invalid_request saying so', async () => {
-      const res = await t.call('POST', '/api/connect/run-sync', { body: { type: 'support_desk' } });
+    test('run-sync of a connection whose source type the service no longer has: 400 invalid_request saying so', async () => {
+      const id = 'conn-of-a-retired-source';
+      await t.db.query(
+        `INSERT INTO connections (id, organization_id, type, credentials_encrypted) VALUES ($1, $2, 'retired_source', 'x')`,
+        [id, t.orgA.id],
+      );
+      const res = await t.call('POST', '/api/connect/run-sync', { body: { connectionId: id } });
       expectError(res, 400, 'invalid_request');
-      assert.match(res.body.message, /not available yet/);
-      const jobs = await t.call('GET', '/api/connect/connection-sync-jobs?type=support_desk');
+      assert.match(res.body.message, /no connector for source type retired_source/);
+      const jobs = await t.call('GET', `/api/connect/connection-sync-jobs?connectionId=${id}`);
       assert.equal(jobs.status, 200);
       assert.deepEqual(jobs.body.data, []);
-      assert.equal(jobs.body.next, undefined);
-      assert.equal(jobs.body.previous, undefined);
+      await t.db.query('DELETE FROM connections WHERE id = $1', [id]);
     });
 
     test('status: inactive makes run-sync 409 connection_inactive; naming the connection needs type or id', async () => {

@@ -176,7 +176,8 @@ describe('OpenAPI document', () => {
       assert.ok(v, `source type ${type} not described`);
       return Object.keys(v.properties ?? {}).sort();
     };
-    assert.deepEqual(fieldsOf('support_desk'), ['api_token', 'email', 'subdomain', 'type']);
+    // The seed's fields, plus the OAuth token and the opt-in for tickets (API.md "Later extensions").
+    assert.deepEqual(fieldsOf('support_desk'), ['access_token', 'api_token', 'email', 'include_tickets', 'subdomain', 'type']);
     assert.deepEqual(fieldsOf('wiki'), ['api_token', 'domain_name', 'email', 'type']);
     assert.deepEqual(fieldsOf('storefront'), ['access_token', 'shop', 'type']);
     assert.deepEqual(fieldsOf('docs_space'), ['access_token', 'space_id', 'type']);

@@ -19,6 +19,7 @@ import {
   zendeskSecrets,
 } from './client.ts';
 import { type SupportDeskCursor, supportDeskCursorSchema, syncSupportDesk } from './sync.ts';
+import { zendeskOAuth } from './oauth.ts';
 
 export { type SupportDeskCredentials, ZENDESK_TOKEN_RETIRED_HINT, zendeskAuthHeader };
 
@@ -130,6 +131,7 @@ export const supportDeskConnector: Connector<SupportDeskCredentials, SupportDesk
   },
   defaultBaseUrl: 'https://{subdomain}.zendesk.com',
   baseUrlSetting: 'KB_SUPPORT_DESK_BASE_URL',
+  oauth: zendeskOAuth,
   async validate(ctx) {
     if (ctx.credentials.access_token) return checkAccessToken(ctx);
     if (!ctx.credentials.api_token) throw noCredentials();

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { SourceRegistry } from '../../connectors/registry.ts';
 import { activeSyncJobIds } from '../../db/repositories/sync-jobs.ts';
-import { enqueueSyncJob, syncUnavailable } from '../../jobs/sync-job.ts';
+import { enqueueSyncJob, sourceUnavailable } from '../../jobs/sync-job.ts';
 import { AppError } from '../../lib/errors.ts';
 import { type App, type RouteDeps, callerOf } from '../context.ts';
 import { commonErrors, errorBodySchema } from '../schemas.ts';
@@ -49,8 +49,7 @@ export function register(app: App, deps: RouteDeps): void {
           throw new AppError('connection_inactive', 'The connection is inactive; set it active to sync it.');
         }
         const connector = deps.sources.connectorOf(connection.type);
-        if (!connector?.sync)
-          throw syncUnavailable(connector ?? { label: connection.type, type: connection.type });
+        if (!connector) throw sourceUnavailable(connection.type);
         const id = await enqueueSyncJob(tx, {
           organizationId,
           connectionId: connection.id,
