@@ -25,7 +25,9 @@ export interface TokenRequest<T> {
 }
 
 export async function requestTokens<T>(http: SourceHttpClient, req: TokenRequest<T>): Promise<T> {
-  const again = req.grant === 'authorization code' ? 'start the consent again' : 'connect through OAuth again';
+  // A refused code: the user consents again. A refused refresh token: the caller says what to do (the
+  // connection must be consented to again, which only it can name).
+  const again = req.grant === 'authorization code' ? '; start the consent again.' : '.';
   let res: SourceResponse;
   try {
     res = await http.request('POST', req.url, { ...(req.headers ? { headers: req.headers } : {}), json: req.json });
@@ -41,7 +43,7 @@ export async function requestTokens<T>(http: SourceHttpClient, req: TokenRequest
     const said = vendorErrorText(res.text());
     throw new AppError(
       'source_auth_failed',
-      `${req.label} refused the ${req.grant} (HTTP ${res.status}${said ? `: ${redactSecrets(said, req.secrets)}` : ''}); ${again}.`,
+      `${req.label} refused the ${req.grant} (HTTP ${res.status}${said ? `: ${redactSecrets(said, req.secrets)}` : ''})${again}`,
     );
   }
   let body: unknown;
