@@ -18,7 +18,7 @@ import { answerClientError, errorHandler, notFoundHandler } from './errors.ts';
 import { closeConnectionWhileDraining } from './graceful-close.ts';
 import { OAuthStates } from './oauth-state.ts';
 import { registerRoutes } from './routes/index.ts';
-import { rejectNulCharacters } from './text-guard.ts';
+import { rejectInvalidText } from './text-guard.ts';
 
 export interface BuildAppOptions {
   /** The process's pino logger (default: one at KB_LOG_LEVEL), or false for none (tests). */
@@ -102,7 +102,7 @@ export async function buildApp(appDeps: AppDeps, opts: BuildAppOptions = {}): Pr
   await app.register(swaggerUi, { routePrefix: '/docs', staticCSP: true });
 
   app.addHook('onRequest', apiKeyAuth(deps.db));
-  app.addHook('preValidation', rejectNulCharacters);
+  app.addHook('preValidation', rejectInvalidText);
 
   if (deps.config.KB_RATE_LIMIT_PER_MINUTE > 0) {
     await app.register(rateLimit, {

@@ -26,6 +26,11 @@ const STATUS_FALLBACK: Record<number, ErrorCode> = {
   503: 'unavailable',
 };
 
+/** Input quoted in a message, clipped: a message names what is wrong without echoing a whole request. */
+export function clipInput(text: string, max = 100): string {
+  return text.length > max ? `${text.slice(0, max)}… (${text.length} characters)` : text;
+}
+
 export interface ErrorBody {
   error: ErrorCode;
   message: string;
@@ -42,11 +47,14 @@ export function toErrorResponse(err: unknown): { status: number; body: ErrorBody
     const first = fe.validation[0]!;
     const where = fe.validationContext ?? 'body';
     const field = first.instancePath ? first.instancePath.slice(1).replaceAll('/', '.') : '';
-    const params = first.params as { issue?: { code?: string; keys?: string[] } } | undefined;
+    // fastify-type-provider-zod hands each zod issue over as { keyword: issue.code, params: the rest }.
+    const keys = (first.params as { keys?: unknown } | undefined)?.keys;
     let message: string;
-    if (params?.issue?.code === 'unrecognized_keys' && params.issue.keys) {
+    if (first.keyword === 'unrecognized_keys' && Array.isArray(keys) && keys.length > 0) {
       const at = field ? ` in ${where}.${field}` : ` in the ${where}`;
-      message = `Unknown field${params.issue.keys.length > 1 ? 's' : ''} ${params.issue.keys.map((k) => `"${k}"`).join(', ')}${at}.`;
+      const named = keys.slice(0, 5).map((k) => JSON.stringify(clipInput(String(k))));
+      const more = keys.length > 5 ? ` and ${keys.length - 5} more` : '';
+      message = `Unknown field${keys.length > 1 ? 's' : ''} ${named.join(', ')}${more}${at}.`;
     } else {
       message = field ? `${where}.${field}: ${first.message}` : `${where}: ${first.message}`;
     }
@@ -78,7 +86,10 @@ export function errorHandler(err: unknown, request: FastifyRequest, reply: Fasti
 export function notFoundHandler(request: FastifyRequest, reply: FastifyReply): void {
   void reply
     .status(404)
-    .send({ error: 'not_found', message: `No route ${request.method} ${request.url.split('?')[0]}; see /openapi.json.` });
+    .send({
+      error: 'not_found',
+      message: `No route ${request.method} ${clipInput(request.url.split('?')[0]!)}; see /openapi.json.`,
+    });
 }
 
 /**

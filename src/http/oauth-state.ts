@@ -23,7 +23,10 @@ export function oauthSecretAad(secretId: string): string {
   return `oauth_secret:${secretId}`;
 }
 
-async function loadKey(db: Queryable, cipher: CredentialCipher): Promise<Buffer> {
+/** The stored key; when there is none yet, a new one is stored unless `create` is false (then null). */
+async function loadKey(db: Queryable, cipher: CredentialCipher, create: true): Promise<Buffer>;
+async function loadKey(db: Queryable, cipher: CredentialCipher, create: boolean): Promise<Buffer | null>;
+async function loadKey(db: Queryable, cipher: CredentialCipher, create: boolean): Promise<Buffer | null> {
   const read = async () => {
     const rows = await db.query<{ value: { encrypted?: string } }>(
       'SELECT value FROM service_settings WHERE key = $1',
@@ -38,7 +41,7 @@ async function loadKey(db: Queryable, cipher: CredentialCipher): Promise<Buffer>
     }
   };
   const existing = await read();
-  if (existing) return existing;
+  if (existing || !create) return existing;
   const fresh = randomBytes(32).toString('base64');
   const value = JSON.stringify({ encrypted: cipher.encrypt(fresh, KEY_SETTING) });
   // Two processes may race here: the first writer wins and both read its key back.
@@ -70,7 +73,7 @@ export class OAuthStates {
 
   #stateKey(): Promise<Buffer> {
     if (!this.#key) {
-      const p = loadKey(this.#db, this.#cipher);
+      const p = loadKey(this.#db, this.#cipher, true);
       p.catch(() => {
         if (this.#key === p) this.#key = null;
       });
@@ -93,7 +96,12 @@ export class OAuthStates {
     if (parts.length !== 3) throw invalid;
     const [id, exp, sig] = parts as [string, string, string];
     if (!/^[A-Za-z0-9_-]{16,64}$/.test(id) || !/^\d{1,12}$/.test(exp)) throw invalid;
-    const expected = Buffer.from(sign(await this.#stateKey(), `${id}.${exp}`));
+    // Without a stored key no state was ever signed: refuse it without making the key (a refused
+    // request changes nothing). Once one exists it is cached like the signing side's.
+    const key = this.#key ? await this.#key : await loadKey(this.#db, this.#cipher, false);
+    if (!key) throw invalid;
+    this.#key ??= Promise.resolve(key);
+    const expected = Buffer.from(sign(key, `${id}.${exp}`));
     const given = Buffer.from(sig);
     if (given.length !== expected.length || !timingSafeEqual(given, expected)) throw invalid;
     if (Number(exp) * 1000 < Date.now()) {

@@ -210,3 +210,72 @@ describe('rate limit', () => {
     assert.equal(other.status, 200);
   });
 });
+
+// Found by the schema-driven fuzzer (test/ops/fuzz.test.ts, test/support/fuzz.ts).
+describe('what the API fuzzer found', () => {
+  let t: TestApp;
+  before(async () => {
+    t = await startTestApp('pglite');
+  });
+  after(async () => t?.close());
+  const count = async (table: 'items' | 'crawl_jobs') =>
+    (await t.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${table}`))[0]!.n;
+
+  test('a lone surrogate anywhere is a 400 naming the field: not a 500, and not stored as U+FFFD', async () => {
+    const upload = await t.call('POST', '/api/connect/knowledgebase-items', { body: { title: 'kept', content: 'x' } });
+    assert.equal(upload.status, 200, JSON.stringify(upload.body));
+    const id = upload.body.item.id as string;
+    const items = await count('items');
+    const crawls = await count('crawl_jobs');
+    // Before: the first four were 500s (jsonb refuses the escape), the upload stored "x\uFFFDy".
+    const cases: Array<[method: 'GET' | 'POST' | 'PUT', url: string, body: unknown, field: RegExp]> = [
+      ['PUT', '/api/connect/knowledgebase-items', [{ id, title: 'x\udfffy' }], /body\[0\]\.title/],
+      ['PUT', '/api/connect/knowledgebase-items', [{ id: '\ud800', title: 't' }], /body\[0\]\.id/],
+      ['POST', '/api/connect/crawling/', { url: 'https://example.com/', tags: ['ok', '\udc00\ud800'] }, /body\.tags\[1\]/],
+      ['POST', '/api/connect/crawling/', { url: 'https://example.com/', includePaths: ['\ud800'] }, /body\.includePaths\[0\]/],
+      ['POST', '/api/connect/knowledgebase-items', { title: 'x\udfffy', content: 'c' }, /body\.title/],
+      ['POST', '/api/connect/knowledgebase-items', { title: 't', content: 'c', '\ud800': 1 }, /body\.\uFFFD/],
+      ['POST', '/api/consume/search', { query: '\ud83d' }, /body\.query/],
+    ];
+    for (const [method, url, body, field] of cases) {
+      const res = await t.call(method, url, { body });
+      expectError(res, 400, 'invalid_request');
+      assert.match(res.body.message, field, `${method} ${url}: ${res.body.message}`);
+      assert.match(res.body.message, /unpaired surrogate/);
+    }
+    // A well-formed pair (an emoji) is text like any other.
+    const emoji = await t.call('PUT', '/api/connect/knowledgebase-items', { body: [{ id, title: 'ok \ud83d\ude00' }] });
+    assert.equal(emoji.status, 200, JSON.stringify(emoji.body));
+    assert.equal(await count('items'), items);
+    assert.equal(await count('crawl_jobs'), crawls);
+    const titles = await t.db.query<{ title: string }>('SELECT title FROM items');
+    assert.ok(titles.every((r) => !r.title.includes('\uFFFD')), 'no replacement character stored');
+  });
+
+  test('a forged OAuth state on a fresh installation is refused without creating the signing key', async () => {
+    const settings = async () => (await t.db.query<{ key: string }>('SELECT key FROM service_settings ORDER BY key')).map((r) => r.key);
+    const before = await settings();
+    assert.ok(!before.includes('oauth_state_hmac_key'), 'no consent was started yet');
+    const forged = `${'A'.repeat(24)}.${Math.floor(Date.now() / 1000) + 600}.${'B'.repeat(43)}`;
+    const res = await t.call('GET', `/api/connect/oauth/callback?state=${forged}&code=x`, { key: null });
+    expectError(res, 400, 'invalid_request');
+    assert.deepEqual(await settings(), before, 'a refused callback wrote nothing');
+  });
+
+  test('messages quote what they name clipped: a long unknown field or path is not echoed whole', async () => {
+    const longKey = 'k'.repeat(400);
+    const unknown = await t.call('POST', '/api/connect/knowledgebase-items/query', { body: { [longKey]: 1, other: 2 } });
+    expectError(unknown, 400, 'invalid_request');
+    assert.match(unknown.body.message, /^Unknown fields "k{100}… \(400 characters\)", "other" in the body\.$/);
+    const many = await t.call('POST', '/api/connect/knowledgebase-items/query', {
+      body: Object.fromEntries(Array.from({ length: 40 }, (_, i) => [`field${i}`, i])),
+    });
+    expectError(many, 400, 'invalid_request');
+    assert.match(many.body.message, /"field4" and 35 more in the body\.$/);
+    const longPath = `/api/${'p'.repeat(5000)}`;
+    const missing = await t.call('GET', longPath);
+    expectError(missing, 404, 'not_found');
+    assert.ok(missing.body.message.length < 300, missing.body.message);
+    assert.match(missing.body.message, /\(5005 characters\)/);
+  });
+});
