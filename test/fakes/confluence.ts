@@ -24,7 +24,7 @@ import {
   type RecordedRequest,
   startFakeServer,
 } from './fake-server.ts';
-import type { BenchWorkspace, BenchWorkspaceFactory } from './workspace.ts';
+import { type BenchWorkspace, type BenchWorkspaceFactory, spreadPick } from './workspace.ts';
 
 export const CONFLUENCE_GOOD = { email: 'writer@acme.test', api_token: 'ATATT_fake_good_token_0123456789' };
 /** The site the fake says it is (`_links.base`, web UI links). */
@@ -696,16 +696,9 @@ export const confluenceBenchWorkspace: BenchWorkspaceFactory = {
       close: () => server.close(),
       source: { type: 'wiki', domain_name: 'acme', ...CONFLUENCE_GOOD },
       edit(count: number): string[] {
-        const n = Math.min(count, ids.length);
-        const step = Math.max(1, Math.floor(ids.length / n));
-        const offset = round++ % step;
-        const edited: string[] = [];
-        for (let i = 0; i < n; i++) {
-          const id = ids[(offset + i * step) % ids.length]!;
-          site.edit(id);
-          edited.push(id);
-        }
-        return edited;
+        const picked = spreadPick(ids, count, round++);
+        for (const id of picked) site.edit(id);
+        return picked;
       },
     };
   },

@@ -1016,23 +1016,25 @@ export class FakeShopifyStore {
   }
 
   #pages(args: Record<string, unknown>): Resolved {
+    return this.#publishedConnection([...this.pages.values()], args, (page) => this.#pageJson(page));
+  }
+
+  /** Pages and articles alike: filtered by `updated_at` and `published_status`, sorted, paged. */
+  #publishedConnection<T extends { updatedAt: number; n: number; isPublished: boolean }>(
+    all: T[],
+    args: Record<string, unknown>,
+    json: (item: T) => Resolved,
+  ): Resolved {
     const terms = parseSearch(args['query'], ['updated_at', 'published_status']);
     const sortKey = String(args['sortKey'] ?? 'ID');
-    const items = [...this.pages.values()]
-      .filter((page) =>
+    const items = all
+      .filter((item) =>
         terms.every((t) =>
-          t.field === 'updated_at'
-            ? compareTime(page.updatedAt, t)
-            : (t.value === 'published') === page.isPublished,
+          t.field === 'updated_at' ? compareTime(item.updatedAt, t) : (t.value === 'published') === item.isPublished,
         ),
       )
       .sort((a, b) => (sortKey === 'UPDATED_AT' ? a.updatedAt - b.updatedAt || a.n - b.n : a.n - b.n));
-    return connection(
-      items,
-      (page) => ({ value: sortKey === 'UPDATED_AT' ? page.updatedAt : page.n, id: page.n }),
-      (page) => this.#pageJson(page),
-      args,
-    );
+    return connection(items, (item) => ({ value: sortKey === 'UPDATED_AT' ? item.updatedAt : item.n, id: item.n }), json, args);
   }
 
   #pageJson(page: FakePage): Resolved {
@@ -1052,23 +1054,7 @@ export class FakeShopifyStore {
   }
 
   #articles(args: Record<string, unknown>): Resolved {
-    const terms = parseSearch(args['query'], ['updated_at', 'published_status']);
-    const sortKey = String(args['sortKey'] ?? 'ID');
-    const items = [...this.articles.values()]
-      .filter((a) =>
-        terms.every((t) =>
-          t.field === 'updated_at'
-            ? compareTime(a.updatedAt, t)
-            : (t.value === 'published') === a.isPublished,
-        ),
-      )
-      .sort((a, b) => (sortKey === 'UPDATED_AT' ? a.updatedAt - b.updatedAt || a.n - b.n : a.n - b.n));
-    return connection(
-      items,
-      (a) => ({ value: sortKey === 'UPDATED_AT' ? a.updatedAt : a.n, id: a.n }),
-      (a) => this.#articleJson(a),
-      args,
-    );
+    return this.#publishedConnection([...this.articles.values()], args, (a) => this.#articleJson(a));
   }
 
   #articleJson(a: FakeArticle): Resolved {

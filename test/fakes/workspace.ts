@@ -22,3 +22,15 @@ export interface BenchWorkspaceFactory {
   /** Starts the fake with `documents` documents (pages, rows, posts: whatever the source syncs). */
   start(documents: number): Promise<BenchWorkspace>;
 }
+
+/**
+ * Picks `count` distinct ids spread evenly over `ids`, starting further along on each call (`round`), so
+ * successive edits of a benchmark touch different documents.
+ */
+export function spreadPick<T>(ids: readonly T[], count: number, round: number): T[] {
+  const n = Math.min(count, ids.length);
+  if (n === 0) return [];
+  const step = Math.max(1, Math.floor(ids.length / n));
+  const offset = round % step;
+  return Array.from({ length: n }, (_, i) => ids[(offset + i * step) % ids.length]!);
+}

@@ -32,7 +32,7 @@ import {
   type RecordedRequest,
   startFakeServer,
 } from './fake-server.ts';
-import type { BenchWorkspace, BenchWorkspaceFactory } from './workspace.ts';
+import { type BenchWorkspace, type BenchWorkspaceFactory, spreadPick } from './workspace.ts';
 
 export const ZENDESK_GOOD = { email: 'agent@acme.test', api_token: 'zd_fake_good_token_0123456789' };
 /** An OAuth access token the fake accepts (Bearer). */
@@ -989,16 +989,9 @@ export const zendeskBenchWorkspace: BenchWorkspaceFactory = {
       close: () => server.close(),
       source: { type: 'support_desk', subdomain: 'acme', ...ZENDESK_GOOD },
       edit(count: number): string[] {
-        const n = Math.min(count, ids.length);
-        const step = Math.max(1, Math.floor(ids.length / n));
-        const offset = round++ % step;
-        const edited: string[] = [];
-        for (let i = 0; i < n; i++) {
-          const id = ids[(offset + i * step) % ids.length]!;
-          account.editArticle(id);
-          edited.push(String(id));
-        }
-        return edited;
+        const picked = spreadPick(ids, count, round++);
+        for (const id of picked) account.editArticle(id);
+        return picked.map(String);
       },
     };
   },
