@@ -65,9 +65,11 @@ export function toErrorResponse(err: unknown): { status: number; body: ErrorBody
     return { status: ERROR_STATUS[code], body: { error: code, message } };
   }
   const status = typeof fe?.statusCode === 'number' ? fe.statusCode : 500;
-  const code = STATUS_FALLBACK[status];
-  if (code && status < 500) {
-    return { status, body: { error: code, message: 'The request could not be processed.' } };
+  if (status >= 400 && status < 500) {
+    // A client error whose status the API's table lacks (416 from the docs UI's file server for an
+    // unsatisfiable Range) is a 400, not a 500.
+    const code = STATUS_FALLBACK[status] ?? 'invalid_request';
+    return { status: ERROR_STATUS[code], body: { error: code, message: 'The request could not be processed.' } };
   }
   if (status === 503) return { status, body: { error: 'unavailable', message: 'The service is not ready; try again shortly.' } };
   return { status: 500, body: { error: 'internal_error', message: 'Something went wrong on our side; the error was logged.' } };

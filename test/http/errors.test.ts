@@ -262,6 +262,15 @@ describe('what the API fuzzer found', () => {
     assert.deepEqual(await settings(), before, 'a refused callback wrote nothing');
   });
 
+  test('a Range the docs UI cannot satisfy is a 400 in the API shape, not a 500', async () => {
+    for (const range of ['bytes=999999-', 'bytes=5-1']) {
+      const res = await t.call('GET', '/docs/static/index.css', { key: null, headers: { range } });
+      expectError(res, 400, 'invalid_request');
+    }
+    const partial = await t.call('GET', '/docs/static/index.css', { key: null, headers: { range: 'bytes=0-0' } });
+    assert.equal(partial.status, 206);
+  });
+
   test('messages quote what they name clipped: a long unknown field or path is not echoed whole', async () => {
     const longKey = 'k'.repeat(400);
     const unknown = await t.call('POST', '/api/connect/knowledgebase-items/query', { body: { [longKey]: 1, other: 2 } });
