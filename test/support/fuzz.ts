@@ -920,13 +920,50 @@ function validArb(doc: OpenApiDoc, route: Route): fc.Arbitrary<AbstractRequest> 
         method: r.method,
         path: route.path,
         params: r.params,
-        query: Object.entries(r.query).map(([k, v]) => [k, v] as [string, unknown]),
+        query: Object.entries(oneOfEach(r.query)).map(([k, v]) => [k, v] as [string, unknown]),
         auth: r.auth,
         mutation: 'valid',
       };
-      if (r.body !== undefined) req.body = { json: r.body };
+      if (r.body !== undefined) req.body = { json: route.key === INITIATE ? withTenant(r.body) : oneOfEach(r.body) };
       return req;
     });
+}
+
+/**
+ * Fields of which a request gives exactly one, which JSON Schema here does not say: a connection is
+ * named by `type` or by `connectionId` (API.md "Connections"). When a valid request got both, one goes
+ * (which one: by the id's draw, so both kinds of request stay).
+ */
+const EXCLUSIVE: Array<[string, string]> = [['type', 'connectionId']];
+
+const INITIATE = 'POST /api/connect/oauth/initiate';
+
+/**
+ * An OAuth initiate body carries the account field (`subdomain`) exactly when its source's consent is per
+ * account (the registry says which), which the schema does not say.
+ */
+function withTenant(body: unknown): unknown {
+  if (body === null || typeof body !== 'object') return body;
+  const out = { ...(body as Record<string, unknown>) };
+  const connector = registeredConnectors.find((c) => c.type === out['type'] || c.alias === out['type']);
+  const field = connector?.oauth?.tenant?.field;
+  for (const c of registeredConnectors) {
+    const f = c.oauth?.tenant?.field;
+    if (f && f !== field) delete out[f];
+  }
+  if (field && out[field] === undefined) out[field] = 'acme';
+  return out;
+}
+
+function oneOfEach<T>(value: T): T {
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) return value;
+  const out = { ...(value as Record<string, unknown>) };
+  for (const [a, b] of EXCLUSIVE) {
+    if (out[a] === undefined || out[b] === undefined) continue;
+    const draw = out[b] instanceof Ref ? (out[b] as Ref).n : String(out[b]).length;
+    delete out[draw % 2 ? a : b];
+  }
+  return out as T;
 }
 
 // ---------------------------------------------------------------------------------------------------
