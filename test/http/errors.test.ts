@@ -215,7 +215,9 @@ describe('rate limit', () => {
 describe('what the API fuzzer found', () => {
   let t: TestApp;
   before(async () => {
-    t = await startTestApp('pglite');
+    t = await startTestApp('pglite', {
+      config: { KB_NOTES_CLIENT_ID: 'client', KB_NOTES_CLIENT_SECRET: 'client-secret-0123456789', KB_PUBLIC_URL: 'https://kb.example.test' },
+    });
   });
   after(async () => t?.close());
   const count = async (table: 'items' | 'crawl_jobs') =>
@@ -269,6 +271,19 @@ describe('what the API fuzzer found', () => {
     }
     const partial = await t.call('GET', '/docs/static/index.css', { key: null, headers: { range: 'bytes=0-0' } });
     assert.equal(partial.status, 206);
+  });
+
+  test('a refused OAuth consent: the source\'s error_description is quoted clipped', async () => {
+    const initiate = await t.call('POST', '/api/connect/oauth/initiate', { body: { type: 'notes' } });
+    assert.equal(initiate.status, 200, JSON.stringify(initiate.body));
+    const state = new URL(initiate.body.consentUrl).searchParams.get('state')!;
+    const res = await t.call(
+      'GET',
+      `/api/connect/oauth/callback?state=${state}&error=access_denied&error_description=${'d'.repeat(2000)}`,
+      { key: null },
+    );
+    expectError(res, 400, 'source_auth_failed');
+    assert.match(res.body.message, /access_denied: d{200}… \(2000 characters\)\)\.$/);
   });
 
   test('messages quote what they name clipped: a long unknown field or path is not echoed whole', async () => {

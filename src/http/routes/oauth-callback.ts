@@ -4,6 +4,7 @@ import { createSourceHttpClient } from '../../connectors/http.ts';
 import { consumeOAuthState, saveOAuthSecret } from '../../db/repositories/connections.ts';
 import { AppError, isAppError } from '../../lib/errors.ts';
 import type { App, RouteDeps } from '../context.ts';
+import { clipInput } from '../errors.ts';
 import { errorBodySchema } from '../schemas.ts';
 import { encodeStoredTokens } from '../../jobs/oauth-tokens.ts';
 import { oauthSecretAad } from '../oauth-state.ts';
@@ -60,7 +61,7 @@ export function register(app: App, deps: RouteDeps): void {
         if (q.error) {
           throw new AppError(
             'source_auth_failed',
-            `${connector.label} (${connector.type}) did not grant access (${q.error}${q.error_description ? `: ${q.error_description}` : ''}).`,
+            `${connector.label} (${connector.type}) did not grant access (${clipInput(q.error)}${q.error_description ? `: ${clipInput(q.error_description, 200)}` : ''}).`,
           );
         }
         if (!q.code)
