@@ -1,6 +1,7 @@
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
+import { connectorSettings } from './connectors/context.ts';
 import { registeredConnectors } from './connectors/registry.ts';
 import type { AnyConnector, OAuthApp } from './connectors/types.ts';
 
@@ -80,6 +81,16 @@ function sourceSettingsSchema(connectors: readonly AnyConnector[]): z.ZodObject 
   return z.object(shape);
 }
 
+/** The values the operator set for a connector's own settings, by key. */
+function operatorSettings(c: AnyConnector, env: Record<string, string | undefined>): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [key, setting] of Object.entries(c.settings ?? {})) {
+    const value = env[setting.env];
+    if (value !== undefined) out[key] = value;
+  }
+  return out;
+}
+
 export class ConfigError extends Error {
   override name = 'ConfigError';
 }
@@ -118,9 +129,7 @@ export function loadConfig(
               baseUrl: (settings[c.oauth.settings.baseUrl] ?? c.oauth.defaultBaseUrl).replace(/\/+$/, ''),
             }
           : undefined,
-      settings: Object.fromEntries(
-        Object.entries(c.settings ?? {}).map(([key, setting]) => [key, settings[setting.env] ?? setting.default]),
-      ),
+      settings: { ...connectorSettings(c, operatorSettings(c, settings)) },
     };
   }
   return {

@@ -56,6 +56,16 @@ export function credentialsWithTokens(
   return out;
 }
 
+/** Whether these normalized credentials need a stored consent's token (the source's rule, or: no token). */
+export function needsConsent(steps: OAuthSteps, credentials: Record<string, unknown>): boolean {
+  return steps.needsConsent ? steps.needsConsent(credentials) : !credentials[steps.tokenField];
+}
+
+/** The account a consent is for, from the credentials (sources whose accounts each run their own), else null. */
+export function tenantOf(steps: OAuthSteps, credentials: Record<string, unknown>): string | null {
+  return steps.tenant ? String(credentials[steps.tenant.field]) : null;
+}
+
 /** Whether the consent's credentials say to refresh now: a refresh token and an expiry that is near. */
 export function needsRefresh(credentials: Record<string, unknown>, now = Date.now()): boolean {
   const expiresAt = credentials[OAUTH_EXPIRES_FIELD];

@@ -4,8 +4,8 @@
  * override of each source type. Built once by the composition root (src/compose.ts).
  */
 import { resolveBaseUrl } from '../connectors/base-url.ts';
-import { checkCredentials, createConnectorContext } from '../connectors/context.ts';
-import type { SourceHttpClientOptions } from '../connectors/http.ts';
+import { CREDENTIAL_CHECK_HTTP, checkCredentials, createConnectorContext } from '../connectors/context.ts';
+import { createSourceHttpClient, type SourceHttpClientOptions } from '../connectors/http.ts';
 import type { SourceRegistry } from '../connectors/registry.ts';
 import type {
   AnyConnector,
@@ -92,6 +92,11 @@ export class SourceServices {
       throw new AppError('invalid_request', `${steps.tenant.field}: required to connect ${connector.type} through OAuth.`);
     }
     return { steps, app: { ...app, baseUrl: resolveBaseUrl(app.baseUrl, { [steps.tenant.field]: tenant }) } };
+  }
+
+  /** The client of OAuth token calls (code exchange, refresh): the credential check's short retry budget. */
+  oauthHttp(signal?: AbortSignal): SourceHttpClient {
+    return createSourceHttpClient({ ...CREDENTIAL_CHECK_HTTP, fetch: this.fetch, ...(signal ? { signal } : {}) });
   }
 
   /** Runs the connector's credential check (inside an API request: short retry budget). */

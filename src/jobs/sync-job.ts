@@ -5,7 +5,7 @@
 import { z } from 'zod';
 import { CREDENTIAL_CHECK_HTTP } from '../connectors/context.ts';
 import { redactSecrets, sourceName } from '../connectors/credential-check.ts';
-import { createSourceHttpClient, isSourceHttpError } from '../connectors/http.ts';
+import { isSourceHttpError } from '../connectors/http.ts';
 import type { AnyConnector, OAuthTokens } from '../connectors/types.ts';
 import type { Database, Queryable } from '../db/database.ts';
 import {
@@ -25,7 +25,13 @@ import { AppError, isAppError } from '../lib/errors.ts';
 import { OutboundBlockedError, OutboundError } from '../net/outbound.ts';
 import { cancelJobs, enqueueJob } from './queue.ts';
 import { defineJobKind, JobError, type JobContext, type JobKind, type JobResult, type PeriodicTask } from './registry.ts';
-import { credentialsWithTokens, needsRefresh, OAUTH_REFRESH_FIELD, refreshRefused } from './oauth-tokens.ts';
+import {
+  credentialsWithTokens,
+  needsRefresh,
+  OAUTH_REFRESH_FIELD,
+  refreshRefused,
+  tenantOf,
+} from './oauth-tokens.ts';
 import type { JobSignals } from './signals.ts';
 import { type SourceHttpSettings, type SourceServices, secretValues } from './sources.ts';
 
@@ -175,12 +181,10 @@ async function refreshConnectionTokens(
   signal: AbortSignal,
 ): Promise<Record<string, unknown>> {
   const steps = connector.oauth!;
-  const tenant = steps.tenant ? String(credentials[steps.tenant.field]) : null;
-  const { app } = deps.sources.oauthOf(connector, tenant);
-  const http = createSourceHttpClient({ ...CREDENTIAL_CHECK_HTTP, fetch: deps.sources.fetch, signal });
+  const { app } = deps.sources.oauthOf(connector, tenantOf(steps, credentials));
   let tokens: OAuthTokens;
   try {
-    tokens = await steps.refresh!(http, app, { refreshToken: String(credentials[OAUTH_REFRESH_FIELD]) });
+    tokens = await steps.refresh!(deps.sources.oauthHttp(signal), app, { refreshToken: String(credentials[OAUTH_REFRESH_FIELD]) });
   } catch (err) {
     throw refreshRefused(connector, err);
   }

@@ -69,6 +69,17 @@ const notionCursor = {
   hasMore: (p: z.infer<typeof notionPage>) => p.has_more,
 };
 
+/** A Notion block-children listing against the fake (extra options such as `resume` added). */
+function notionChildren(extra: { resume?: string } = {}) {
+  return {
+    request: { url: `${fake.url}/v1/blocks/b1/children` },
+    schema: notionPage,
+    items: (p: z.infer<typeof notionPage>) => p.results,
+    cursor: notionCursor,
+    ...extra,
+  };
+}
+
 /** Notion's list envelope over `data`, `size` records a page; cursor `c<offset>`. */
 function notionList(data: { id: string }[], size: number, cursor: string | undefined | null) {
   const start = cursor ? Number(cursor.slice(1)) : 0;
@@ -135,12 +146,7 @@ describe('paginateCursor', () => {
       return { status: 200, body: { results: [], has_more: false, next_cursor: null } };
     });
     const pages = await collect(
-      paginateCursor(context(), {
-        request: { url: `${fake.url}/v1/blocks/b1/children` },
-        schema: notionPage,
-        items: (p) => p.results,
-        cursor: notionCursor,
-      }),
+      paginateCursor(context(), notionChildren()),
     );
     assert.deepEqual(
       pages.map((p) => [p.data.results.length, p.next]),
@@ -250,13 +256,7 @@ describe('paginateCursor', () => {
       body: notionList(data, 2, req.query.get('start_cursor')),
     }));
     const pages = await collect(
-      paginateCursor(context(), {
-        request: { url: `${fake.url}/v1/blocks/b1/children` },
-        schema: notionPage,
-        items: (p) => p.results,
-        cursor: notionCursor,
-        resume: 'c2',
-      }),
+      paginateCursor(context(), notionChildren({ resume: 'c2' })),
     );
     assert.deepEqual(ids(pages), ['r2', 'r3']);
     assert.equal(requests[0]!.query.get('start_cursor'), 'c2');
@@ -273,12 +273,7 @@ describe('paginateCursor', () => {
       };
     });
     const err = await paginationError(
-      paginateCursor(context(), {
-        request: { url: `${fake.url}/v1/blocks/b1/children` },
-        schema: notionPage,
-        items: (p) => p.results,
-        cursor: notionCursor,
-      }),
+      paginateCursor(context(), notionChildren()),
     );
     assert.equal(err.fault, 'repeated');
     assert.equal(err.kind, 'invalid_response');
@@ -310,12 +305,7 @@ describe('paginateCursor', () => {
       if (n < 3) return { status: 200, body: { results: [], has_more: true, next_cursor: `c${n + 1}` } };
       return { status: 200, body: { results: records(1), has_more: false, next_cursor: null } };
     });
-    const spec = {
-      request: { url: `${fake.url}/v1/blocks/b1/children` },
-      schema: notionPage,
-      items: (p: z.infer<typeof notionPage>) => p.results,
-      cursor: notionCursor,
-    };
+    const spec = notionChildren();
     assert.deepEqual(ids(await collect(paginateCursor(context(), spec))), ['r0']);
 
     // Fresh cursors, never a record: refused after maxEmptyPages.
@@ -335,12 +325,7 @@ describe('paginateCursor', () => {
       body: { results: records(2), has_more: true, next_cursor: `fresh-${++n}` },
     }));
     const err = await paginationError(
-      paginateCursor(context(), {
-        request: { url: `${fake.url}/v1/blocks/b1/children` },
-        schema: notionPage,
-        items: (p) => p.results,
-        cursor: notionCursor,
-      }),
+      paginateCursor(context(), notionChildren()),
     );
     assert.equal(err.fault, 'same_page');
     assert.equal(err.page, 2);
@@ -353,12 +338,7 @@ describe('paginateCursor', () => {
       body: notionList(data, 2, req.query.get('start_cursor')),
     }));
     const controller = new AbortController();
-    const pages = paginateCursor(context(controller.signal), {
-      request: { url: `${fake.url}/v1/blocks/b1/children` },
-      schema: notionPage,
-      items: (p) => p.results,
-      cursor: notionCursor,
-    });
+    const pages = paginateCursor(context(controller.signal), notionChildren());
     await assert.rejects(
       (async () => {
         for await (const _ of pages) controller.abort(new Error('job cancelled'));

@@ -161,11 +161,12 @@ for (const mode of STORAGE_MODES) {
         'not_found',
       );
       expectError(await t.call('DELETE', `/api/connect/crawling/${crawlId}`, { key: B.key }), 404, 'not_found');
-      const renamed = await t.call('PATCH', '/api/connect/knowledgebase-items', {
+      const renamed = await t.call('PUT', '/api/connect/knowledgebase-items', {
         key: B.key,
         body: [{ id: itemId, title: 'Taken over' }],
       });
-      assert.ok(renamed.status === 404 || (renamed.status === 200 && renamed.body.updated === 0), JSON.stringify(renamed.body));
+      assert.equal(renamed.status, 200, JSON.stringify(renamed.body));
+      assert.deepEqual([renamed.body.updated, renamed.body.notFound], [0, [itemId]], 'the rename reached no item of A');
       const deleted = await t.call('DELETE', '/api/connect/knowledgebase-items', { key: B.key, body: { ids: [itemId] } });
       assert.ok(deleted.status === 404 || (deleted.status === 200 && deleted.body.deleted === 0), JSON.stringify(deleted.body));
       const exists = await t.call('GET', `/api/connect/secret-id-exists?secretId=${connectionId}`, { key: B.key });

@@ -4,7 +4,7 @@ import { findOAuthSecret, upsertConnection } from '../../db/repositories/connect
 import { AppError } from '../../lib/errors.ts';
 import { type App, type RouteDeps, callerOf } from '../context.ts';
 import { bodyInteger, commonErrors } from '../schemas.ts';
-import { credentialsWithTokens, decodeStoredTokens } from '../../jobs/oauth-tokens.ts';
+import { credentialsWithTokens, decodeStoredTokens, needsConsent, tenantOf } from '../../jobs/oauth-tokens.ts';
 import { oauthSecretAad } from '../oauth-state.ts';
 
 /** The whole credential check, retries included, runs inside the request: bound it. */
@@ -71,10 +71,9 @@ export function register(app: App, deps: RouteDeps): void {
         );
       }
       // An OAuth source without a token (or another way in) in the request takes the one its consent stored.
-      const needsConsent = oauth?.needsConsent ?? ((c: Record<string, unknown>) => !c[oauth?.tokenField ?? '']);
-      if (oauth && needsConsent(credentials)) {
+      if (oauth && needsConsent(oauth, credentials)) {
         const tenantField = oauth.tenant?.field;
-        const tenant = tenantField ? String(credentials[tenantField]) : null;
+        const tenant = tenantOf(oauth, credentials);
         const secret = await findOAuthSecret(deps.db, organizationId, type, secretId, tenant);
         if (!secret) {
           throw new AppError(

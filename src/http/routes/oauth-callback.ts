@@ -1,6 +1,4 @@
 import { z } from 'zod';
-import { CREDENTIAL_CHECK_HTTP } from '../../connectors/context.ts';
-import { createSourceHttpClient } from '../../connectors/http.ts';
 import { consumeOAuthState, saveOAuthSecret } from '../../db/repositories/connections.ts';
 import { AppError, isAppError } from '../../lib/errors.ts';
 import type { App, RouteDeps } from '../context.ts';
@@ -67,8 +65,7 @@ export function register(app: App, deps: RouteDeps): void {
         if (!q.code)
           throw new AppError('invalid_request', 'The callback carries no code; start the consent again.');
         const { steps, app: oauthApp } = deps.sources.oauthOf(connector, state.tenant);
-        const http = createSourceHttpClient({ ...CREDENTIAL_CHECK_HTTP, fetch: deps.sources.fetch });
-        const token = await steps.exchangeCode(http, oauthApp, { code: q.code, redirectUri: state.callbackUri });
+        const token = await steps.exchangeCode(deps.sources.oauthHttp(), oauthApp, { code: q.code, redirectUri: state.callbackUri });
         await saveOAuthSecret(deps.db, {
           id: state.secretId,
           organizationId: state.organizationId,
