@@ -93,6 +93,8 @@ export class SyncedSet<Cursor = unknown> {
   readonly #input: Record<string, unknown>;
   readonly #baseUrl: string;
   readonly #http: Omit<SourceHttpClientOptions, 'fetch' | 'signal'>;
+  /** The operator's values of the connector's settings (`KB_<TYPE>_...`); defaults fill the rest. */
+  settings: Record<string, string> | undefined;
 
   /** `http` defaults to fast retries (waits recorded, not slept) and no request pacing. */
   constructor(
@@ -119,6 +121,7 @@ export class SyncedSet<Cursor = unknown> {
       signal: opts.signal ?? new AbortController().signal,
       baseUrlTemplate: this.#baseUrl,
       http: this.#http,
+      settings: this.settings,
     });
     const known = this.knownBatches.bind(this);
     const out: SyncOutcome<Cursor> = {

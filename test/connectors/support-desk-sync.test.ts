@@ -192,7 +192,10 @@ async function start(
 }
 
 const isExport = (r: RecordedRequest) => r.path.endsWith('/api/v2/help_center/incremental/articles');
-const isListing = (r: RecordedRequest) => r.path.endsWith('/api/v2/help_center/articles');
+const isListing = (r: RecordedRequest) =>
+  r.path.endsWith('/api/v2/help_center/articles') && r.query.get('page[size]') !== null;
+const isCount = (r: RecordedRequest) =>
+  r.path.endsWith('/api/v2/help_center/articles') && r.query.get('per_page') === '1';
 const isTicketExport = (r: RecordedRequest) => r.path.endsWith('/api/v2/incremental/tickets/cursor.json');
 const isComments = (r: RecordedRequest) => /\/api\/v2\/tickets\/\d+\/comments\.json$/.test(r.path);
 
@@ -217,13 +220,14 @@ describe('support_desk (Zendesk) content sync: articles', () => {
     const first = await set.sync();
     assert.deepEqual([first.failures, first.deleted], [[], []]);
     assert.deepEqual(titles(first.documents), TITLES);
-    // Categories, sections, then the export: everything from 0, and the boundary second once more, whose
-    // page names itself as next.
+    // Categories, sections, the article count, then the export: everything from 0, and the boundary
+    // second once more, whose page names itself as next.
     assert.deepEqual(
       fake.requests.map((r) => r.path),
       [
         '/api/v2/help_center/categories',
         '/api/v2/help_center/sections',
+        '/api/v2/help_center/articles',
         '/api/v2/help_center/incremental/articles',
         '/api/v2/help_center/incremental/articles',
       ],
@@ -238,8 +242,11 @@ describe('support_desk (Zendesk) content sync: articles', () => {
       ['0', String(last)],
     );
     assert.equal(fake.requests[0]!.query.get('page[size]'), '100');
-    assert.equal(first.requests, 4);
-    assert.deepEqual(first.cursor, { articles: { startTime: last } });
+    assert.equal(since(fake, 0, isCount).length, 1);
+    assert.equal(first.requests, 5);
+    assert.equal(first.cursor?.articles.startTime, last);
+    // Eight published articles and the draft: what the list counts.
+    assert.equal(first.cursor?.articles.seen?.count, 9);
     const basic = Buffer.from(`${input.email}/token:${input.api_token}`).toString('base64');
     assert.ok(fake.requests.every((r) => r.headers.authorization === `Basic ${basic}`));
 
@@ -269,7 +276,7 @@ describe('support_desk (Zendesk) content sync: articles', () => {
     assert.equal(since(fake, 0, isTicketExport).length, 0);
   });
 
-  it('an unchanged second sync yields nothing and asks categories, sections, one export page and the listing', async () => {
+  it('an unchanged second sync yields nothing and asks categories, sections, the count and one export page', async () => {
     const s = buildAccount();
     const { fake, set } = await start(s.account);
     const first = await set.sync();
@@ -281,17 +288,18 @@ describe('support_desk (Zendesk) content sync: articles', () => {
       [
         ['/api/v2/help_center/categories', '100'],
         ['/api/v2/help_center/sections', '100'],
+        ['/api/v2/help_center/articles', null],
         ['/api/v2/help_center/incremental/articles', String(first.cursor!.articles.startTime)],
-        ['/api/v2/help_center/articles', '100'],
       ],
     );
-    assert.equal(first.requests, 4);
+    assert.equal(since(fake, mark, isListing).length, 0, 'the count proves nothing left: no listing');
+    assert.equal(first.requests, 5);
     assert.equal(second.requests, 4);
     console.log(
       `# support_desk: first sync ${first.requests} requests, unchanged second sync ${second.requests}`,
     );
     assert.deepEqual(set.titles(), TITLES);
-    assert.deepEqual(second.cursor, first.cursor);
+    assert.deepEqual(second.cursor, first.cursor, 'the same start, count, places and listing time');
   });
 
   for (const ending of ['self', 'null'] as const) {
@@ -352,9 +360,11 @@ describe('support_desk (Zendesk) content sync: articles', () => {
     // 200th's → the 200th alone, naming itself.
     assert.equal(since(fake, 0, isExport).length, 4);
 
+    // An archive lowers the count: this sync lists.
+    account.archiveArticle([...account.articles.values()][0]!.id);
     const mark = fake.requests.length;
     const second = await set.sync();
-    assert.deepEqual([second.documents.length, second.deleted.length], [0, 0]);
+    assert.deepEqual([second.documents.length, second.deleted.length], [0, 1]);
     const listing = since(fake, mark, isListing);
     assert.equal(listing.length, 2, 'exactly two full listing pages: has_more is false on the second');
     assert.equal(listing[0]!.query.get('page[after]'), null);
@@ -389,8 +399,9 @@ describe('support_desk (Zendesk) content sync: articles', () => {
       second.deleted.map((d) => [d.externalId, d.table]).sort(),
       [s.download.id, s.plans.id, s.seats.id].map((id) => [String(id), ARTICLES_TABLE]).sort(),
     );
-    // Categories, sections, the export (changed articles, then the boundary page) and one listing page.
-    assert.equal(second.requests, 5);
+    // Categories, sections, the count, the export (changed articles, then the boundary page) and one
+    // listing page.
+    assert.equal(second.requests, 6);
     assert.equal(since(fake, mark, isListing).length, 1);
 
     assert.equal(
@@ -422,6 +433,80 @@ describe('support_desk (Zendesk) content sync: articles', () => {
     s.account.publishArticle(s.seats.id);
     const fourth = await set.sync();
     assert.deepEqual(titles(fourth.documents), ['Adding team seats']);
+  });
+
+  it('an archive and a new article in one interval: the count still differs, so the sync lists', async () => {
+    const s = buildAccount();
+    const { fake, set } = await start(s.account);
+    await set.sync();
+    s.account.archiveArticle(s.plans.id);
+    s.account.addArticle({ section: s.sections.invoices, title: 'Tax exemptions' });
+    const mark = fake.requests.length;
+    const second = await set.sync();
+    assert.deepEqual(titles(second.documents), ['Tax exemptions']);
+    assert.deepEqual(ids(second.deleted), [String(s.plans.id)]);
+    assert.equal(since(fake, mark, isListing).length, 1);
+    assert.equal(second.cursor?.articles.seen?.count, 9, 'one archived, one added');
+  });
+
+  it('a renamed category alone lists, and re-yields the articles under it', async () => {
+    const s = buildAccount();
+    const { fake, set } = await start(s.account);
+    await set.sync();
+    s.account.renameCategory(s.sections.billing, 'Billing & payments');
+    const mark = fake.requests.length;
+    const second = await set.sync();
+    assert.equal(since(fake, mark, isListing).length, 1);
+    assert.deepEqual(titles(second.documents), [
+      'Adding team seats',
+      'Changing your plan',
+      'Downloading invoices',
+      'Payment methods',
+      'Refund policy',
+    ]);
+    assert.deepEqual(byTitle(second.documents, 'Refund policy').tags, [
+      'support_desk',
+      'Billing & payments',
+      'Invoices',
+    ]);
+    const third = await set.sync();
+    assert.equal(third.requests, 4, 'the new places are the saved ones: no listing');
+  });
+
+  it('what the count cannot see (an archive and a restore in one interval) leaves at the listing interval', async () => {
+    const s = buildAccount();
+    // Archived before the first sync, created before everything that sync exported.
+    s.account.archiveArticle(s.refunds.id);
+    const { fake, set } = await start(s.account);
+    await set.sync();
+    s.account.archiveArticle(s.plans.id);
+    s.account.restoreArticle(s.refunds.id);
+    let mark = fake.requests.length;
+    const second = await set.sync();
+    // The count is unchanged and the restored article was created long ago: nothing says "list".
+    assert.deepEqual(titles(second.documents), ['Refund policy']);
+    assert.deepEqual(second.deleted, []);
+    assert.equal(since(fake, mark, isListing).length, 0);
+
+    // A day after the last listing (the default KB_SUPPORT_DESK_LISTING_HOURS), the sync lists.
+    const seen = set.cursor!.articles.seen!;
+    set.cursor = {
+      ...set.cursor!,
+      articles: { ...set.cursor!.articles, seen: { ...seen, listedAt: seen.listedAt - 24 * 3_600_000 } },
+    };
+    mark = fake.requests.length;
+    const third = await set.sync();
+    assert.equal(since(fake, mark, isListing).length, 1);
+    assert.deepEqual(ids(third.deleted), [String(s.plans.id)]);
+    assert.ok(third.cursor!.articles.seen!.listedAt > seen.listedAt, 'the listing time moves on');
+    const fourth = await set.sync();
+    assert.equal(fourth.requests, 4);
+
+    // KB_SUPPORT_DESK_LISTING_HOURS=0: every incremental sync lists.
+    set.settings = { listingHours: '0' };
+    mark = fake.requests.length;
+    await set.sync();
+    assert.equal(since(fake, mark, isListing).length, 1);
   });
 
   it('reset (full) re-reads everything from the start and ends with exactly the source set', async () => {
@@ -491,7 +576,7 @@ describe('support_desk (Zendesk) content sync: articles', () => {
     assert.deepEqual(set.titles(), TITLES);
     assert.deepEqual(delays.slice(0, 2), [3000, 3000], 'Retry-After honoured');
     assert.equal(delays.length, 3, 'then one short backoff after the 500');
-    assert.equal(first.requests, 4 + 3);
+    assert.equal(first.requests, 5 + 3);
   });
 
   it('a malformed article is a failure and the rest lands; the next listing brings it once it reads', async () => {
@@ -653,7 +738,7 @@ describe('support_desk (Zendesk) content sync: tickets', () => {
       [comments[0]!.query.get('page[size]'), comments[0]!.query.get('include')],
       ['100', 'users'],
     );
-    assert.equal(first.requests, 4 + 1 + 4);
+    assert.equal(first.requests, 5 + 1 + 4);
     assert.ok(
       first.cursor?.tickets && 'cursor' in first.cursor.tickets,
       'the ticket export after_cursor is saved',

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { ConfigError, loadConfig } from '../../src/config.ts';
 import { supportDeskConnector } from '../../src/connectors/support-desk/index.ts';
 import { closedPortUrl, type FakeServer } from '../fakes/fake-server.ts';
 import { startFakeZendesk, ZENDESK_GOOD, ZENDESK_GOOD_ACCESS_TOKEN } from '../fakes/zendesk.ts';
@@ -190,5 +191,22 @@ describe('support_desk normalize', () => {
       supportDeskConnector.normalize({ ...good, email: ' agent@acme.test ' }).email,
       'agent@acme.test',
     );
+  });
+});
+
+describe('KB_SUPPORT_DESK_LISTING_HOURS', () => {
+  it('takes whole hours (0: list on every sync), 24 by default, and refuses anything else at start', () => {
+    const hours = (env: Record<string, string>) =>
+      loadConfig(env).sources['support_desk']?.settings['listingHours'];
+    assert.equal(hours({}), '24');
+    assert.equal(hours({ KB_SUPPORT_DESK_LISTING_HOURS: '0' }), '0');
+    assert.equal(hours({ KB_SUPPORT_DESK_LISTING_HOURS: '168' }), '168');
+    for (const value of ['1.5', '-1', 'daily', '24h']) {
+      assert.throws(
+        () => loadConfig({ KB_SUPPORT_DESK_LISTING_HOURS: value }),
+        (err: unknown) => err instanceof ConfigError && err.message.includes('KB_SUPPORT_DESK_LISTING_HOURS'),
+        value,
+      );
+    }
   });
 });

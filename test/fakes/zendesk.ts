@@ -385,6 +385,13 @@ export class FakeZendeskAccount {
     this.#touchArticle(a, at, false);
   }
 
+  /** Out of the archive: listed and exported again (its update time moves; its creation time does not). */
+  restoreArticle(id: number, at?: number): void {
+    const a = this.article(id);
+    a.archived = false;
+    this.#touchArticle(a, at, false);
+  }
+
   deleteArticle(id: number): void {
     const a = this.article(id);
     a.deleted = true;

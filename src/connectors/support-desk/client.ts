@@ -3,7 +3,7 @@
  * authentication and pagination of the Help Center and Support APIs. What the answers mean for the sync
  * is sync.ts's business.
  */
-import type { z } from 'zod';
+import { z } from 'zod';
 import type { AppError } from '../../lib/errors.ts';
 import { joinUrl, pathSegment } from '../base-url.ts';
 import { basicAuth, sourceRefusal } from '../credential-check.ts';
@@ -179,6 +179,29 @@ export async function listSections(ctx: SupportDeskContext): Promise<Section[]> 
  */
 export function listArticles(ctx: SupportDeskContext): AsyncGenerator<ArticleListPage> {
   return cursorList(ctx, '/api/v2/help_center/articles', articleListPageSchema, (p) => p.articles);
+}
+
+const articleCountSchema = z.object({ count: z.number().int().nonnegative() });
+
+/**
+ * How many articles the list shows (drafts included; archived and deleted ones not): one request, the
+ * offset-paginated list's `count` (§3.2) on a one-article page.
+ */
+export async function countArticles(ctx: SupportDeskContext): Promise<number> {
+  try {
+    const page = await ctx.http.getJson(
+      joinUrl(ctx.baseUrl, '/api/v2/help_center/articles'),
+      articleCountSchema,
+      {
+        headers: headers(ctx),
+        query: { per_page: 1 },
+      },
+    );
+    return page.count;
+  } catch (err) {
+    if (isRefusal(err)) throw credentialsRefused(ctx, err.status, err.vendorMessage);
+    throw err;
+  }
 }
 
 const ARTICLE_EXPORT_PATH = '/api/v2/help_center/incremental/articles';

@@ -18,7 +18,12 @@ import {
   zendeskAuthHeader,
   zendeskSecrets,
 } from './client.ts';
-import { type SupportDeskCursor, supportDeskCursorSchema, syncSupportDesk } from './sync.ts';
+import {
+  DEFAULT_LISTING_HOURS,
+  type SupportDeskCursor,
+  supportDeskCursorSchema,
+  syncSupportDesk,
+} from './sync.ts';
 import { zendeskOAuth } from './oauth.ts';
 
 export { type SupportDeskCredentials, ZENDESK_TOKEN_RETIRED_HINT, zendeskAuthHeader };
@@ -132,6 +137,15 @@ export const supportDeskConnector: Connector<SupportDeskCredentials, SupportDesk
   defaultBaseUrl: 'https://{subdomain}.zendesk.com',
   baseUrlSetting: 'KB_SUPPORT_DESK_BASE_URL',
   oauth: zendeskOAuth,
+  settings: {
+    listingHours: {
+      env: 'KB_SUPPORT_DESK_LISTING_HOURS',
+      default: DEFAULT_LISTING_HOURS,
+      pattern: /^\d{1,5}$/,
+      description:
+        'the most hours an incremental sync goes without listing every article (whole hours; 0 lists on every sync), e.g. 24',
+    },
+  },
   async validate(ctx) {
     if (ctx.credentials.access_token) return checkAccessToken(ctx);
     if (!ctx.credentials.api_token) throw noCredentials();

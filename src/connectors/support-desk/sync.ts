@@ -11,12 +11,18 @@
  *    token, is skipped. Drafts are not items: a held one (or one yielded earlier in the pass) is deleted.
  *    A checkpoint after each page saves its `end_time`, where the next sync starts.
  * 3. The export does not report archived or deleted articles (§6 documents no such marker; archived
- *    articles simply stop appearing), so an incremental pass then lists every article (100 a request, the
- *    cursor-paginated list, which leaves archived ones out) and deletes the held ones it did not show, or
- *    showed as drafts. The same listing compares every article's change token with the held one, so what
+ *    articles simply stop appearing), so only listing every article (100 a request, the cursor-paginated
+ *    list, which leaves archived ones out) proves what left: the listing deletes the held ones it did not
+ *    show, or showed as drafts. It also compares every article's change token with the held one, so what
  *    the export did not surface (a renamed section or category, more same-second changes than one export
  *    page holds) is yielded from it too. A first pass has nothing to delete and skips it; a reset leaves
  *    removal to the runner's sweep.
+ * 4. That listing costs a request per 100 articles, ten times the export's, so an incremental pass lists
+ *    only when something says it must ({@link listingReason}): the list's article count (one request)
+ *    differs from the last pass's count plus the articles the export shows created since (an archive or
+ *    a deletion lowers it; nothing else does unnoticed), a category or section changed, the export could
+ *    not page past a second, or the last listing is older than `KB_SUPPORT_DESK_LISTING_HOURS` (default
+ *    24): the backstop for what a count cannot see, an archive and a restore in one interval.
  *
  * Tickets (opt-in): the cursor-based incremental ticket export (§5.1) from the saved `after_cursor`.
  * Solved and closed tickets whose `updated_at` differs from the held version get their comments read
@@ -34,6 +40,7 @@ import { knownById } from '../toolkit/known.ts';
 import type { ConnectorContext, KnownDocument, SourceDocument, SyncEvent, SyncOptions } from '../types.ts';
 import {
   ARTICLE_EXPORT_PAGE_SIZE,
+  countArticles,
   exportArticles,
   exportTickets,
   listArticles,
@@ -64,7 +71,23 @@ export const TICKETS_TABLE = 'support_desk_tickets';
  * has read a page, or while a ticket that failed for a passing reason keeps it before that page.
  */
 export const supportDeskCursorSchema = z.object({
-  articles: z.object({ startTime: z.number().int().nonnegative() }),
+  articles: z.object({
+    startTime: z.number().int().nonnegative(),
+    /**
+     * What the last pass saw, for the next one's {@link listingReason}: the list's article count (taken
+     * before that pass's export), a digest of the categories and sections, and when every article was
+     * last listed (epoch ms). Absent in cursors saved before it existed: the next pass then lists.
+     */
+    seen: z
+      .object({
+        count: z.number().int().nonnegative(),
+        places: z.string(),
+        listedAt: z.number().int().nonnegative(),
+        /** An article failed in that pass: the next one lists, to read it again. */
+        failed: z.boolean().optional(),
+      })
+      .optional(),
+  }),
   tickets: z
     .union([z.object({ cursor: z.string().min(1) }), z.object({ startTime: z.number().int().nonnegative() })])
     .optional(),
@@ -96,24 +119,39 @@ export async function* syncSupportDesk(
 ): AsyncGenerator<Event> {
   const full = opts.mode === 'full';
   const withTickets = ctx.credentials.include_tickets === true;
-  let articlesAt = opts.cursor?.articles.startTime ?? FROM_THE_START;
+  const startedAt = opts.cursor?.articles.startTime ?? FROM_THE_START;
+  const before = full ? undefined : opts.cursor?.articles.seen;
+  let articlesAt = startedAt;
+  let seen = before;
   let ticketsFrom: TicketExportFrom | undefined = withTickets ? opts.cursor?.tickets : undefined;
   const checkpoint = (): Event => ({
     kind: 'checkpoint',
-    cursor: { articles: { startTime: articlesAt }, ...(ticketsFrom ? { tickets: ticketsFrom } : {}) },
+    cursor: {
+      articles: { startTime: articlesAt, ...(seen ? { seen } : {}) },
+      ...(ticketsFrom ? { tickets: ticketsFrom } : {}),
+    },
   });
 
   const pass: ArticlePass = {
     known: full ? undefined : await knownById(opts.known, ctx.signal, ARTICLES_TABLE),
     places: placesOf(await listCategories(ctx), await listSections(ctx)),
     handled: new Map(),
+    unidentifiedFailure: false,
   };
+  // Counted before the export, so an article archived while the export runs lowers the next pass's count.
+  const count = await countArticles(ctx);
 
   // More articles changed in one second than an export page holds: the export cannot page past that
   // second, so only the listing can show the rest.
   let exportStuck = false;
+  // Articles the export shows created since it started (drafts too: the list counts them); undefined
+  // once one's creation time cannot be read (the count then proves nothing).
+  let created: Set<string> | undefined = new Set();
   for await (const step of exportArticles(ctx, articlesAt)) {
-    for (const raw of step.page.articles) yield* articleEvents(pass, raw);
+    for (const raw of step.page.articles) {
+      created = noteCreated(created, raw, startedAt);
+      yield* articleEvents(pass, raw);
+    }
     articlesAt = step.endTime;
     if (step.page.articles.length >= ARTICLE_EXPORT_PAGE_SIZE && step.endTime === step.requested) {
       exportStuck = true;
@@ -121,7 +159,29 @@ export async function* syncSupportDesk(
     yield checkpoint();
   }
 
-  if ((pass.known && pass.known.size > 0) || exportStuck) yield* listingPass(ctx, pass);
+  const now = Date.now();
+  const places = placesDigest(pass.places);
+  const reason =
+    (pass.known && pass.known.size > 0) || exportStuck
+      ? listingReason({
+          before,
+          count,
+          created: created?.size,
+          places,
+          exportStuck,
+          now,
+          maxAgeMs: Number(ctx.settings['listingHours'] ?? DEFAULT_LISTING_HOURS) * HOUR_MS,
+        })
+      : undefined;
+  if (reason) yield* listingPass(ctx, pass);
+  // A first pass read every article through the export: as complete as a listing.
+  const failed = [...pass.handled.values()].includes(FAILED) || pass.unidentifiedFailure;
+  seen = {
+    count,
+    places,
+    listedAt: reason || !before ? now : before.listedAt,
+    ...(failed ? { failed } : {}),
+  };
 
   if (withTickets) {
     const tickets: TicketPass = {
@@ -165,6 +225,70 @@ export async function* syncSupportDesk(
 // Articles
 // ---------------------------------------------------------------------------------------------------
 
+/** The default of `KB_SUPPORT_DESK_LISTING_HOURS`: the longest an incremental pass goes without a listing. */
+export const DEFAULT_LISTING_HOURS = '24';
+const HOUR_MS = 3_600_000;
+
+/** What decides whether an incremental pass lists every article. */
+export interface ListingInputs {
+  /** What the last pass saw; undefined after a reset or with a cursor older than the count. */
+  before: { count: number; places: string; listedAt: number; failed?: boolean | undefined } | undefined;
+  /** The list's article count now, taken before this pass's export. */
+  count: number;
+  /** Distinct articles the export showed created after its start time; undefined: not readable. */
+  created: number | undefined;
+  places: string;
+  exportStuck: boolean;
+  now: number;
+  maxAgeMs: number;
+}
+
+/**
+ * Why this incremental pass must list every article, or undefined when the cheap signals prove it need
+ * not. The count is the proof of "nothing left": the list counts every article not archived or deleted,
+ * and between two passes it grows only by the articles created since, which the export shows (it shows
+ * every change after its start time). Any other difference, an archive or a deletion above all, lists.
+ * Races in the other direction (an article created after the count but before the export read it) make
+ * the sum too large: a listing that was not needed, never a deletion missed.
+ */
+export function listingReason(i: ListingInputs): string | undefined {
+  if (i.exportStuck) return 'the export could not page past one second';
+  if (!i.before) return 'no count from an earlier pass';
+  if (i.before.failed) return 'an article failed in the last pass';
+  if (i.places !== i.before.places) return 'a category or section changed';
+  if (i.created === undefined) return 'an exported article had no readable creation time';
+  if (i.count !== i.before.count + i.created) {
+    return `the list counts ${i.count} articles, the last pass ${i.before.count} and the export ${i.created} new`;
+  }
+  if (i.now - i.before.listedAt >= i.maxAgeMs) return 'the last listing is older than the listing interval';
+  return undefined;
+}
+
+/** Adds an exported article created after `startTime` (epoch seconds) to `created`. */
+function noteCreated(
+  created: Set<string> | undefined,
+  raw: unknown,
+  startTime: number,
+): Set<string> | undefined {
+  if (!created) return undefined;
+  const id = idOf(raw);
+  const at =
+    raw && typeof raw === 'object' && typeof (raw as { created_at?: unknown }).created_at === 'string'
+      ? Date.parse((raw as { created_at: string }).created_at)
+      : Number.NaN;
+  if (id === undefined || Number.isNaN(at)) return undefined;
+  if (Math.floor(at / 1000) > startTime) created.add(id);
+  return created;
+}
+
+/** A digest of every section's place (its category and section names), in section order. */
+function placesDigest(places: Map<number, string[]>): string {
+  const hash = createHash('sha256');
+  for (const [id, names] of [...places].sort(([a], [b]) => a - b))
+    hash.update(`${id}\u0001${names.join('\u0000')}\u0002`);
+  return hash.digest('hex').slice(0, 16);
+}
+
 interface ArticlePass {
   /** Held articles by id; undefined in a reset (everything is read again). */
   known: Map<string, KnownDocument> | undefined;
@@ -172,6 +296,8 @@ interface ArticlePass {
   places: Map<number, string[]>;
   /** What this pass did with each article id: the change token it yielded, DRAFT or FAILED. */
   handled: Map<string, string>;
+  /** An article without a readable id failed (it is in no `handled` entry). */
+  unidentifiedFailure: boolean;
 }
 
 /** Each section's place: its category's name, then its parent sections' and its own. */
@@ -218,6 +344,8 @@ function articleEvents(pass: ArticlePass, raw: unknown): Event[] {
     if (id !== undefined) {
       if (pass.handled.get(id) === FAILED) return [];
       pass.handled.set(id, FAILED);
+    } else {
+      pass.unidentifiedFailure = true;
     }
     return [
       {
