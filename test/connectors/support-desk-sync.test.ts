@@ -624,6 +624,20 @@ describe('support_desk (Zendesk) content sync: articles', () => {
     assert.deepEqual(ids(third.deleted), [String(s.plans.id)]);
   });
 
+  it("an export page larger than the client's default 32 MiB cap is read (long articles, 1,000 a page)", async () => {
+    const account = new FakeZendeskAccount();
+    const section = account.addSection(account.addCategory('Guides'), 'Long reads');
+    // 40 articles of 1 MiB: one 40 MiB page.
+    const paragraph = `<p>${'All work and no play makes a long article. '.repeat(23)}</p>`;
+    const body = (a: { title: string }) => `<h2>${a.title}</h2>${paragraph.repeat(1024)}`;
+    for (let i = 1; i <= 40; i++) account.addArticle({ section, title: `Long ${i}`, body });
+    const { set } = await start(account);
+    const first = await set.sync();
+    assert.deepEqual(first.failures, []);
+    assert.equal(first.documents.length, 40);
+    assert.ok(first.bytes > 40 * 1024 * 1024, `${first.bytes} bytes received`);
+  });
+
   it('more same-second changes than an export page holds: the listing brings the rest', async () => {
     const account = new FakeZendeskAccount();
     const section = account.addSection(account.addCategory('Guides'), 'Bulk');

@@ -209,6 +209,14 @@ const ARTICLE_EXPORT_PATH = '/api/v2/help_center/incremental/articles';
 /** The export's page size (§4.3): a page this full that ends on its own start time may hide more. */
 export const ARTICLE_EXPORT_PAGE_SIZE = 1000;
 
+/**
+ * The largest export page read: 1,000 articles with their bodies, which the export's page size does not
+ * let us shrink, average 128 KiB each before a page is refused (a typical help-centre article is 5-20 KiB
+ * of HTML). Above the client's default 32 MiB: a page of long articles must not fail the whole sync, and
+ * the bound still keeps one page's parse to a few hundred MiB.
+ */
+export const ARTICLE_EXPORT_MAX_BYTES = 128 * 1024 * 1024;
+
 /** One page of the incremental article export, with the start time it was asked for. */
 export interface ArticleExportStep {
   page: ArticleExportPage;
@@ -237,7 +245,7 @@ export async function* exportArticles(
 ): AsyncGenerator<ArticleExportStep> {
   const at = (t: number) => joinUrl(ctx.baseUrl, ARTICLE_EXPORT_PATH, { start_time: t });
   const pages = paginateNextUrl(ctx, {
-    request: { url: at(startTime), headers: headers(ctx) },
+    request: { url: at(startTime), headers: headers(ctx), maxBytes: ARTICLE_EXPORT_MAX_BYTES },
     schema: articleExportPageSchema,
     items: (p) => p.articles,
     stopWhen: (p) => p.articles.length === 0,

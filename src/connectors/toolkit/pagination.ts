@@ -48,6 +48,8 @@ export interface PageRequest {
   headers?: Record<string, string>;
   /** JSON body of a POST (Notion search and query, GraphQL `{ query, variables }`). */
   json?: Record<string, unknown>;
+  /** The largest page this listing may answer, when its pages can outgrow the client's default cap. */
+  maxBytes?: number;
 }
 
 /** What every style needs to know about the pages. */
@@ -393,7 +395,13 @@ async function* walk<T, C>(
       const firstKey = current === undefined ? style.firstKey : style.key(current);
       if (firstKey !== undefined) seen.add(firstKey);
     }
-    const res = await ctx.http.requestJson(style.method, url, spec.schema, opts);
+    const maxBytes = spec.request.maxBytes;
+    const res = await ctx.http.requestJson(
+      style.method,
+      url,
+      spec.schema,
+      maxBytes ? { ...opts, maxBytes } : opts,
+    );
     let next = spec.stopWhen?.(res.data) ? null : style.next(res, fail, current);
     if (next !== null) {
       const key = style.key(next);
