@@ -26,7 +26,16 @@ interface Round {
   perItem: Chunk[][];
   /** One vector per chunk, in the order of `perItem.flat()`. */
   vectors: Float32Array[];
+  /** Stops renewing the round's leases (after its commit). */
+  release: () => void;
 }
+
+/**
+ * The default indexing lease. Short, because a worker that dies mid-round (kill -9, a lost machine)
+ * leaves its items leased and nobody can tell it is dead: its items wait out the lease. A live worker
+ * renews its round's leases while it embeds, so a slow round keeps them however long it takes.
+ */
+export const DEFAULT_LEASE_SECONDS = 30;
 
 export interface IndexerOptions {
   /** Items leased per round. */
@@ -35,14 +44,17 @@ export interface IndexerOptions {
   embedBatch?: number;
   /** Token overlap between consecutive chunks of a section. */
   overlapTokens?: number;
-  /** How long an item stays leased to one worker (then another may take it). */
+  /**
+   * How long an item stays leased to a worker that stopped renewing it (then another may take it); a live
+   * worker renews its round's leases every third of this. Default {@link DEFAULT_LEASE_SECONDS}.
+   */
   leaseSeconds?: number;
   /** Poll interval when idle (other processes may write items). */
   pollMs?: number;
   /**
    * On start, take back every indexing lease instead of waiting for it to expire. Only right when no
    * other live process can hold leases: default true on PGlite (one process owns the database), false
-   * on Postgres, where a dead worker's leases return after `leaseSeconds`.
+   * on Postgres, where a dead worker's leases return after `leaseSeconds` (it no longer renews them).
    */
   reclaimOnStart?: boolean;
   log?: Pick<Logger, 'error' | 'warn'>;
@@ -59,7 +71,8 @@ export interface IndexerOptions {
 export class Indexer {
   readonly #db: Database;
   readonly #embedder: Embedder;
-  readonly #opts: Required<Omit<IndexerOptions, 'log' | 'onProgress'>> & Pick<IndexerOptions, 'log' | 'onProgress'>;
+  readonly #opts: Required<Omit<IndexerOptions, 'log' | 'onProgress'>> &
+    Pick<IndexerOptions, 'log' | 'onProgress'>;
   #wake: (() => void) | null = null;
   #dirty = true;
   #stopping = false;
@@ -75,7 +88,7 @@ export class Indexer {
       batchItems: opts.batchItems ?? 16,
       embedBatch: opts.embedBatch ?? 32,
       overlapTokens: opts.overlapTokens ?? 32,
-      leaseSeconds: opts.leaseSeconds ?? 300,
+      leaseSeconds: opts.leaseSeconds ?? DEFAULT_LEASE_SECONDS,
       pollMs: opts.pollMs ?? 2000,
       reclaimOnStart: opts.reclaimOnStart ?? db.kind === 'pglite',
       log: opts.log,
@@ -133,7 +146,8 @@ export class Indexer {
         `UPDATE items SET indexing_lease_until = NULL
           WHERE indexing_status = 'pending' AND indexing_lease_until IS NOT NULL RETURNING id`,
       );
-      if (taken.length > 0) this.#opts.log?.warn({ items: taken.length }, 'took back indexing leases left by a previous run');
+      if (taken.length > 0)
+        this.#opts.log?.warn({ items: taken.length }, 'took back indexing leases left by a previous run');
     } catch (err) {
       this.#opts.log?.error({ err }, 'could not take back indexing leases');
     }
@@ -196,11 +210,51 @@ export class Indexer {
       [this.#opts.batchItems, this.#opts.leaseSeconds],
     );
     if (items.length === 0) return null;
+    const release = this.#keepLeased(items.map((i) => i.id));
+    try {
+      return { ...(await this.#embedRound(items)), items, release };
+    } catch (err) {
+      release();
+      throw err;
+    }
+  }
+
+  /**
+   * Renews the leases of a round's items every third of the lease until released, so another worker
+   * never takes (and embeds twice) items of a round that is slow but alive. A renewal that fails is
+   * logged: at worst another worker embeds those items again, and the commit checks content and status,
+   * so a lost lease costs work, never a wrong result.
+   */
+  #keepLeased(ids: string[]): () => void {
+    const { leaseSeconds } = this.#opts;
+    const timer = setInterval(
+      () => {
+        this.#db
+          .query(
+            `UPDATE items SET indexing_lease_until = now() + make_interval(secs => $2)
+            WHERE id = ANY($1::text[]) AND indexing_status = 'pending'`,
+            [ids, leaseSeconds],
+          )
+          .catch((err: unknown) => this.#opts.log?.warn({ err }, 'could not renew indexing leases'));
+      },
+      (leaseSeconds * 1000) / 3,
+    );
+    // A round in flight must not keep a stopping process alive.
+    timer.unref();
+    return () => clearInterval(timer);
+  }
+
+  /** Chunks and embeds a round's items. */
+  async #embedRound(items: PendingItem[]): Promise<Omit<Round, 'items' | 'release'>> {
     const e = this.#embedder;
     const perItem = items.map((item) =>
       chunkMarkdown(
         { title: item.title, markdown: item.content },
-        { maxTokens: Math.min(e.maxTokens, MAX_CHUNK_TOKENS), overlapTokens: this.#opts.overlapTokens, countTokens: (s) => e.countTokens(s) },
+        {
+          maxTokens: Math.min(e.maxTokens, MAX_CHUNK_TOKENS),
+          overlapTokens: this.#opts.overlapTokens,
+          countTokens: (s) => e.countTokens(s),
+        },
       ),
     );
     const texts = perItem.flat().map((c) => c.embedText);
@@ -217,11 +271,19 @@ export class Indexer {
         vectors[k] = out[j]!;
       });
     }
-    return { items, perItem, vectors };
+    return { perItem, vectors };
   }
 
   /** Swap each item's chunks in one transaction, unless its content changed while it was embedded. */
-  async #commit({ items, perItem, vectors }: Round): Promise<number> {
+  async #commit(round: Round): Promise<number> {
+    try {
+      return await this.#commitRound(round);
+    } finally {
+      round.release();
+    }
+  }
+
+  async #commitRound({ items, perItem, vectors }: Round): Promise<number> {
     const e = this.#embedder;
     let v = 0;
     await this.#db.transaction(async (tx) => {
