@@ -184,6 +184,12 @@ describe('OpenAPI document', () => {
     assert.ok(fieldsOf('notes').includes('type'));
   });
 
+  test('the OAuth callback lists its redirect (302) beside its JSON answer', () => {
+    const responses = spec.paths['/api/connect/oauth/callback']!['get'].responses;
+    assert.deepEqual(Object.keys(responses).sort(), ['200', '302', '400', '500']);
+    assert.match(responses['302'].description, /redirectUri.*secretId.*status/);
+  });
+
   test('a docs page renders it', async () => {
     const res = await t.call('GET', '/docs/', { key: null });
     assert.equal(res.status, 200);

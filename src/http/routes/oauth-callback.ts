@@ -34,6 +34,11 @@ export function register(app: App, deps: RouteDeps): void {
         querystring: querySchema,
         response: {
           200: z.object({ success: z.boolean(), secretId: z.string() }),
+          302: z
+            .null()
+            .describe(
+              'The consent was started with a redirectUri: the browser goes back to it (Location), with `secretId` and `status` (`success`, or `error` with `error`, an error code) as query parameters. No body.',
+            ),
           400: errorBodySchema,
           500: errorBodySchema,
         },
