@@ -292,7 +292,7 @@ export class Indexer {
         const mine = vectors.slice(v, v + chunks.length);
         v += chunks.length;
         const still = await tx.query(
-          `UPDATE items SET indexing_status = 'indexed', indexing_error = NULL, indexing_lease_until = NULL
+          `UPDATE items SET indexing_status = 'indexed', indexing_error = NULL, indexing_lease_until = NULL, indexed_at = now()
             WHERE id = $1 AND content_hash = $2 AND indexing_status = 'pending' RETURNING id`,
           [item.id, item.content_hash],
         );

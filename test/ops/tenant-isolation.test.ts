@@ -120,6 +120,13 @@ for (const mode of STORAGE_MODES) {
       assert.equal(crawls.body.total, 0);
       const connections = await t.call('GET', '/api/connect/connections', { key: B.key });
       assert.deepEqual(connections.body.data, []);
+      const stats = await t.call('GET', '/api/connect/knowledgebase-items/stats', { key: B.key });
+      assert.equal(stats.status, 200, JSON.stringify(stats.body));
+      assert.deepEqual(
+        [stats.body.total, stats.body.chunks, stats.body.byConnection],
+        [0, 0, []],
+        "B's stats count none of A's items, chunks or connections",
+      );
       expectError(
         await t.call('GET', `/api/connect/connection-sync-jobs?connectionId=${connectionId}`, { key: B.key }),
         404,

@@ -12,6 +12,7 @@ import * as crawlList from './crawl-list.ts';
 import * as health from './health.ts';
 import * as itemsDelete from './items-delete.ts';
 import * as itemsQuery from './items-query.ts';
+import * as itemsStats from './items-stats.ts';
 import * as itemsUpdate from './items-update.ts';
 import * as itemsUpload from './items-upload.ts';
 import * as oauthCallback from './oauth-callback.ts';
@@ -25,6 +26,7 @@ import * as syncJobsList from './sync-jobs-list.ts';
 const routes: Array<{ register(app: App, deps: RouteDeps): void }> = [
   health,
   itemsQuery,
+  itemsStats,
   itemsUpdate,
   itemsDelete,
   itemsUpload,

@@ -1,0 +1,108 @@
+import type { Queryable } from '../database.ts';
+import type { IndexingStatus, ItemSourceType } from './items.ts';
+
+/** The window the indexing rate is measured over. */
+export const RATE_WINDOW_SECONDS = 300;
+
+export interface ConnectionItemCounts {
+  connectionId: string;
+  type: string;
+  total: number;
+  byIndexingStatus: Record<IndexingStatus, number>;
+}
+
+export interface ItemStats {
+  total: number;
+  byIndexingStatus: Record<IndexingStatus, number>;
+  bySourceType: Record<ItemSourceType, number>;
+  byConnection: ConnectionItemCounts[];
+  chunks: number;
+  indexer: {
+    /** Items indexed per second, service-wide, over the last {@link RATE_WINDOW_SECONDS}; null when too few. */
+    ratePerSecond: number | null;
+    /** Pending items (every organization's) the indexer takes before this organization's last one. */
+    queuedAhead: number;
+    /** Seconds until this organization's pending items are indexed at that rate; 0 when none; null unknown. */
+    etaSeconds: number | null;
+  };
+}
+
+const STATUSES: IndexingStatus[] = ['pending', 'indexed', 'failed'];
+const SOURCE_TYPES: ItemSourceType[] = ['integration', 'crawl', 'upload'];
+const zeroes = <K extends string>(keys: K[]) =>
+  Object.fromEntries(keys.map((k) => [k, 0])) as Record<K, number>;
+
+/**
+ * The organization's items counted by indexing state, source type and connection; its chunks; and the
+ * indexer's progress. The indexer is shared by every organization and takes pending items oldest change
+ * first (src/ingest/indexer.ts), so the estimate counts what is queued ahead of this organization's last
+ * pending item, whoever's it is, and reports only that number and the rate, never another's items.
+ */
+export async function itemStats(q: Queryable, organizationId: string): Promise<ItemStats> {
+  const groups = await q.query<{
+    source_type: ItemSourceType;
+    connection_id: string | null;
+    indexing_status: IndexingStatus;
+    n: number;
+  }>(
+    `SELECT source_type, connection_id, indexing_status, count(*)::int AS n
+       FROM items WHERE organization_id = $1
+      GROUP BY source_type, connection_id, indexing_status`,
+    [organizationId],
+  );
+  const connections = await q.query<{ id: string; type: string }>(
+    'SELECT id, type FROM connections WHERE organization_id = $1 ORDER BY type, id',
+    [organizationId],
+  );
+  const [chunks] = await q.query<{ n: number }>(
+    'SELECT count(*)::int AS n FROM chunks WHERE organization_id = $1',
+    [organizationId],
+  );
+  const [rate] = await q.query<{ n: number; span: number | null }>(
+    `SELECT count(*)::int AS n, extract(epoch FROM now() - min(indexed_at))::float8 AS span
+       FROM items WHERE indexed_at > now() - make_interval(secs => $1)`,
+    [RATE_WINDOW_SECONDS],
+  );
+  const [ahead] = await q.query<{ n: number }>(
+    `SELECT count(*)::int AS n FROM items
+      WHERE indexing_status = 'pending'
+        AND updated_at <= (SELECT max(updated_at) FROM items
+                            WHERE organization_id = $1 AND indexing_status = 'pending')`,
+    [organizationId],
+  );
+
+  const byIndexingStatus = zeroes(STATUSES);
+  const bySourceType = zeroes(SOURCE_TYPES);
+  const perConnection = new Map(
+    connections.map((c) => [
+      c.id,
+      { connectionId: c.id, type: c.type, total: 0, byIndexingStatus: zeroes(STATUSES) },
+    ]),
+  );
+  let total = 0;
+  for (const g of groups) {
+    total += g.n;
+    byIndexingStatus[g.indexing_status] += g.n;
+    bySourceType[g.source_type] += g.n;
+    const c = g.connection_id === null ? undefined : perConnection.get(g.connection_id);
+    if (c) {
+      c.total += g.n;
+      c.byIndexingStatus[g.indexing_status] += g.n;
+    }
+  }
+
+  // A rate needs a span: two items indexed in the same instant say nothing about the next thousand.
+  const span = rate?.span ?? 0;
+  const ratePerSecond = rate && rate.n >= 2 && span >= 1 ? rate.n / Math.max(span, 1) : null;
+  const queuedAhead = ahead?.n ?? 0;
+  const etaSeconds =
+    byIndexingStatus.pending === 0 ? 0 : ratePerSecond ? Math.ceil(queuedAhead / ratePerSecond) : null;
+  return {
+    total,
+    byIndexingStatus,
+    bySourceType,
+    byConnection: [...perConnection.values()],
+    chunks: chunks?.n ?? 0,
+    indexer: { ratePerSecond, queuedAhead, etaSeconds },
+  };
+}

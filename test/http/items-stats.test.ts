@@ -1,0 +1,109 @@
+/**
+ * GET /api/connect/knowledgebase-items/stats: how far the knowledge base is. Counts by indexing state,
+ * source type and connection, chunks, and the indexer's rate and time to drain, for the caller's
+ * organization only (another organization's items count in the queue ahead, never in the counts).
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { withSearch } from '../support/embedding.ts';
+import { expectError, STORAGE_MODES } from '../support/harness.ts';
+import { connect, type SyncApp, startSyncApp, syncAndWait } from '../jobs/helpers.ts';
+
+const ZERO = { pending: 0, indexed: 0, failed: 0 };
+
+for (const mode of STORAGE_MODES) {
+  describe(`knowledge base stats (${mode})`, () => {
+    let s: SyncApp;
+    before(async () => {
+      s = await startSyncApp(mode);
+    });
+    after(async () => s?.close());
+
+    const stats = async (key?: string) => {
+      const res = await s.t.call('GET', '/api/connect/knowledgebase-items/stats', { key });
+      assert.equal(res.status, 200, JSON.stringify(res.body));
+      return res.body;
+    };
+    const upload = async (title: string, key?: string) => {
+      const res = await s.t.call('POST', '/api/connect/knowledgebase-items', {
+        body: {
+          title,
+          content: `# ${title}\n\nThe text of ${title}, long enough to make a passage of its own.`,
+        },
+        key,
+      });
+      assert.equal(res.status, 200, JSON.stringify(res.body));
+    };
+
+    test('counts, chunks and the time to drain, for the caller only', async () => {
+      const { t, source } = s;
+      const empty = await stats();
+      assert.deepEqual(empty, {
+        total: 0,
+        byIndexingStatus: ZERO,
+        bySourceType: { integration: 0, crawl: 0, upload: 0 },
+        byConnection: [],
+        chunks: 0,
+        indexer: { ratePerSecond: null, queuedAhead: 0, etaSeconds: 0 },
+      });
+
+      source.seed(5);
+      const connectionId = await connect(t);
+      assert.equal((await syncAndWait(t)).status, 'succeeded');
+      await upload('First upload');
+      await upload('Second upload');
+      const before = await stats();
+      assert.equal(before.total, 7);
+      assert.deepEqual(before.byIndexingStatus, { pending: 7, indexed: 0, failed: 0 });
+      assert.deepEqual(before.bySourceType, { integration: 5, crawl: 0, upload: 2 });
+      assert.deepEqual(before.byConnection, [
+        {
+          connectionId,
+          type: 'docs_space',
+          total: 5,
+          byIndexingStatus: { pending: 5, indexed: 0, failed: 0 },
+        },
+      ]);
+      assert.equal(before.indexer.queuedAhead, 7);
+      assert.equal(before.indexer.etaSeconds, null, 'nothing indexed yet: no rate, no estimate');
+
+      const search = await withSearch(t);
+      assert.equal(await search.drain(), 7);
+      const indexed = await stats();
+      assert.deepEqual(indexed.byIndexingStatus, { pending: 0, indexed: 7, failed: 0 });
+      assert.deepEqual(indexed.byConnection[0].byIndexingStatus, { pending: 0, indexed: 5, failed: 0 });
+      const [chunks] = await t.db.query<{ n: number }>(
+        'SELECT count(*)::int AS n FROM chunks WHERE organization_id = $1',
+        [t.orgA.id],
+      );
+      assert.ok(chunks!.n >= 7);
+      assert.equal(indexed.chunks, chunks!.n);
+      assert.equal(indexed.indexer.etaSeconds, 0, 'nothing pending');
+
+      // As if the indexer had taken the last minute for those seven: 7 / 60 items a second.
+      await t.db.query(
+        "UPDATE items SET indexed_at = now() - make_interval(secs => 60) WHERE title = 'First upload'",
+      );
+      // Another organization's item, changed first, is queued ahead of this one's new uploads.
+      await upload('Other organization upload', t.orgB.key);
+      await upload('Third upload');
+      await upload('Fourth upload');
+      const queued = await stats();
+      assert.deepEqual(queued.byIndexingStatus, { pending: 2, indexed: 7, failed: 0 });
+      assert.equal(queued.indexer.queuedAhead, 3, "B's item and A's two");
+      const rate = queued.indexer.ratePerSecond as number;
+      assert.ok(Math.abs(rate - 7 / 60) < 0.01, `rate ${rate}`);
+      assert.equal(queued.indexer.etaSeconds, Math.ceil(3 / rate));
+
+      const other = await stats(t.orgB.key);
+      assert.equal(other.total, 1, "B sees its own item, none of A's");
+      assert.deepEqual(other.byConnection, []);
+      assert.equal(other.indexer.queuedAhead, 1, "B's item is first in the queue");
+    });
+
+    test('takes no parameters', async () => {
+      const res = await s.t.call('GET', '/api/connect/knowledgebase-items/stats?connectionId=x');
+      expectError(res, 400, 'invalid_request');
+    });
+  });
+}
