@@ -24,7 +24,12 @@ import type { Queryable } from '../db/database.ts';
 import { saveConnectionCursor } from '../db/repositories/connections.ts';
 import { listConnectionDocuments } from '../db/repositories/items.ts';
 import { recordSyncProgress, type SyncFailure, syncJobFailures } from '../db/repositories/sync-jobs.ts';
-import { integrationSourceKey, legacyIntegrationTombstoneKey, removeDocument, storeDocument } from './store.ts';
+import {
+  integrationSourceKey,
+  legacyIntegrationTombstoneKey,
+  removeDocument,
+  storeDocument,
+} from './store.ts';
 
 export interface SyncRunOptions {
   organizationId: string;
@@ -86,6 +91,7 @@ export async function runSync(opts: SyncRunOptions): Promise<SyncRunResult> {
     ops = [];
     const changed = await opts.withLease(async (tx) => {
       let rows = 0;
+      const documents = { seen: 0, stored: 0, unchanged: 0, deleted: 0 };
       const seen: string[] = [];
       const failures: SyncFailure[] = [];
       for (const op of batch) {
@@ -110,7 +116,13 @@ export async function runSync(opts: SyncRunOptions): Promise<SyncRunResult> {
             // An item a user deleted stays deleted across incremental syncs; a reset brings it back.
             { respectTombstones: !full },
           );
-          if (outcome === 'created' || outcome === 'updated') rows++;
+          documents.seen++;
+          if (outcome === 'created' || outcome === 'updated') {
+            rows++;
+            documents.stored++;
+          } else if (outcome === 'unchanged') {
+            documents.unchanged++;
+          }
           if (full && itemId) seen.push(itemId);
         } else if (op.kind === 'deleted') {
           if (
@@ -119,8 +131,10 @@ export async function runSync(opts: SyncRunOptions): Promise<SyncRunResult> {
               opts.organizationId,
               integrationSourceKey(opts.connectionId, op.table, op.externalId),
             )
-          )
+          ) {
             rows++;
+            documents.deleted++;
+          }
         } else {
           failures.push(op.failure);
         }
@@ -154,6 +168,7 @@ export async function runSync(opts: SyncRunOptions): Promise<SyncRunResult> {
         rowsAdded: rows,
         bytesSynced: opts.bytesBefore + context.http.bytesReceived,
         failures,
+        documents,
         ...(cursor === undefined ? {} : { cursor }),
       });
       // Incremental progress is real progress: the next sync may start here even if this job fails later.
@@ -218,6 +233,7 @@ export async function runSync(opts: SyncRunOptions): Promise<SyncRunResult> {
           rowsAdded: removedAfterPass,
           bytesSynced: opts.bytesBefore + context.http.bytesReceived,
           failures: [],
+          documents: { deleted: removedAfterPass },
         });
       }
       // The pass's last checkpoint (an earlier attempt's, when this one saw none) is where the next

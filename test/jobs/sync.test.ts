@@ -36,6 +36,7 @@ for (const mode of STORAGE_MODES) {
       assert.equal(first.jobType, 'sync');
       assert.equal(first.connectionId, connectionId);
       assert.equal(first.rowsSynced, 3);
+      assert.deepEqual(first.documents, { seen: 3, stored: 3, unchanged: 0, deleted: 0, failed: 0 });
       assert.ok(first.bytesSynced > 0);
       assert.ok(first.startTime > 0 && first.lastUpdatedAt >= first.startTime);
       assert.ok(first.duration >= 0);
@@ -60,6 +61,7 @@ for (const mode of STORAGE_MODES) {
       const second = await syncAndWait(t);
       assert.equal(second.status, 'succeeded');
       assert.equal(second.rowsSynced, 3, 'one update, one deletion, one creation');
+      assert.deepEqual(second.documents, { seen: 2, stored: 2, unchanged: 0, deleted: 1, failed: 0 });
       assert.deepEqual(await itemTitles(t), ['Alpha', 'Beta v2', 'Delta']);
       const sent = source.syncRequests().slice(seenBefore);
       assert.equal(sent[0]!.path, '/test/changes');
@@ -86,6 +88,8 @@ for (const mode of STORAGE_MODES) {
       assert.equal(reset.status, 'succeeded', JSON.stringify(reset));
       assert.equal(reset.jobType, 'reset');
       assert.equal(reset.rowsSynced, 2, 'Alpha re-created, Delta removed');
+      // Every document again: Alpha stored anew, Beta v2 unchanged; Delta removed after the pass.
+      assert.deepEqual(reset.documents, { seen: 2, stored: 1, unchanged: 1, deleted: 1, failed: 0 });
       assert.deepEqual(await itemTitles(t), ['Alpha', 'Beta v2']);
 
       // After the reset, incremental syncs continue from the feed position the pass began at.
@@ -102,6 +106,7 @@ for (const mode of STORAGE_MODES) {
       const job = await syncAndWait(t);
       assert.equal(job.status, 'incomplete');
       assert.equal(job.failureCount, 1);
+      assert.equal(job.documents.failed, 1);
       assert.equal(job.failures[0]!.externalId, 'a1');
       assert.match(job.failures[0]!.message, /cannot be exported/);
       assert.match(job.error ?? '', /1 document could not be synced/);
@@ -141,6 +146,36 @@ for (const mode of STORAGE_MODES) {
       const second = await syncAndWait(t);
       assert.equal(second.status, 'succeeded', JSON.stringify(second));
       assert.deepEqual(await titles(), ['Article seventy-seven, edited']);
+    });
+
+    test('a running job shows its documents as each batch commits', async () => {
+      const { t, source } = s;
+      const ids = source.seed(300, 'progress');
+      source.pageDelayMs = 300;
+      try {
+        const jobId = await runSyncJob(t);
+        let midway: { status: string; documents: { seen: number; stored: number } } | undefined;
+        await waitFor(
+          async () => {
+            const res = await t.call('GET', '/api/connect/connection-sync-jobs?type=docs_space');
+            const job = res.body.data.find((j: { jobId: number }) => j.jobId === jobId);
+            if (job.status !== 'running') return job.status !== 'pending';
+            if (job.documents.seen > 0) midway = job;
+            return midway !== undefined;
+          },
+          30_000,
+          'a committed batch of a running job',
+        );
+        assert.ok(midway, 'the job finished before any progress could be read');
+        assert.ok(midway.documents.seen < 300, `midway: ${JSON.stringify(midway.documents)}`);
+        assert.equal(midway.documents.stored, midway.documents.seen);
+        const done = await waitForJob(t, jobId);
+        assert.deepEqual(done.documents, { seen: 300, stored: 300, unchanged: 0, deleted: 0, failed: 0 });
+      } finally {
+        source.pageDelayMs = 0;
+        for (const id of ids) source.remove(id);
+        await syncAndWait(t);
+      }
     });
 
     test('run-sync answers at once; a second one while the first is pending or running is 409', async () => {

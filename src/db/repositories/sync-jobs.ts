@@ -40,6 +40,16 @@ export interface SyncJobView {
   finishedAt: number | null;
   failureCount: number;
   failures: SyncFailure[];
+  documents: DocumentCounts;
+}
+
+/** A sync job's documents so far: yielded by the source, stored (new or changed), unchanged, deleted, failed. */
+export interface DocumentCounts {
+  seen: number;
+  stored: number;
+  unchanged: number;
+  deleted: number;
+  failed: number;
 }
 
 const MS = (expr: string) => `floor(extract(epoch FROM ${expr}) * 1000)::float8`;
@@ -52,7 +62,10 @@ const VIEW = `SELECT j.id::float8 AS "jobId", j.status, s.job_type AS "jobType",
     s.bytes_synced::float8 AS "bytesSynced", s.rows_synced::float8 AS "rowsSynced", j.error,
     s.trigger, j.attempts, ${MS('j.created_at')} AS "createdAt",
     CASE WHEN j.finished_at IS NULL THEN NULL ELSE ${MS('j.finished_at')} END AS "finishedAt",
-    s.failure_count AS "failureCount", s.failures
+    s.failure_count AS "failureCount", s.failures,
+    json_build_object('seen', s.documents_seen::float8, 'stored', s.documents_stored::float8,
+      'unchanged', s.documents_unchanged::float8, 'deleted', s.documents_deleted::float8,
+      'failed', s.failure_count) AS documents
   FROM sync_jobs s JOIN jobs j ON j.id = s.job_id`;
 
 function toView(row: SyncJobView & { error: string | null }): SyncJobView {
@@ -135,7 +148,14 @@ export async function getSyncJobState(q: Queryable, jobId: number): Promise<Sync
 export async function recordSyncProgress(
   q: Queryable,
   jobId: number,
-  p: { rowsAdded: number; bytesSynced: number; failures: SyncFailure[]; cursor?: unknown },
+  p: {
+    rowsAdded: number;
+    bytesSynced: number;
+    failures: SyncFailure[];
+    cursor?: unknown;
+    /** This batch's documents (failures are counted from `failures`). */
+    documents?: Partial<Omit<DocumentCounts, 'failed'>>;
+  },
 ): Promise<void> {
   const hasCursor = p.cursor !== undefined;
   await q.query(
@@ -146,7 +166,9 @@ export async function recordSyncProgress(
                                    SELECT f FROM jsonb_array_elements($6::jsonb) AS f
                                    LIMIT greatest(0, $5 - jsonb_array_length(failures))) AS t) END,
             cursor = CASE WHEN $7 THEN $8::jsonb ELSE cursor END,
-            deletions_blocked = deletions_blocked OR $9
+            deletions_blocked = deletions_blocked OR $9,
+            documents_seen = documents_seen + $10, documents_stored = documents_stored + $11,
+            documents_unchanged = documents_unchanged + $12, documents_deleted = documents_deleted + $13
       WHERE job_id = $1`,
     [
       jobId,
@@ -158,6 +180,10 @@ export async function recordSyncProgress(
       hasCursor,
       JSON.stringify(hasCursor ? (p.cursor ?? null) : null),
       p.failures.some((f) => f.externalId === undefined),
+      p.documents?.seen ?? 0,
+      p.documents?.stored ?? 0,
+      p.documents?.unchanged ?? 0,
+      p.documents?.deleted ?? 0,
     ],
   );
 }

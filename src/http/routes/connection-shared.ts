@@ -88,5 +88,20 @@ export const syncJobSchema = z
     finishedAt: z.number().nullable(),
     failureCount: z.number(),
     failures: z.array(syncFailureSchema).describe('Documents that could not be synced (first 100)'),
+    documents: z
+      .object({
+        seen: z
+          .number()
+          .describe('Documents the source yielded as new or changed (unchanged ones it skips are not read)'),
+        stored: z.number().describe('Of those, stored as new or changed items'),
+        unchanged: z
+          .number()
+          .describe('Of those, identical to the stored item (nothing written or embedded)'),
+        deleted: z
+          .number()
+          .describe('Items removed: deleted at the source, or not seen by a completed reset'),
+        failed: z.number().describe('Documents that could not be synced (failureCount)'),
+      })
+      .describe('Progress by document, updated with every committed batch while the job runs'),
   })
   .meta({ id: 'SyncJob' });
