@@ -65,12 +65,25 @@ function leaseHelpers(t: () => TestApp) {
         [ids],
       )
     )[0]!.n;
-  return { stored, pending, leased };
+  /** Runs `indexer` until none of `ids` is pending (30 s at most: "it did not hang", not a speed). */
+  const indexedBy = async (indexer: Indexer, ids: string[], when: string) => {
+    indexer.start();
+    try {
+      const deadline = Date.now() + 30_000;
+      while ((await pending(ids)) > 0) {
+        assert.ok(Date.now() < deadline, `items still pending 30 s ${when}`);
+        await sleep(50);
+      }
+    } finally {
+      await indexer.stop();
+    }
+  };
+  return { stored, pending, leased, indexedBy };
 }
 
 describe('indexing leases in server mode (postgres)', () => {
   let t: TestApp;
-  const { stored, pending, leased } = leaseHelpers(() => t);
+  const { stored, pending, leased, indexedBy } = leaseHelpers(() => t);
   before(async () => {
     t = await startTestApp('postgres');
   });
@@ -106,17 +119,11 @@ describe('indexing leases in server mode (postgres)', () => {
     // What a worker dying mid-round leaves: leased items, and nobody renewing them.
     await a.stop();
     assert.equal(await pending(ids), 2);
-    const b = new Indexer(t.db, real, { leaseSeconds: 1, pollMs: 50 });
-    b.start();
-    try {
-      const deadline = Date.now() + 30_000;
-      while ((await pending(ids)) > 0) {
-        assert.ok(Date.now() < deadline, 'items still pending 30 s after their worker stopped');
-        await sleep(100);
-      }
-    } finally {
-      await b.stop();
-    }
+    await indexedBy(
+      new Indexer(t.db, real, { leaseSeconds: 1, pollMs: 50 }),
+      ids,
+      'after their worker stopped',
+    );
   });
 });
 
@@ -127,7 +134,7 @@ describe('indexing leases after a crash (pglite)', () => {
   });
   after(async () => t?.close());
 
-  const { stored, pending } = leaseHelpers(() => t);
+  const { stored, pending, indexedBy } = leaseHelpers(() => t);
   const leasedByDeadProcess = async (n: number) => {
     const ids = await stored(n, 'lease');
     // What a process killed between leasing and committing leaves behind.
@@ -148,16 +155,6 @@ describe('indexing leases after a crash (pglite)', () => {
 
   test('a restarted embedded indexer takes the leases back and indexes within seconds', async () => {
     const ids = await leasedByDeadProcess(3);
-    const indexer = new Indexer(t.db, await testEmbedder(), { pollMs: 50 });
-    indexer.start();
-    try {
-      const deadline = Date.now() + 30_000;
-      while ((await pending(ids)) > 0) {
-        assert.ok(Date.now() < deadline, 'items still pending 30 s after the restart');
-        await sleep(50);
-      }
-    } finally {
-      await indexer.stop();
-    }
+    await indexedBy(new Indexer(t.db, await testEmbedder(), { pollMs: 50 }), ids, 'after the restart');
   });
 });
