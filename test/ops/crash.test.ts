@@ -319,7 +319,7 @@ function sitePage(i: number, origin: string): string {
 }
 
 describe('the embedded service SIGKILLed during ingestion (pglite)', () => {
-  const dataDir = mkdtempSync(path.join(tmpdir(), 'kb-crash-'));
+  let dataDir = '';
   let site: ServedRoutes;
   let running: Embedded | undefined;
   // Pages past the first few are held until the kill (or 8 s each, below the crawler's 20 s request
@@ -329,6 +329,7 @@ describe('the embedded service SIGKILLed during ingestion (pglite)', () => {
     openGate = resolve;
   });
   before(async () => {
+    dataDir = mkdtempSync(path.join(tmpdir(), 'kb-crash-'));
     site = await serveRoutes({
       '/': (_req, res, { origin }) => {
         const links = Array.from(
@@ -357,7 +358,7 @@ describe('the embedded service SIGKILLed during ingestion (pglite)', () => {
     openGate();
     if (running && isAlive(running.child)) running.child.kill('SIGKILL');
     await site?.close();
-    rmSync(dataDir, { recursive: true, force: true });
+    if (dataDir) rmSync(dataDir, { recursive: true, force: true });
   });
 
   test('restarted on its data dir: acknowledged uploads kept, indexing resumes, the crawl finishes, nothing twice', async () => {
