@@ -31,7 +31,7 @@ import { composeTestService, freshDatabase, type StorageMode, testConfig } from 
 const DOCS = Number(process.env['BENCH_DOCS'] ?? 10_000);
 const SCALE_DOCS = Number(process.env['BENCH_SCALE_DOCS'] ?? 5_000);
 const LATENCY_RUNS = Number(process.env['BENCH_LATENCY_RUNS'] ?? 20);
-const WORKER = fileURLToPath(new URL('../test/jobs/fixtures/sync-worker.ts', import.meta.url));
+const WORKER = fileURLToPath(new URL('../test/jobs/fixtures/worker.ts', import.meta.url));
 
 interface Row {
   benchmark: string;

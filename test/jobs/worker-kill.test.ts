@@ -25,7 +25,7 @@ import { testConnector } from '../connectors/test-connector.ts';
 import { composeTestService, freshDatabase, testConfig } from '../support/harness.ts';
 import { FAST_SOURCE_HTTP, waitFor } from './helpers.ts';
 
-const WORKER = fileURLToPath(new URL('./fixtures/sync-worker.ts', import.meta.url));
+const WORKER = fileURLToPath(new URL('./fixtures/worker.ts', import.meta.url));
 
 let db: Database;
 let url: string;

@@ -31,7 +31,7 @@ import { composeTestService, freshDatabase, testConfig } from '../support/harnes
 import { testModelDir } from '../support/model.ts';
 import { type ServedRoutes, type ServedSite, serveDirectory, serveRoutes } from '../support/sites.ts';
 
-const CRAWL_WORKER = fileURLToPath(new URL('../jobs/fixtures/crawl-worker.ts', import.meta.url));
+const CRAWL_WORKER = fileURLToPath(new URL('../jobs/fixtures/worker.ts', import.meta.url));
 const REPO_ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
 /** The site's pages as its sitemap lists them (paths), the set a complete crawl must store. */
