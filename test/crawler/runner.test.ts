@@ -214,8 +214,9 @@ describe('crawler on purpose-made sites', () => {
     assert.ok(!site.requests.includes('/private/x'));
     assert.deepEqual(paths(job.refused['robots']?.sample), ['/private/x']);
     const starts = [...times.values()].sort((x, y) => x - y);
+    // Arrival times at the site, each a little after its grant: a 50 ms allowance for a loaded machine.
     for (let i = 1; i < starts.length; i++) {
-      assert.ok(starts[i]! - starts[i - 1]! >= 280, `requests ${starts[i]! - starts[i - 1]!} ms apart`);
+      assert.ok(starts[i]! - starts[i - 1]! >= 250, `requests ${starts[i]! - starts[i - 1]!} ms apart`);
     }
 
     const closed = await serve({
