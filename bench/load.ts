@@ -13,9 +13,9 @@
  *    BENCH_LOAD_SYNC_DOCS pages (default 2,000; test/fakes/gitbook.ts, KB_DOCS_SPACE_BASE_URL pointing at
  *    it, private addresses allowed) through POST /api/connect/connection + run-sync, and a crawl of the
  *    fastapi-docs mirror served on loopback, with the crawler's production politeness.
- * 3. Load: BENCH_LOAD_CLIENTS closed-loop clients (default 64, keep-alive node:http agent) in a separate
- *    process (so the clients' own work stays off the service's event loop) for BENCH_LOAD_SECONDS (default
- *    60). Each request draws its kind by BENCH_LOAD_MIX (default `60,30,10`: search is the read path the
+ * 3. Load: BENCH_LOAD_CLIENTS closed-loop clients (default 64, keep-alive node:http agent) for
+ *    BENCH_LOAD_SECONDS (default 60). The clients, the fake and the site run in a second process, so the
+ *    service's process holds the service alone (its event loop, its RSS). Each request draws its kind by BENCH_LOAD_MIX (default `60,30,10`: search is the read path the
  *    service exists for, called once per question by assistants and search boxes; listing items is the
  *    admin screens' path; uploads are the rarer write, yet 10% keeps new work reaching the indexer):
  *    - search, POST /api/consume/search with a SciFact query: 70% semantic, 20% hybrid, 10% filtered to
@@ -31,15 +31,15 @@
  * 4. Report: per request kind count, errors, req/s, p50/p90/p99/max ms; every BENCH_LOAD_SAMPLE_SECONDS
  *    (10 s, or 60 s in the soak) req/s, latencies, the service process's RSS and heap used, items pending
  *    indexing; whether the sync and the crawl finished and when; how many uploads the indexer embedded
- *    during the load. RSS is this process (service, PGlite, model, the fake and the site server); the
- *    native Postgres server's own memory is not in it. Where the time goes: the main thread's busy share
+ *    during the load. RSS is the service's process (service, PGlite when embedded, model); the native
+ *    Postgres server's own memory is not in it. Where the time goes: the main thread's busy share
  *    and event-loop delay, how long database transactions were held (and by whom, from 1 s), query
  *    embeddings timed from the call (the model's one queue included), and in server mode the pool's
  *    connections by state.
  *
  * Soak: `node bench/load.ts --soak` runs the same load for BENCH_LOAD_SOAK_SECONDS (default 600), samples
- * every minute, and repeats the background work whenever it finishes (an incremental sync after 1% of the
- * pages changed, a re-crawl), so jobs run through the whole soak. Heap used is also read after a full GC
+ * every minute, and repeats the background work once it finished, at most once a minute (an incremental
+ * sync after 1% of the pages changed, a re-crawl), as schedules would. Heap used is also read after a full GC
  * before and after the load (outside the measured time).
  *
  * Options (environment): BENCH_STORAGE (`pglite` default, or `postgres`), BENCH_LOAD_SECONDS,
@@ -69,7 +69,14 @@ import { testEmbedder } from '../test/support/embedding.ts';
 import { composeTestService, type StorageMode, testConfig } from '../test/support/harness.ts';
 import { startNativePostgres } from '../test/support/native-postgres.ts';
 import { serveDirectory } from '../test/support/sites.ts';
-import { openBenchDatabase, percentile, printTable, readScifactJsonl, SCIFACT_DATA, writeResult } from './lib.ts';
+import {
+  openBenchDatabase,
+  percentile,
+  printTable,
+  readScifactJsonl,
+  SCIFACT_DATA,
+  writeResult,
+} from './lib.ts';
 
 const CHILD_FLAG = '--load-clients';
 const SOAK = process.argv.includes('--soak');
@@ -84,6 +91,8 @@ const SYNC_DOCS = Number(process.env['BENCH_LOAD_SYNC_DOCS'] ?? 2_000);
 const SAMPLE_SECONDS = Number(process.env['BENCH_LOAD_SAMPLE_SECONDS'] ?? (SOAK ? 60 : 10));
 const TIMEOUT_SECONDS = Number(process.env['BENCH_LOAD_TIMEOUT_SECONDS'] ?? 60);
 const REPEAT_JOBS = SOAK;
+/** In the soak, a job runs again at most this often (a sync schedule, a recurring crawl). */
+const REPEAT_EVERY_SECONDS = 60;
 /** 0 runs without the background indexer: what indexing costs the API (uploads then stay pending). */
 const INDEXER = process.env['BENCH_LOAD_INDEXER'] !== '0';
 const SITE = fileURLToPath(new URL('../../shared/data/sites/fastapi-docs', import.meta.url));
@@ -124,19 +133,22 @@ function scifactPlan(seedDocs: number): Plan {
   for (const d of corpus) if (seedIds.length < seedDocs && !seedIds.includes(d._id)) seedIds.push(d._id);
   seedIds.length = Math.min(seedIds.length, seedDocs);
   const seeded = new Set(seedIds);
-  const queryText = new Map(readScifactJsonl<{ _id: string; text: string }>('queries.jsonl').map((q) => [q._id, q.text]));
+  const queryText = new Map(
+    readScifactJsonl<{ _id: string; text: string }>('queries.jsonl').map((q) => [q._id, q.text]),
+  );
   const relevant = new Map<string, string[]>();
   for (const [qid, docId] of qrels) {
     if (!seeded.has(docId) || !queryText.has(qid)) continue;
     relevant.set(qid, [...(relevant.get(qid) ?? []), byId.get(docId)!.title]);
   }
   const seed = seedIds.map((id) => byId.get(id)!);
-  const words = [
-    ...new Set(seed.flatMap((d) => d.title.toLowerCase().match(/[a-z]{7,}/g) ?? [])),
-  ].sort();
+  const words = [...new Set(seed.flatMap((d) => d.title.toLowerCase().match(/[a-z]{7,}/g) ?? []))].sort();
   return {
     seed,
-    queries: [...relevant.entries()].map(([qid, titles]) => ({ text: queryText.get(qid)!, relevant: titles })),
+    queries: [...relevant.entries()].map(([qid, titles]) => ({
+      text: queryText.get(qid)!,
+      relevant: titles,
+    })),
     uploads: corpus.filter((d) => !seeded.has(d._id)),
     words,
   };
@@ -188,18 +200,24 @@ function kindStats(times: number[], errors: number, rateLimited: number, seconds
 // ---- The clients (a separate process) -----------------------------------------------------------------
 
 interface ChildConfig {
-  url: string;
-  key: string;
   seconds: number;
   clients: number;
   mix: number[];
   seedDocs: number;
   sampleSeconds: number;
   timeoutSeconds: number;
+  syncDocs: number;
 }
+
+/** One line of the parent's commands on the clients' stdin (JSON). */
+type ParentMessage =
+  | { type: 'go'; url: string; key: string }
+  | { type: 'edit'; count: number }
+  | { type: 'close' };
 
 /** One line of the clients' stdout (JSON). */
 type ChildMessage =
+  | { type: 'world'; fakeUrl: string; siteOrigin: string; source: Record<string, unknown> }
   | { type: 'started' }
   | { type: 'window'; at: number; seconds: number; kinds: Record<Kind, KindStats> }
   | {
@@ -212,18 +230,59 @@ type ChildMessage =
       errorSamples: string[];
     };
 
-async function runClients(cfg: ChildConfig): Promise<void> {
+const emit = (m: ChildMessage) => process.stdout.write(`${JSON.stringify(m)}\n`);
+
+/**
+ * The world outside the service, in its own process so that the service's process holds the service
+ * alone (the fake keeps a snapshot of the whole space per revision, which would read as a leak): the
+ * GitBook fake, the docs site, and the clients once the parent says go.
+ */
+async function runWorld(cfg: ChildConfig): Promise<void> {
+  const fake = await gitbookBenchWorkspace.start(cfg.syncDocs);
+  const site = await serveDirectory(SITE);
+  // Both record every request they answer; only tests read that.
+  const forget = setInterval(() => {
+    fake.requests.length = 0;
+    site.requests.length = 0;
+  }, 10_000);
+  emit({ type: 'world', fakeUrl: fake.url, siteOrigin: site.origin, source: fake.source });
+  let go!: (m: { url: string; key: string }) => void;
+  const goMessage = new Promise<{ url: string; key: string }>((resolve) => {
+    go = resolve;
+  });
+  let close!: () => void;
+  const closeMessage = new Promise<void>((resolve) => {
+    close = resolve;
+  });
+  void (async () => {
+    for await (const line of createInterface({ input: process.stdin })) {
+      const m = JSON.parse(line) as ParentMessage;
+      if (m.type === 'go') go(m);
+      else if (m.type === 'edit') fake.edit(m.count);
+      else close();
+    }
+    close(); // the parent is gone
+  })();
+  const { url, key } = await goMessage;
+  await runClients(cfg, url, key);
+  await closeMessage;
+  clearInterval(forget);
+  await fake.close();
+  await site.close();
+}
+
+async function runClients(cfg: ChildConfig, url: string, key: string): Promise<void> {
   const plan = scifactPlan(cfg.seedDocs);
-  const target = new URL(cfg.url);
+  const target = new URL(url);
   const agent = new http.Agent({ keepAlive: true, maxSockets: cfg.clients });
-  const emit = (m: ChildMessage) => process.stdout.write(`${JSON.stringify(m)}\n`);
   const totalWeight = cfg.mix.reduce((a, b) => a + b, 0);
 
-  const all = Object.fromEntries(KINDS.map((k) => [k, { times: [] as number[], errors: 0, limited: 0 }])) as Record<
-    Kind,
-    { times: number[]; errors: number; limited: number }
-  >;
-  let win = Object.fromEntries(KINDS.map((k) => [k, { times: [] as number[], errors: 0, limited: 0 }])) as typeof all;
+  const all = Object.fromEntries(
+    KINDS.map((k) => [k, { times: [] as number[], errors: 0, limited: 0 }]),
+  ) as Record<Kind, { times: number[]; errors: number; limited: number }>;
+  let win = Object.fromEntries(
+    KINDS.map((k) => [k, { times: [] as number[], errors: 0, limited: 0 }]),
+  ) as typeof all;
   const errorSamples: string[] = [];
   let judged = 0;
   let relevantHits = 0;
@@ -242,7 +301,7 @@ async function runClients(cfg: ChildConfig): Promise<void> {
           method: 'POST',
           path,
           headers: {
-            authorization: `Bearer ${cfg.key}`,
+            authorization: `Bearer ${key}`,
             'content-type': 'application/json',
             'content-length': payload.length,
           },
@@ -250,18 +309,25 @@ async function runClients(cfg: ChildConfig): Promise<void> {
         (res) => {
           const chunks: Buffer[] = [];
           res.on('data', (c: Buffer) => chunks.push(c));
-          res.on('end', () => resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') }));
+          res.on('end', () =>
+            resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') }),
+          );
           res.on('error', reject);
         },
       );
-      req.setTimeout(cfg.timeoutSeconds * 1000, () => req.destroy(new Error(`no answer in ${cfg.timeoutSeconds} s`)));
+      req.setTimeout(cfg.timeoutSeconds * 1000, () =>
+        req.destroy(new Error(`no answer in ${cfg.timeoutSeconds} s`)),
+      );
       req.on('error', reject);
       req.end(payload);
     });
   }
 
   /** A request of `kind`: its path, body, and the check of a 2xx body (a message when it falls short). */
-  function request(kind: Kind, r: () => number): { path: string; body: unknown; check(json: any): string | null } {
+  function request(
+    kind: Kind,
+    r: () => number,
+  ): { path: string; body: unknown; check(json: any): string | null } {
     if (kind === 'search') {
       const q = plan.queries[Math.floor(r() * plan.queries.length)]!;
       const v = r();
@@ -289,7 +355,11 @@ async function runClients(cfg: ChildConfig): Promise<void> {
           ? { limit: 20 }
           : v < 0.7
             ? { limit: 20, page: 1 + Math.floor(r() * listingPages) }
-            : { limit: 10, page: 1 + Math.floor(r() * 2), search: plan.words[Math.floor(r() * plan.words.length)] };
+            : {
+                limit: 10,
+                page: 1 + Math.floor(r() * 2),
+                search: plan.words[Math.floor(r() * plan.words.length)],
+              };
       return {
         path: '/api/connect/knowledgebase-items/query',
         body,
@@ -306,7 +376,8 @@ async function runClients(cfg: ChildConfig): Promise<void> {
       path: '/api/connect/knowledgebase-items',
       body: { title: doc.title, content: doc.text, tags: [UPLOAD_TAG] },
       check(json) {
-        if (json?.success !== true || typeof json?.item?.id !== 'string') return 'upload answered without its item';
+        if (json?.success !== true || typeof json?.item?.id !== 'string')
+          return 'upload answered without its item';
         uploadsAccepted++;
         return null;
       },
@@ -323,12 +394,13 @@ async function runClients(cfg: ChildConfig): Promise<void> {
       type: 'window',
       at: (now - started) / 1000,
       seconds,
-      kinds: Object.fromEntries(KINDS.map((k) => [k, kindStats(win[k].times, win[k].errors, win[k].limited, seconds)])) as Record<
-        Kind,
-        KindStats
-      >,
+      kinds: Object.fromEntries(
+        KINDS.map((k) => [k, kindStats(win[k].times, win[k].errors, win[k].limited, seconds)]),
+      ) as Record<Kind, KindStats>,
     });
-    win = Object.fromEntries(KINDS.map((k) => [k, { times: [] as number[], errors: 0, limited: 0 }])) as typeof all;
+    win = Object.fromEntries(
+      KINDS.map((k) => [k, { times: [] as number[], errors: 0, limited: 0 }]),
+    ) as typeof all;
     windowStart = now;
   };
   const ticker = setInterval(flushWindow, cfg.sampleSeconds * 1000);
@@ -339,7 +411,8 @@ async function runClients(cfg: ChildConfig): Promise<void> {
       const r = rng(1000 + client);
       while (performance.now() < deadline) {
         const x = r() * totalWeight;
-        const kind: Kind = x < cfg.mix[0]! ? 'search' : x < cfg.mix[0]! + cfg.mix[1]! ? 'items query' : 'upload';
+        const kind: Kind =
+          x < cfg.mix[0]! ? 'search' : x < cfg.mix[0]! + cfg.mix[1]! ? 'items query' : 'upload';
         const req = request(kind, r);
         const t0 = performance.now();
         let problem: string | null = null;
@@ -358,7 +431,8 @@ async function runClients(cfg: ChildConfig): Promise<void> {
           if (problem) bucket.errors++;
           if (limited) bucket.limited++;
         }
-        if (problem && errorSamples.length < 20) errorSamples.push(`${kind} ${JSON.stringify(req.body).slice(0, 200)} -> ${problem}`);
+        if (problem && errorSamples.length < 20)
+          errorSamples.push(`${kind} ${JSON.stringify(req.body).slice(0, 200)} -> ${problem}`);
       }
     }),
   );
@@ -369,10 +443,9 @@ async function runClients(cfg: ChildConfig): Promise<void> {
   emit({
     type: 'done',
     seconds,
-    kinds: Object.fromEntries(KINDS.map((k) => [k, kindStats(all[k].times, all[k].errors, all[k].limited, seconds)])) as Record<
-      Kind,
-      KindStats
-    >,
+    kinds: Object.fromEntries(
+      KINDS.map((k) => [k, kindStats(all[k].times, all[k].errors, all[k].limited, seconds)]),
+    ) as Record<Kind, KindStats>,
     searchWithRelevantHit: relevantHits,
     searchesJudged: judged,
     uploadsAccepted,
@@ -405,7 +478,10 @@ interface HeldTransaction {
  * The database as the service gets it, timing how long each transaction is held (from its first
  * statement to the end of its body, not the wait for the connection), with who opened it.
  */
-function timedTransactions(db: Database, since: () => number): { db: Database; long: HeldTransaction[]; held: number[] } {
+function timedTransactions(
+  db: Database,
+  since: () => number,
+): { db: Database; long: HeldTransaction[]; held: number[] } {
   const long: HeldTransaction[] = [];
   const held: number[] = [];
   const opener = (stack: string | undefined) =>
@@ -493,16 +569,59 @@ async function main(): Promise<void> {
   const t00 = performance.now();
   const native = STORAGE === 'postgres' ? await startNativePostgres() : null;
   const { db, cleanup } = await openBenchDatabase(STORAGE, native, 'kb-bench-load-');
-  const fake = await gitbookBenchWorkspace.start(SYNC_DOCS);
-  const site = await serveDirectory(SITE);
+  const childCfg: ChildConfig = {
+    seconds: LOAD_SECONDS,
+    clients: CLIENTS,
+    mix: MIX,
+    seedDocs: SEED_DOCS,
+    sampleSeconds: SAMPLE_SECONDS,
+    timeoutSeconds: TIMEOUT_SECONDS,
+    syncDocs: SYNC_DOCS,
+  };
+  const child = spawn(process.execPath, [fileURLToPath(import.meta.url), CHILD_FLAG], {
+    env: { ...process.env, BENCH_LOAD_CHILD: JSON.stringify(childCfg) },
+    stdio: ['pipe', 'pipe', 'inherit'],
+  });
+  // Writing to a child that already died must fail the run through its exit code, not crash it.
+  child.stdin!.on('error', () => {});
+  const send = (m: ParentMessage) => child.stdin!.write(`${JSON.stringify(m)}\n`);
+  const childExit = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  const world = deferred<Extract<ChildMessage, { type: 'world' }>>();
+  const started = deferred<void>();
+  const finished = deferred<Extract<ChildMessage, { type: 'done' }>>();
+  void childExit.then((code) => {
+    const err = new Error(`the clients' process exited ${code}`);
+    for (const d of [world, started, finished]) d.reject(err);
+  });
+  /** Handles the clients' window reports once the load runs. */
+  let onWindow: (m: Extract<ChildMessage, { type: 'window' }>) => Promise<void> = async () => {};
+  const reading = (async () => {
+    for await (const line of createInterface({ input: child.stdout! })) {
+      const m = JSON.parse(line) as ChildMessage;
+      if (m.type === 'world') world.resolve(m);
+      else if (m.type === 'started') started.resolve();
+      else if (m.type === 'done') finished.resolve(m);
+      else await onWindow(m);
+    }
+  })();
   // Error-level lines of the service (a 5xx logs one): counted and kept short for the report.
   const serviceErrors: string[] = [];
   const log = createProcessLogger({
     level: 'warn',
     stream: {
       write(line: string) {
-        const o = JSON.parse(line) as { level: number; msg?: string; err?: { message?: string }; req?: { url?: string } };
-        serviceErrors.push(`${o.level >= 50 ? 'error' : 'warn'}: ${o.msg ?? ''} ${o.req?.url ?? ''} ${o.err?.message ?? ''}`.slice(0, 300));
+        const o = JSON.parse(line) as {
+          level: number;
+          msg?: string;
+          err?: { message?: string };
+          req?: { url?: string };
+        };
+        serviceErrors.push(
+          `${o.level >= 50 ? 'error' : 'warn'}: ${o.msg ?? ''} ${o.req?.url ?? ''} ${o.err?.message ?? ''}`.slice(
+            0,
+            300,
+          ),
+        );
       },
     },
   });
@@ -514,10 +633,12 @@ async function main(): Promise<void> {
     const config = testConfig({
       KB_RATE_LIMIT_PER_MINUTE: '0',
       KB_CRAWL_ALLOW_PRIVATE: 'true',
-      [gitbookBenchWorkspace.baseUrlSetting]: fake.url,
+      [gitbookBenchWorkspace.baseUrlSetting]: (await world.promise).fakeUrl,
     });
     let loadStartedAt: number | null = null;
-    const timed = timedTransactions(db, () => (loadStartedAt === null ? Number.NaN : (performance.now() - loadStartedAt) / 1000));
+    const timed = timedTransactions(db, () =>
+      loadStartedAt === null ? Number.NaN : (performance.now() - loadStartedAt) / 1000,
+    );
     const service = composeTestService(timed.db, config, { runIndexer: INDEXER, log });
     const model = timedEmbedder(await testEmbedder());
     await service.embedding.use(model.embedder);
@@ -534,7 +655,10 @@ async function main(): Promise<void> {
     const call = async (method: string, path: string, body?: unknown) => {
       const res = await fetch(url + path, {
         method,
-        headers: { authorization: `Bearer ${key}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+        headers: {
+          authorization: `Bearer ${key}`,
+          ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+        },
         ...(body === undefined ? {} : { body: JSON.stringify(body) }),
       });
       const json = (await res.json()) as any;
@@ -562,13 +686,18 @@ async function main(): Promise<void> {
       Array.from({ length: 4 }, async () => {
         while (next < plan.seed.length) {
           const d = plan.seed[next++]!;
-          await call('POST', '/api/connect/knowledgebase-items', { title: d.title, content: d.text, tags: [SEED_TAG] });
+          await call('POST', '/api/connect/knowledgebase-items', {
+            title: d.title,
+            content: d.text,
+            tags: [SEED_TAG],
+          });
         }
       }),
     );
     // Without the background indexer (BENCH_LOAD_INDEXER=0) the seed is embedded here, before the clock starts.
     if (!INDEXER) await new Indexer(db, await testEmbedder()).drain();
-    while ((await count("SELECT count(*)::int AS n FROM items WHERE indexing_status = 'pending'")) > 0) await sleep(200);
+    while ((await count("SELECT count(*)::int AS n FROM items WHERE indexing_status = 'pending'")) > 0)
+      await sleep(200);
     const seedSeconds = (performance.now() - seedStart) / 1000;
     const seedChunks = await count('SELECT count(*)::int AS n FROM chunks');
     const failedSeed = await count("SELECT count(*)::int AS n FROM items WHERE indexing_status = 'failed'");
@@ -577,74 +706,49 @@ async function main(): Promise<void> {
       `# seeded ${plan.seed.length} SciFact documents (${seedChunks} chunks) in ${fmt(seedSeconds)} s; ` +
         `${plan.queries.length} queries with a relevant seeded document`,
     );
-    await call('POST', '/api/connect/connection', { source: fake.source });
+    const { source, siteOrigin } = await world.promise;
+    await call('POST', '/api/connect/connection', { source });
 
     collectGarbage();
     const before = process.memoryUsage();
     const loadAverageBefore = os.loadavg()[0]!;
     const chunksBefore = seedChunks;
 
-    // 2 + 3. The clients' process, the sync and the crawl, all at once.
-    const childCfg: ChildConfig = {
-      url,
-      key,
-      seconds: LOAD_SECONDS,
-      clients: CLIENTS,
-      mix: MIX,
-      seedDocs: SEED_DOCS,
-      sampleSeconds: SAMPLE_SECONDS,
-      timeoutSeconds: TIMEOUT_SECONDS,
-    };
-    const child = spawn(process.execPath, [fileURLToPath(import.meta.url), CHILD_FLAG], {
-      env: { ...process.env, BENCH_LOAD_CHILD: JSON.stringify(childCfg) },
-      stdio: ['ignore', 'pipe', 'inherit'],
-    });
-    const childExit = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
-    const lines = createInterface({ input: child.stdout! });
+    // 2 + 3. The clients, the sync and the crawl, all at once.
     const samples: Sample[] = [];
-    let done: Extract<ChildMessage, { type: 'done' }> | null = null;
     const loadUploadsIndexedSql = `SELECT count(*)::int AS n FROM items WHERE tags @> ARRAY['${UPLOAD_TAG}'] AND indexing_status = 'indexed'`;
-    let started!: () => void;
-    const childStarted = new Promise<void>((resolve) => {
-      started = resolve;
-    });
     const loop = monitorEventLoopDelay({ resolution: 10 });
     loop.enable();
     let lastElu = nodePerformance.eventLoopUtilization();
-    const reading = (async () => {
-      for await (const line of lines) {
-        const m = JSON.parse(line) as ChildMessage;
-        if (m.type === 'started') started();
-        if (m.type === 'done') done = m;
-        if (m.type !== 'window') continue;
-        const mem = process.memoryUsage();
-        const loopDelayP99Ms = loop.percentile(99) / 1e6;
-        const loopDelayMaxMs = loop.max / 1e6;
-        loop.reset();
-        const elu = nodePerformance.eventLoopUtilization(lastElu);
-        lastElu = nodePerformance.eventLoopUtilization();
-        samples.push({
-          loopDelayP99Ms,
-          loopDelayMaxMs,
-          loopBusy: elu.utilization,
-          loadAverage: os.loadavg()[0]!,
-          connections: await connectionStates(),
-          at: m.at,
-          rssMiB: mib(mem.rss),
-          heapUsedMiB: mib(mem.heapUsed),
-          pending: await count("SELECT count(*)::int AS n FROM items WHERE indexing_status = 'pending'"),
-          chunks: await count('SELECT count(*)::int AS n FROM chunks'),
-          loadUploadsIndexed: await count(loadUploadsIndexedSql),
-          kinds: m.kinds,
-        });
-        const s = samples.at(-1)!;
-        console.error(
-          `# ${fmt(m.at, 0)} s: ${KINDS.map((k) => `${k} ${fmt(m.kinds[k].reqPerS)}/s p50 ${fmt(m.kinds[k].p50, 0)} ms err ${m.kinds[k].errors}`).join('; ')}; ` +
-            `RSS ${fmt(s.rssMiB, 0)} MiB; pending ${s.pending}; main thread busy ${fmt(100 * s.loopBusy, 0)}%, loop delay p99 ${fmt(s.loopDelayP99Ms, 0)} ms; load average ${fmt(s.loadAverage)}`,
-        );
-      }
-    })();
-    await Promise.race([childStarted, childExit]);
+    onWindow = async (m) => {
+      const mem = process.memoryUsage();
+      const loopDelayP99Ms = loop.percentile(99) / 1e6;
+      const loopDelayMaxMs = loop.max / 1e6;
+      loop.reset();
+      const elu = nodePerformance.eventLoopUtilization(lastElu);
+      lastElu = nodePerformance.eventLoopUtilization();
+      samples.push({
+        loopDelayP99Ms,
+        loopDelayMaxMs,
+        loopBusy: elu.utilization,
+        loadAverage: os.loadavg()[0]!,
+        connections: await connectionStates(),
+        at: m.at,
+        rssMiB: mib(mem.rss),
+        heapUsedMiB: mib(mem.heapUsed),
+        pending: await count("SELECT count(*)::int AS n FROM items WHERE indexing_status = 'pending'"),
+        chunks: await count('SELECT count(*)::int AS n FROM chunks'),
+        loadUploadsIndexed: await count(loadUploadsIndexedSql),
+        kinds: m.kinds,
+      });
+      const s = samples.at(-1)!;
+      console.error(
+        `# ${fmt(m.at, 0)} s: ${KINDS.map((k) => `${k} ${fmt(m.kinds[k].reqPerS)}/s p50 ${fmt(m.kinds[k].p50, 0)} ms err ${m.kinds[k].errors}`).join('; ')}; ` +
+          `RSS ${fmt(s.rssMiB, 0)} MiB; pending ${s.pending}; main thread busy ${fmt(100 * s.loopBusy, 0)}%, loop delay p99 ${fmt(s.loopDelayP99Ms, 0)} ms; load average ${fmt(s.loadAverage)}`,
+      );
+    };
+    send({ type: 'go', url, key });
+    await started.promise;
     const loadStart = performance.now();
     loadStartedAt = loadStart;
     timed.long.length = 0;
@@ -658,16 +762,22 @@ async function main(): Promise<void> {
       completed: number;
       failed: string[];
       firstDoneS: number | null;
-      /** Finished and not to be run again. */
-      over: boolean;
+      startedAt: number;
+      /** `waiting`: finished, to run again (soak) once REPEAT_EVERY_SECONDS passed since it started. */
+      state: 'running' | 'waiting' | 'over';
       current: () => Promise<{ terminal: boolean; ok: boolean; detail: string }>;
-      restart: () => Promise<void>;
+      start: () => Promise<() => Promise<{ terminal: boolean; ok: boolean; detail: string }>>;
       last: string;
     }
-    const startSync = async (): Promise<() => Promise<{ terminal: boolean; ok: boolean; detail: string }>> => {
+    const startSync = async (): Promise<
+      () => Promise<{ terminal: boolean; ok: boolean; detail: string }>
+    > => {
       const { jobId } = await call('POST', '/api/connect/run-sync', { type: gitbookBenchWorkspace.type });
       return async () => {
-        const list = await call('GET', `/api/connect/connection-sync-jobs?type=${gitbookBenchWorkspace.type}&limit=1`);
+        const list = await call(
+          'GET',
+          `/api/connect/connection-sync-jobs?type=${gitbookBenchWorkspace.type}&limit=1`,
+        );
         const job = list.data[0];
         if (job.jobId !== jobId) throw new Error(`newest sync job is ${job.jobId}, not ${jobId}`);
         return {
@@ -677,8 +787,10 @@ async function main(): Promise<void> {
         };
       };
     };
-    const startCrawl = async (): Promise<() => Promise<{ terminal: boolean; ok: boolean; detail: string }>> => {
-      const { id } = await call('POST', '/api/connect/crawling/', { url: `${site.origin}/`, limit: 1000 });
+    const startCrawl = async (): Promise<
+      () => Promise<{ terminal: boolean; ok: boolean; detail: string }>
+    > => {
+      const { id } = await call('POST', '/api/connect/crawling/', { url: `${siteOrigin}/`, limit: 1000 });
       return async () => {
         const job = await call('GET', `/api/connect/crawling/${id}`);
         return {
@@ -694,11 +806,12 @@ async function main(): Promise<void> {
       completed: 0,
       failed: [],
       firstDoneS: null,
-      over: false,
+      startedAt: performance.now(),
+      state: 'running',
       current: await startSync(),
-      restart: async () => {
-        fake.edit(Math.max(1, Math.round(SYNC_DOCS / 100)));
-        sync.current = await startSync();
+      start: async () => {
+        send({ type: 'edit', count: Math.max(1, Math.round(SYNC_DOCS / 100)) });
+        return startSync();
       },
       last: '',
     };
@@ -708,23 +821,40 @@ async function main(): Promise<void> {
       completed: 0,
       failed: [],
       firstDoneS: null,
-      over: false,
+      startedAt: performance.now(),
+      state: 'running',
       current: await startCrawl(),
-      restart: async () => {
-        crawl.current = await startCrawl();
-      },
+      start: startCrawl,
       last: '',
     };
     /** Failed status polls of the jobs: API errors as much as the clients' ones. */
     const pollErrors: string[] = [];
-    let childRunning = true;
-    void childExit.then(() => {
-      childRunning = false;
-    });
+    let loadRunning = true;
+    void finished.promise.then(
+      () => {
+        loadRunning = false;
+      },
+      () => {
+        loadRunning = false;
+      },
+    );
     const watching = (async () => {
-      while (childRunning) {
+      while (loadRunning) {
         for (const job of [sync, crawl]) {
-          if (job.over) continue;
+          if (job.state === 'over') continue;
+          if (job.state === 'waiting') {
+            if (performance.now() - job.startedAt < REPEAT_EVERY_SECONDS * 1000) continue;
+            try {
+              job.current = await job.start();
+              job.startedAt = performance.now();
+              job.runs++;
+              job.state = 'running';
+            } catch (err) {
+              pollErrors.push(`${job.name}, restart: ${(err as Error).message}`);
+              job.state = 'over';
+            }
+            continue;
+          }
           let state: { terminal: boolean; ok: boolean; detail: string };
           try {
             state = await job.current();
@@ -737,34 +867,24 @@ async function main(): Promise<void> {
           if (state.ok) job.completed++;
           else job.failed.push(state.detail);
           job.firstDoneS ??= (performance.now() - loadStart) / 1000;
-          if (REPEAT_JOBS && childRunning) {
-            // The fakes keep every request they saw; a soak would otherwise grow them without end.
-            fake.requests.length = 0;
-            site.requests.length = 0;
-            job.runs++;
-            await job.restart().catch((err: Error) => {
-              pollErrors.push(`${job.name}, restart: ${err.message}`);
-              job.over = true;
-            });
-          } else {
-            job.over = true;
-          }
+          job.state = REPEAT_JOBS ? 'waiting' : 'over';
         }
         await sleep(1000);
       }
     })();
 
-    const exitCode = await childExit;
-    await reading;
+    const result = await finished.promise;
     await watching;
     loop.disable();
     const loadSeconds = (performance.now() - loadStart) / 1000;
-    if (exitCode !== 0 || !done) throw new Error(`the clients' process exited ${exitCode}`);
-    const result = done as Extract<ChildMessage, { type: 'done' }>;
     const loadUploadsIndexed = await count(loadUploadsIndexedSql);
-    const loadUploads = await count(`SELECT count(*)::int AS n FROM items WHERE tags @> ARRAY['${UPLOAD_TAG}']`);
+    const loadUploads = await count(
+      `SELECT count(*)::int AS n FROM items WHERE tags @> ARRAY['${UPLOAD_TAG}']`,
+    );
     const pendingEnd = await count("SELECT count(*)::int AS n FROM items WHERE indexing_status = 'pending'");
-    const failedIndexing = await count("SELECT count(*)::int AS n FROM items WHERE indexing_status = 'failed'");
+    const failedIndexing = await count(
+      "SELECT count(*)::int AS n FROM items WHERE indexing_status = 'failed'",
+    );
     const chunksEnd = await count('SELECT count(*)::int AS n FROM chunks');
     const endMem = process.memoryUsage();
     collectGarbage();
@@ -813,7 +933,7 @@ async function main(): Promise<void> {
       },
     ]);
     printTable(
-      `Over time (every ${SAMPLE_SECONDS} s; memory of this process: service, PGlite when embedded, model, fakes)`,
+      `Over time (every ${SAMPLE_SECONDS} s; memory of the service's process: service, PGlite when embedded, model)`,
       [
         {
           at: 'start',
@@ -908,7 +1028,14 @@ async function main(): Promise<void> {
       seed: { docs: plan.seed.length, chunks: seedChunks, seconds: seedSeconds },
       syncDocs: SYNC_DOCS,
       load: result,
-      jobs: [sync, crawl].map((j) => ({ name: j.name, runs: j.runs, completed: j.completed, failed: j.failed, firstDoneS: j.firstDoneS, last: j.last })),
+      jobs: [sync, crawl].map((j) => ({
+        name: j.name,
+        runs: j.runs,
+        completed: j.completed,
+        failed: j.failed,
+        firstDoneS: j.firstDoneS,
+        last: j.last,
+      })),
       indexer: { chunksBefore, chunksEnd, loadUploads, loadUploadsIndexed, pendingEnd, failedIndexing },
       memory: { before, end: endMem, afterGc: after },
       samples,
@@ -919,7 +1046,12 @@ async function main(): Promise<void> {
         batches: batchMs.length,
         batchP50: percentile(batchMs, 50),
       },
-      transactions: { count: heldSorted.length, p50: percentile(heldSorted, 50), p99: percentile(heldSorted, 99), long: timed.long },
+      transactions: {
+        count: heldSorted.length,
+        p50: percentile(heldSorted, 50),
+        p99: percentile(heldSorted, 99),
+        long: timed.long,
+      },
       serviceLog: serviceErrors.slice(0, 100),
     });
     if (totalErrors > 0 || jobFailures.length > 0 || failedIndexing > 0) {
@@ -932,14 +1064,29 @@ async function main(): Promise<void> {
     await closeAll();
     await db.close();
     await cleanup();
-    await fake.close();
-    await site.close();
+    send({ type: 'close' });
+    child.stdin!.end();
+    const code = await childExit;
+    await reading;
+    if (code !== 0) process.exitCode = 1;
     await native?.stop();
   }
 }
 
+function deferred<T>(): { promise: Promise<T>; resolve(v: T): void; reject(e: Error): void } {
+  let resolve!: (v: T) => void;
+  let reject!: (e: Error) => void;
+  const promise = new Promise<T>((res, rej) => {
+    resolve = res;
+    reject = rej;
+  });
+  // Awaited where needed; a rejection nobody waits for (the process ended after the load) is no failure.
+  promise.catch(() => {});
+  return { promise, resolve, reject };
+}
+
 if (process.argv.includes(CHILD_FLAG)) {
-  await runClients(JSON.parse(process.env['BENCH_LOAD_CHILD']!) as ChildConfig);
+  await runWorld(JSON.parse(process.env['BENCH_LOAD_CHILD']!) as ChildConfig);
 } else {
   await main();
   // Keep-alive sockets and the model's threads would hold the process open.
