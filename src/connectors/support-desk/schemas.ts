@@ -1,6 +1,7 @@
 /**
- * Zendesk response shapes (vendor-apis/zendesk.md §3-§5) with the vendor's field names. Objects are open
- * (`z.object`) so fields Zendesk adds pass; what the reference shows as nullable or absent in some answers
+ * Zendesk response shapes (vendor-apis/zendesk.md §3-§5) with the vendor's field names: only the fields
+ * the sync reads. `z.object` ignores the others, so a field we never read
+ * cannot fail a record by changing type; what the reference shows as nullable or absent in some answers
  * is so here. Pages keep their records unparsed where one bad record must be that record's failure, not
  * the page's.
  */
@@ -27,34 +28,19 @@ export const cursorLinksSchema = z.object({
 /** One article, as the list endpoints (§4.1) and the incremental export (§4.3) answer it. */
 export const articleSchema = z.object({
   id,
-  url: z.string().optional(),
   html_url: z.string(),
-  author_id: id.nullish(),
-  comments_disabled: z.boolean().optional(),
   /** Per translation: a draft is not published. */
   draft: z.boolean(),
-  promoted: z.boolean().optional(),
-  position: z.number().optional(),
-  vote_sum: z.number().optional(),
-  vote_count: z.number().optional(),
   section_id: id.nullish(),
   created_at: z.string().optional(),
   /** Any change of the article's metadata or content; what the export's `start_time` compares with. */
   updated_at: z.string(),
-  /** The last change of title or body only. */
-  edited_at: z.string().nullish(),
   /** Legacy alias of `title`. */
   name: z.string().nullish(),
   title: z.string(),
-  source_locale: z.string().optional(),
-  locale: z.string().optional(),
-  outdated: z.boolean().optional(),
-  outdated_locales: z.array(z.string()).optional(),
   /** Null: visible to everyone. */
   user_segment_id: id.nullish(),
   user_segment_ids: z.array(id).nullish(),
-  permission_group_id: id.nullish(),
-  content_tag_ids: z.array(z.union([z.string(), z.number()])).nullish(),
   label_names: z.array(z.string()).nullish(),
   /** HTML. */
   body: z.string().nullish(),
@@ -82,36 +68,16 @@ export type ArticleListPage = z.infer<typeof articleListPageSchema>;
 
 export const categorySchema = z.object({
   id,
-  url: z.string().optional(),
-  html_url: z.string().optional(),
-  position: z.number().optional(),
-  created_at: z.string().optional(),
-  updated_at: z.string().optional(),
   name: z.string(),
-  description: z.string().nullish(),
-  locale: z.string().optional(),
-  source_locale: z.string().optional(),
-  outdated: z.boolean().optional(),
 });
 export type Category = z.infer<typeof categorySchema>;
 
 export const sectionSchema = z.object({
   id,
-  url: z.string().optional(),
-  html_url: z.string().optional(),
   category_id: id.nullish(),
-  position: z.number().optional(),
-  sorting: z.string().optional(),
-  created_at: z.string().optional(),
-  updated_at: z.string().optional(),
   name: z.string(),
-  description: z.string().nullish(),
-  locale: z.string().optional(),
-  source_locale: z.string().optional(),
-  outdated: z.boolean().optional(),
   /** Set on a section nested in another one. */
   parent_section_id: id.nullish(),
-  theme_template: z.string().nullish(),
 });
 export type Section = z.infer<typeof sectionSchema>;
 
@@ -130,29 +96,22 @@ export const sectionsPageSchema = z.object({
 // Support tickets (§5)
 // ---------------------------------------------------------------------------------------------------
 
-/** One ticket of the incremental export (§5.1). Its `description` is the first comment, maybe internal. */
+/**
+ * One ticket of the incremental export (§5.1). Its `description` is left unread: it is the first comment,
+ * which may be an internal note.
+ */
 export const ticketSchema = z.object({
   id,
-  url: z.string().optional(),
-  external_id: z.string().nullish(),
   created_at: z.string().optional(),
   updated_at: z.string(),
-  generated_timestamp: z.number().optional(),
   type: z.string().nullish(),
   subject: z.string().nullish(),
   raw_subject: z.string().nullish(),
-  description: z.string().nullish(),
   priority: z.string().nullish(),
   /** `new`, `open`, `pending`, `hold`, `solved`, `closed`, and `deleted` in the export. */
   status: z.string(),
   requester_id: id.nullish(),
-  submitter_id: id.nullish(),
-  assignee_id: id.nullish(),
-  organization_id: id.nullish(),
-  group_id: id.nullish(),
-  brand_id: id.nullish(),
   tags: z.array(z.string()).nullish(),
-  via: z.object({ channel: z.string().optional() }).nullish(),
 });
 export type Ticket = z.infer<typeof ticketSchema>;
 
@@ -160,9 +119,6 @@ export type Ticket = z.infer<typeof ticketSchema>;
 export const ticketExportPageSchema = z.object({
   tickets: z.array(z.unknown()),
   after_cursor: z.string().nullish(),
-  after_url: z.string().nullish(),
-  before_cursor: z.string().nullish(),
-  before_url: z.string().nullish(),
   end_of_stream: z.boolean(),
 });
 export type TicketExportPage = z.infer<typeof ticketExportPageSchema>;
@@ -171,8 +127,6 @@ export const attachmentSchema = z.object({
   id: id.optional(),
   file_name: z.string(),
   content_url: z.string(),
-  content_type: z.string().optional(),
-  size: z.number().optional(),
 });
 
 /** One ticket comment (§5.2). `public: false` is an internal note. */
@@ -185,7 +139,6 @@ export const commentSchema = z.object({
   html_body: z.string().nullish(),
   plain_body: z.string().nullish(),
   attachments: z.array(attachmentSchema).nullish(),
-  audit_id: id.nullish(),
   created_at: z.string(),
 });
 export type Comment = z.infer<typeof commentSchema>;
