@@ -24,7 +24,7 @@ import {
   type RecordedRequest,
   startFakeServer,
 } from './fake-server.ts';
-import { type BenchWorkspace, type BenchWorkspaceFactory, spreadPick } from './workspace.ts';
+import { type BenchWorkspace, type BenchWorkspaceFactory, benchText, spreadPick } from './workspace.ts';
 
 export const CONFLUENCE_GOOD = { email: 'writer@acme.test', api_token: 'ATATT_fake_good_token_0123456789' };
 /** The site the fake says it is (`_links.base`, web UI links). */
@@ -624,22 +624,9 @@ const WORDS = (
   'network policy secret rotation audit compliance onboarding checklist customer invoice refund'
 ).split(' ');
 
-/** Deterministic words for document `n` (a small LCG, so bodies are reproducible and need no storage). */
-function wordsFor(n: number, version: number): (count: number) => string {
-  let state = (n * 2_654_435_761 + version * 40_503) >>> 0;
-  return (count) => {
-    const out: string[] = [];
-    for (let i = 0; i < count; i++) {
-      state = (state * 1_664_525 + 1_013_904_223) >>> 0;
-      out.push(WORDS[state % WORDS.length]!);
-    }
-    return out.join(' ');
-  };
-}
-
 /** A few KB of storage format with the usual mix: headings, text, lists, a code macro, a table, a panel. */
 export function generatedStorage(n: number, version: number, spaceKey: string): string {
-  const w = wordsFor(n, version);
+  const w = benchText(WORDS, n, version).words;
   const para = () => `<p>${w(28)}. ${w(22)}.</p>`;
   return [
     `<h2>Overview of item ${n}</h2>`,

@@ -15,7 +15,7 @@ import {
   type RecordedRequest,
   startFakeServer,
 } from './fake-server.ts';
-import type { BenchWorkspace, BenchWorkspaceFactory } from './workspace.ts';
+import { type BenchWorkspace, type BenchWorkspaceFactory, benchText } from './workspace.ts';
 
 export const GITBOOK_GOOD_TOKEN = 'gb_api_fake_good_token_0123456789';
 export const GITBOOK_SPACE_ID = 'yN5y7mTE9ShLiSKLYkzY';
@@ -612,16 +612,7 @@ const WORDS =
 
 /** A few KB of GitBook-flavoured markdown for page `n` at edit `edit`, the same every time it is asked. */
 export function benchPageMarkdown(n: number, edit: number): string {
-  let seed = (n * 7919 + edit * 104_729 + 1) >>> 0;
-  const word = () => {
-    seed = (Math.imul(seed, 1_103_515_245) + 12_345) >>> 0;
-    return WORDS[seed % WORDS.length]!;
-  };
-  const sentence = (len: number) => {
-    const words = Array.from({ length: len }, word);
-    return `${words[0]!.charAt(0).toUpperCase()}${words.join(' ').slice(1)}.`;
-  };
-  const paragraph = (sentences: number) => Array.from({ length: sentences }, () => sentence(12)).join(' ');
+  const { word, sentence, paragraph } = benchText(WORDS, n, edit);
   return `# Page ${n}
 
 ${paragraph(5)}${edit ? ` Revised in edit ${edit}.` : ''}

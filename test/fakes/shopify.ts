@@ -21,7 +21,7 @@
  * product do not, as the worst case a connector must handle. Product descriptions may be functions
  * (called per request), so the benchmark's 5,000 products cost the fake little memory.
  */
-import type { BenchWorkspace, BenchWorkspaceFactory } from './workspace.ts';
+import { type BenchWorkspace, type BenchWorkspaceFactory, benchText } from './workspace.ts';
 import { type FakeReply, type FakeServer, type RecordedRequest, startFakeServer } from './fake-server.ts';
 
 export const SHOPIFY_GOOD_TOKEN = 'shpat_fake_good_token_0123456789abcdef';
@@ -1030,11 +1030,18 @@ export class FakeShopifyStore {
     const items = all
       .filter((item) =>
         terms.every((t) =>
-          t.field === 'updated_at' ? compareTime(item.updatedAt, t) : (t.value === 'published') === item.isPublished,
+          t.field === 'updated_at'
+            ? compareTime(item.updatedAt, t)
+            : (t.value === 'published') === item.isPublished,
         ),
       )
       .sort((a, b) => (sortKey === 'UPDATED_AT' ? a.updatedAt - b.updatedAt || a.n - b.n : a.n - b.n));
-    return connection(items, (item) => ({ value: sortKey === 'UPDATED_AT' ? item.updatedAt : item.n, id: item.n }), json, args);
+    return connection(
+      items,
+      (item) => ({ value: sortKey === 'UPDATED_AT' ? item.updatedAt : item.n, id: item.n }),
+      json,
+      args,
+    );
   }
 
   #pageJson(page: FakePage): Resolved {
@@ -1171,17 +1178,9 @@ const COLORS = ['Red', 'Blue', 'Forest', 'Sand', 'Black', 'Ochre'];
 
 /** A product description of a few KB (paragraphs, a list, a spec table), from its number and edit. */
 export function benchProductHtml(n: number, edit: number): string {
-  let seed = (n * 7919 + edit * 104_729 + 1) >>> 0;
-  const word = () => {
-    seed = (Math.imul(seed, 1_103_515_245) + 12_345) >>> 0;
-    return WORDS[seed % WORDS.length]!;
-  };
-  const sentence = (len: number) => {
-    const words = Array.from({ length: len }, word).join(' ');
-    return `${words.charAt(0).toUpperCase()}${words.slice(1)}.`;
-  };
-  const paragraph = (sentences: number) =>
-    `<p>${Array.from({ length: sentences }, () => sentence(12)).join(' ')}</p>`;
+  const text = benchText(WORDS, n, edit);
+  const { word, sentence } = text;
+  const paragraph = (sentences: number) => `<p>${text.paragraph(sentences)}</p>`;
   return [
     paragraph(5),
     edit ? `<p>Revised in edit ${edit}.</p>` : '',

@@ -34,3 +34,22 @@ export function spreadPick<T>(ids: readonly T[], count: number, round: number): 
   const offset = round % step;
   return Array.from({ length: n }, (_, i) => ids[(offset + i * step) % ids.length]!);
 }
+
+/**
+ * Deterministic text for document `n` at `revision`, drawn from `vocabulary` by a small LCG: a benchmark's
+ * bodies are reproducible, differ per document and revision, and need no storage.
+ */
+export function benchText(vocabulary: readonly string[], n: number, revision: number) {
+  let state = (Math.imul(n, 2_654_435_761) + Math.imul(revision, 40_503) + 1) >>> 0;
+  const word = () => {
+    state = (Math.imul(state, 1_664_525) + 1_013_904_223) >>> 0;
+    return vocabulary[state % vocabulary.length]!;
+  };
+  const words = (count: number) => Array.from({ length: count }, word).join(' ');
+  const sentence = (count: number) => {
+    const s = words(count);
+    return `${s.charAt(0).toUpperCase()}${s.slice(1)}.`;
+  };
+  const paragraph = (sentences: number) => Array.from({ length: sentences }, () => sentence(12)).join(' ');
+  return { word, words, sentence, paragraph };
+}

@@ -32,7 +32,7 @@ import {
   type RecordedRequest,
   startFakeServer,
 } from './fake-server.ts';
-import { type BenchWorkspace, type BenchWorkspaceFactory, spreadPick } from './workspace.ts';
+import { type BenchWorkspace, type BenchWorkspaceFactory, benchText, spreadPick } from './workspace.ts';
 
 export const ZENDESK_GOOD = { email: 'agent@acme.test', api_token: 'zd_fake_good_token_0123456789' };
 /** An OAuth access token the fake accepts (Bearer). */
@@ -925,22 +925,9 @@ const WORDS = (
   'mobile app browser cache cookie privacy security audit integration sandbox migration'
 ).split(' ');
 
-/** Deterministic words for article `n` at `revision` (a small LCG: reproducible, nothing stored). */
-function wordsFor(n: number, revision: number): (count: number) => string {
-  let state = (n * 2_654_435_761 + revision * 40_503) >>> 0;
-  return (count) => {
-    const out: string[] = [];
-    for (let i = 0; i < count; i++) {
-      state = (state * 1_664_525 + 1_013_904_223) >>> 0;
-      out.push(WORDS[state % WORDS.length]!);
-    }
-    return out.join(' ');
-  };
-}
-
 /** A few KB of Help Center HTML with the usual mix: headings, text, lists, code, a table, a note, an image. */
 export function generatedArticleBody(n: number, revision: number): string {
-  const w = wordsFor(n, revision);
+  const w = benchText(WORDS, n, revision).words;
   const para = () => `<p>${w(26)}. ${w(20)}.</p>`;
   return [
     `<h2>About item ${n}</h2>`,
