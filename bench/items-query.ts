@@ -29,7 +29,7 @@ import type { App } from '../src/http/context.ts';
 import { newId } from '../src/lib/ids.ts';
 import { composeTestService } from '../test/support/harness.ts';
 import { type NativePostgres, startNativePostgres } from '../test/support/native-postgres.ts';
-import { openBenchDatabase, percentile, printTable, writeResult } from './lib.ts';
+import { openBenchDatabase, percentile, printTable, rng, writeResult } from './lib.ts';
 
 const { values } = parseArgs({
   options: {
@@ -62,17 +62,6 @@ const corpus: Array<{ title: string; text: string }> = readFileSync(
 const titles = corpus.map((d) => d.title).filter((t) => t.length > 0);
 const sentences = corpus.flatMap((d) => d.text.split(/(?<=[.!?])\s+/)).filter((s) => s.length > 20 && s.length < 400);
 
-/** mulberry32: small, fast, seedable; runs are repeatable. */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 const pick = <T>(r: () => number, xs: T[]): T => xs[Math.floor(r() * xs.length)]!;
 
 function makeItem(r: () => number, rare: boolean): { title: string; content: string; ageSeconds: number } {

@@ -84,3 +84,15 @@ export async function openBenchDatabase(
   url.pathname = `/${name}`;
   return { db: await openPostgres(url.toString()), cleanup: async () => {} };
 }
+
+/** mulberry32: a small seedable generator in [0, 1), so a benchmark's draws are the same on every run. */
+export function rng(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}

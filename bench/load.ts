@@ -74,6 +74,7 @@ import {
   percentile,
   printTable,
   readScifactJsonl,
+  rng,
   SCIFACT_DATA,
   writeResult,
 } from './lib.ts';
@@ -156,18 +157,6 @@ function scifactPlan(seedDocs: number): Plan {
 
 function readScifactFile(name: string): string {
   return readFileSync(new URL(name, SCIFACT_DATA), 'utf8');
-}
-
-/** mulberry32: seedable, so each client's sequence of requests is the same on every run. */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 // ---- Statistics ----------------------------------------------------------------------------------------

@@ -16,7 +16,7 @@ import { ensureVectorIndex, vectorExpr } from '../src/search/vector-index.ts';
 import { testEmbedder } from '../test/support/embedding.ts';
 import { composeTestService } from '../test/support/harness.ts';
 import { type NativePostgres, startNativePostgres } from '../test/support/native-postgres.ts';
-import { openBenchDatabase, percentile, printTable, readScifactJsonl, writeResult } from './lib.ts';
+import { openBenchDatabase, percentile, printTable, readScifactJsonl, rng, writeResult } from './lib.ts';
 
 const { values } = parseArgs({
   options: {
@@ -40,18 +40,6 @@ const MIN_REQUESTS = 64;
 const ENDPOINT = '/api/consume/search';
 const REPO = path.resolve(import.meta.dirname, '..');
 const readJsonl = (name: string) => readScifactJsonl(name);
-
-/** mulberry32, so derived vectors and their order are the same on every run. */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 function gaussian(r: () => number): number {
   return Math.sqrt(-2 * Math.log(1 - r())) * Math.cos(2 * Math.PI * r());
