@@ -10,11 +10,10 @@
  *
  * Options: BENCH_DOCS (default 10000), BENCH_SCALE_DOCS (5000), BENCH_LATENCY_RUNS (20).
  */
-import { type ChildProcess, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { fileURLToPath } from 'node:url';
 import type { Database } from '../src/db/database.ts';
 import { migrate } from '../src/db/migrate.ts';
 import { upsertConnection } from '../src/db/repositories/connections.ts';
@@ -27,11 +26,11 @@ import {
 } from '../test/connectors/test-connector-source.ts';
 import { connect, runSyncJob, type SyncApp, startSyncApp, waitForJob } from '../test/jobs/helpers.ts';
 import { composeTestService, freshDatabase, type StorageMode, testConfig } from '../test/support/harness.ts';
+import { startWorkerProcess } from '../test/support/worker-process.ts';
 
 const DOCS = Number(process.env['BENCH_DOCS'] ?? 10_000);
 const SCALE_DOCS = Number(process.env['BENCH_SCALE_DOCS'] ?? 5_000);
 const LATENCY_RUNS = Number(process.env['BENCH_LATENCY_RUNS'] ?? 20);
-const WORKER = fileURLToPath(new URL('../test/jobs/fixtures/worker.ts', import.meta.url));
 
 interface Row {
   benchmark: string;
@@ -109,22 +108,6 @@ async function inProcess(mode: StorageMode): Promise<void> {
   } finally {
     await s.close();
   }
-}
-
-function startWorkerProcess(env: Record<string, string>): Promise<ChildProcess> {
-  const child = spawn(process.execPath, [WORKER], {
-    env: { ...process.env, ...env },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  return new Promise((resolve, reject) => {
-    let out = '';
-    child.once('exit', (code) => reject(new Error(`worker exited (${code})`)));
-    child.stdout!.setEncoding('utf8');
-    child.stdout!.on('data', (c: string) => {
-      out += c;
-      if (out.includes('ready')) resolve(child);
-    });
-  });
 }
 
 async function stopWorkers(children: ChildProcess[]): Promise<void> {

@@ -4,11 +4,10 @@
  * the retry resumes from the last checkpoint without duplicates.
  */
 import assert from 'node:assert/strict';
-import { type ChildProcess, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
 import { after, before, test } from 'node:test';
-import { fileURLToPath } from 'node:url';
 import type { Database } from '../../src/db/database.ts';
 import { migrate } from '../../src/db/migrate.ts';
 import { upsertConnection } from '../../src/db/repositories/connections.ts';
@@ -23,9 +22,9 @@ import {
 } from '../connectors/test-connector-source.ts';
 import { testConnector } from '../connectors/test-connector.ts';
 import { composeTestService, freshDatabase, testConfig } from '../support/harness.ts';
+import { startWorkerProcess } from '../support/worker-process.ts';
 import { FAST_SOURCE_HTTP, waitFor } from './helpers.ts';
 
-const WORKER = fileURLToPath(new URL('./fixtures/worker.ts', import.meta.url));
 
 let db: Database;
 let url: string;
@@ -47,22 +46,6 @@ after(async () => {
   await drop?.();
 });
 
-async function startChildWorker(env: Record<string, string>): Promise<ChildProcess> {
-  const c = spawn(process.execPath, [WORKER], {
-    env: { ...process.env, ...env },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  let out = '';
-  c.stdout!.setEncoding('utf8');
-  await new Promise<void>((resolve, reject) => {
-    c.once('exit', (code) => reject(new Error(`worker exited early (${code})`)));
-    c.stdout!.on('data', (chunk: string) => {
-      out += chunk;
-      if (out.includes('ready')) resolve();
-    });
-  });
-  return c;
-}
 
 test('a SIGKILLed worker: its job is reaped within bounded time and resumes at the checkpoint without duplicates', async () => {
   const key = randomBytes(32).toString('base64');
@@ -89,7 +72,7 @@ test('a SIGKILLed worker: its job is reaped within bounded time and resumes at t
   source.seed(600);
   source.pageDelayMs = 120; // six pages of 100, each ending at a checkpoint
 
-  child = await startChildWorker(env);
+  child = await startWorkerProcess(env);
   const jobId = (await db.transaction((tx) =>
     enqueueSyncJob(tx, { organizationId: org, connectionId, jobType: 'sync', trigger: 'api' }),
   ))!;

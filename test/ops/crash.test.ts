@@ -10,7 +10,7 @@
  *    an upload, and the crawl resumes and finishes without storing a page twice.
  */
 import assert from 'node:assert/strict';
-import { type ChildProcess, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
 import { cpSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -18,7 +18,6 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { fileURLToPath } from 'node:url';
 import type { Database } from '../../src/db/database.ts';
 import { migrate } from '../../src/db/migrate.ts';
 import { openPglite } from '../../src/db/pglite.ts';
@@ -28,11 +27,11 @@ import { buildApp } from '../../src/http/app.ts';
 import { FAST_CRAWLER, FASTAPI_DOCS } from '../http/crawl-helpers.ts';
 import { waitFor } from '../jobs/helpers.ts';
 import { composeTestService, freshDatabase, testConfig } from '../support/harness.ts';
+import { startWorkerProcess } from '../support/worker-process.ts';
 import { testModelDir } from '../support/model.ts';
+import { type EmbeddedService, startEmbeddedService } from '../support/embedded-service.ts';
 import { type ServedRoutes, type ServedSite, serveDirectory, serveRoutes } from '../support/sites.ts';
 
-const CRAWL_WORKER = fileURLToPath(new URL('../jobs/fixtures/worker.ts', import.meta.url));
-const REPO_ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
 /** The site's pages as its sitemap lists them (paths), the set a complete crawl must store. */
 function sitemapPaths(): string[] {
@@ -94,19 +93,7 @@ describe('a worker process SIGKILLed mid-crawl (postgres)', () => {
 
     let pool: ReturnType<typeof service.startWorkers> | undefined;
     try {
-      child = spawn(process.execPath, [CRAWL_WORKER], {
-        env: { ...process.env, ...env },
-        stdio: ['ignore', 'pipe', 'inherit'],
-      });
-      await new Promise<void>((resolve, reject) => {
-        let out = '';
-        child!.once('exit', (code) => reject(new Error(`crawl worker exited early (${code})`)));
-        child!.stdout!.setEncoding('utf8');
-        child!.stdout!.on('data', (chunk: string) => {
-          out += chunk;
-          if (out.includes('ready')) resolve();
-        });
-      });
+      child = await startWorkerProcess(env);
 
       // A limit above the site's size: the crawl has to take every page.
       const job = (await api('POST', '/api/connect/crawling/', {
@@ -216,55 +203,6 @@ describe('a worker process SIGKILLed mid-crawl (postgres)', () => {
   });
 });
 
-interface Embedded {
-  child: ChildProcess;
-  url: string;
-  output: () => string;
-  exited: Promise<void>;
-}
-
-/** `npm start`'s entry point on a data dir with the real model; resolves once it listens. */
-async function startEmbedded(dataDir: string, modelDir: string): Promise<Embedded> {
-  const child = spawn(process.execPath, ['src/main.ts'], {
-    cwd: REPO_ROOT,
-    env: {
-      ...process.env,
-      KB_DATA_DIR: dataDir,
-      PORT: '0',
-      DATABASE_URL: '',
-      KB_LOG_LEVEL: 'warn',
-      KB_MODEL_DIR: modelDir,
-      KB_CRAWL_ALLOW_PRIVATE: 'true',
-      KB_RATE_LIMIT_PER_MINUTE: '0',
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let out = '';
-  child.stdout!.on('data', (d) => {
-    out += d;
-  });
-  child.stderr!.on('data', (d) => {
-    out += d;
-  });
-  const exited = once(child, 'exit').then(() => undefined);
-  const url = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`service did not start:\n${out}`)), 60_000);
-    const check = () => {
-      const m = /listening on (http:\/\/\S+)/.exec(out);
-      if (m) {
-        clearTimeout(timer);
-        resolve(m[1]!);
-      }
-    };
-    child.stdout!.on('data', check);
-    void exited.then(() => {
-      clearTimeout(timer);
-      reject(new Error(`service exited:\n${out}`));
-    });
-  });
-  return { child, url, output: () => out, exited };
-}
-
 /** Distinct sentences, one per upload, so a search for one has a single right answer. */
 const SUBJECTS = [
   'A violet submarine',
@@ -321,7 +259,7 @@ function sitePage(i: number, origin: string): string {
 describe('the embedded service SIGKILLed during ingestion (pglite)', () => {
   let dataDir = '';
   let site: ServedRoutes;
-  let running: Embedded | undefined;
+  let running: EmbeddedService | undefined;
   // Pages past the first few are held until the kill (or 8 s each, below the crawler's 20 s request
   // timeout): the crawl is mid-way at the kill however fast or slow the machine is.
   let openGate!: () => void;
@@ -363,7 +301,11 @@ describe('the embedded service SIGKILLed during ingestion (pglite)', () => {
 
   test('restarted on its data dir: acknowledged uploads kept, indexing resumes, the crawl finishes, nothing twice', async () => {
     const modelDir = await testModelDir();
-    const first = await startEmbedded(dataDir, modelDir);
+    const first = await startEmbeddedService(dataDir, {
+      KB_MODEL_DIR: modelDir,
+      KB_CRAWL_ALLOW_PRIVATE: 'true',
+      KB_RATE_LIMIT_PER_MINUTE: '0',
+    });
     running = first;
     await waitFor(
       () => first.output().includes('first start') && /\nkb_\S+/.test(first.output()),
@@ -499,7 +441,11 @@ describe('the embedded service SIGKILLed during ingestion (pglite)', () => {
     // At least 8 uploads were listed; the answers of at most two (one per client) died with the process.
     assert.ok(acknowledged.size >= 6, `uploads were acknowledged before the kill (${acknowledged.size})`);
 
-    const second = await startEmbedded(dataDir, modelDir);
+    const second = await startEmbeddedService(dataDir, {
+      KB_MODEL_DIR: modelDir,
+      KB_CRAWL_ALLOW_PRIVATE: 'true',
+      KB_RATE_LIMIT_PER_MINUTE: '0',
+    });
     running = second;
     assert.ok(!second.output().includes('first start'), 'the restart found its data');
 

@@ -1,53 +1,17 @@
 import assert from 'node:assert/strict';
-import { type ChildProcess, spawn } from 'node:child_process';
 import http from 'node:http';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, describe, test } from 'node:test';
-
-interface Started {
-  child: ChildProcess;
-  url: string;
-  output: () => string;
-  exited: Promise<number | null>;
-}
-
-/** Start `npm start`'s entry point on a data dir and wait for its URL. */
-async function startService(dataDir: string): Promise<Started> {
-  const child = spawn(process.execPath, ['src/main.ts'], {
-    env: { ...process.env, KB_DATA_DIR: dataDir, PORT: '0', DATABASE_URL: '', KB_LOG_LEVEL: 'warn', KB_MODEL_DIR: '/nonexistent-model' },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let out = '';
-  child.stdout!.on('data', (d) => {
-    out += d;
-  });
-  child.stderr!.on('data', (d) => {
-    out += d;
-  });
-  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
-  const url = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`service did not start:\n${out}`)), 60_000);
-    const check = () => {
-      const m = /listening on (http:\/\/\S+)/.exec(out);
-      if (m) {
-        clearTimeout(timer);
-        resolve(m[1]!);
-      }
-    };
-    child.stdout!.on('data', check);
-    void exited.then(() => reject(new Error(`service exited:\n${out}`)));
-  });
-  return { child, url, output: () => out, exited };
-}
+import { startEmbeddedService } from '../support/embedded-service.ts';
 
 describe('embedded service lifecycle', () => {
   const dataDir = mkdtempSync(path.join(tmpdir(), 'kb-life-'));
   after(() => rmSync(dataDir, { recursive: true, force: true }));
 
   test('first start prints a key once; SIGTERM finishes in-flight requests and leaves a healthy data dir', async () => {
-    const first = await startService(dataDir);
+    const first = await startEmbeddedService(dataDir);
     // The first-start key is the line after the announcement.
     await new Promise((r) => setTimeout(r, 200));
     const lines = first.output().split('\n');
@@ -87,7 +51,7 @@ describe('embedded service lifecycle', () => {
     assert.ok(accepted.every((s) => s === 200), `statuses: ${accepted.join(',')}`);
 
     // Restart on the same directory: no new key, the data is all there.
-    const second = await startService(dataDir);
+    const second = await startEmbeddedService(dataDir);
     try {
       assert.ok(!second.output().includes('first start'));
       const res = await fetch(`${second.url}/api/connect/knowledgebase-items/query`, {
@@ -124,7 +88,7 @@ describe('SIGTERM under load', () => {
     });
 
   test('every request already sent on an open keep-alive connection is answered; the process then exits', async () => {
-    const svc = await startService(dataDir);
+    const svc = await startEmbeddedService(dataDir);
     await new Promise((r) => setTimeout(r, 200));
     const lines = svc.output().split('\n');
     const key = lines[lines.findIndex((l) => l.includes('first start')) + 1]!.trim();
