@@ -449,6 +449,28 @@ describe('support_desk (Zendesk) content sync: articles', () => {
     assert.equal(second.cursor?.articles.seen?.count, 9, 'one archived, one added');
   });
 
+  it('a pass that stopped midway saves no count: the pass that resumes it lists', async () => {
+    const account = new FakeZendeskAccount();
+    account.articleExportPageSize = 3;
+    const section = account.addSection(account.addCategory('Guides'), 'Basics');
+    const articles = Array.from({ length: 6 }, (_, i) =>
+      account.addArticle({ section, title: `Article ${i + 1}` }),
+    );
+    const { fake, set } = await start(account);
+    await set.sync();
+    for (const a of articles.slice(0, 4)) account.editArticle(a.id, { body: `<p>${a.title}, revised.</p>` });
+    const second = await set.sync();
+    assert.ok(second.checkpoints.length > 2);
+    const midway = second.checkpoints[0]!;
+    assert.equal(midway.articles.seen, undefined, 'a checkpoint inside the export carries no count');
+    assert.ok(second.cursor?.articles.seen, 'the pass that completed does');
+    // As if the second pass had died after its first page.
+    set.cursor = midway;
+    const mark = fake.requests.length;
+    await set.sync();
+    assert.equal(since(fake, mark, isListing).length, 1);
+  });
+
   it('a renamed category alone lists, and re-yields the articles under it', async () => {
     const s = buildAccount();
     const { fake, set } = await start(s.account);
