@@ -101,13 +101,26 @@ function isRefusal(err: unknown): err is { status: number; vendorMessage: string
   return isSourceHttpError(err) && (err.status === 401 || err.status === 403);
 }
 
+/** An authorization refusal as {@link credentialsRefused}; any other error as it is. */
+function named(ctx: SupportDeskContext, err: unknown): unknown {
+  return isRefusal(err) ? credentialsRefused(ctx, err.status, err.vendorMessage) : err;
+}
+
 /** Runs a listing, turning an authorization refusal into {@link credentialsRefused}. */
 async function* refusalsNamed<T>(ctx: SupportDeskContext, pages: AsyncGenerator<T>): AsyncGenerator<T> {
   try {
     yield* pages;
   } catch (err) {
-    if (isRefusal(err)) throw credentialsRefused(ctx, err.status, err.vendorMessage);
-    throw err;
+    throw named(ctx, err);
+  }
+}
+
+/** One request, turning an authorization refusal into {@link credentialsRefused}. */
+async function refusalNamed<T>(ctx: SupportDeskContext, request: Promise<T>): Promise<T> {
+  try {
+    return await request;
+  } catch (err) {
+    throw named(ctx, err);
   }
 }
 
@@ -188,20 +201,14 @@ const articleCountSchema = z.object({ count: z.number().int().nonnegative() });
  * offset-paginated list's `count` (§3.2) on a one-article page.
  */
 export async function countArticles(ctx: SupportDeskContext): Promise<number> {
-  try {
-    const page = await ctx.http.getJson(
-      joinUrl(ctx.baseUrl, '/api/v2/help_center/articles'),
-      articleCountSchema,
-      {
-        headers: headers(ctx),
-        query: { per_page: 1 },
-      },
-    );
-    return page.count;
-  } catch (err) {
-    if (isRefusal(err)) throw credentialsRefused(ctx, err.status, err.vendorMessage);
-    throw err;
-  }
+  const page = await refusalNamed(
+    ctx,
+    ctx.http.getJson(joinUrl(ctx.baseUrl, '/api/v2/help_center/articles'), articleCountSchema, {
+      headers: headers(ctx),
+      query: { per_page: 1 },
+    }),
+  );
+  return page.count;
 }
 
 const ARTICLE_EXPORT_PATH = '/api/v2/help_center/incremental/articles';
@@ -294,18 +301,13 @@ export async function* exportTickets(
   const url = joinUrl(ctx.baseUrl, TICKET_EXPORT_PATH);
   let resume: string;
   if ('startTime' in from) {
-    let first: TicketExportPage;
-    try {
-      first = (
-        await ctx.http.requestJson('GET', url, ticketExportPageSchema, {
-          headers: headers(ctx),
-          query: { start_time: from.startTime },
-        })
-      ).data;
-    } catch (err) {
-      if (isRefusal(err)) throw credentialsRefused(ctx, err.status, err.vendorMessage);
-      throw err;
-    }
+    const first = await refusalNamed(
+      ctx,
+      ctx.http.getJson(url, ticketExportPageSchema, {
+        headers: headers(ctx),
+        query: { start_time: from.startTime },
+      }),
+    );
     yield first;
     if (first.end_of_stream) return;
     if (!first.after_cursor) {
