@@ -4,6 +4,10 @@
  *   entry (src/*.ts: main, server, cli, compose, config, service, runtime, worker-process)
  *     → http → jobs → crawler / ingest / search → connectors / embedding / db → net → lib
  *
+ * Beside them, the surfaces people and agents use (src/cli/, src/mcp/, src/console/) reach the service only
+ * through its public API, by the typed client (src/client/), which imports nothing of ours: entry and http
+ * may mount them; nothing below http may import them.
+ *
  * and nothing imports upward or in a circle (type-only imports included). A rule names what a folder may
  * NOT import; everything else that flows downward is allowed.
  */
@@ -24,14 +28,18 @@ module.exports = {
       comment:
         'The entry files (config, composition root, boot) build the parts; parts never reach back up. ' +
         'Only http may read the Config type.',
-      from: { path: below('jobs', 'crawler', 'ingest', 'search', 'connectors', 'embedding', 'db', 'net', 'lib') },
+      from: {
+        path: below('jobs', 'crawler', 'ingest', 'search', 'connectors', 'embedding', 'db', 'net', 'lib'),
+      },
       to: { path: '^src/[^/]+\\.ts$' },
     },
     {
       name: 'http-only-from-entry',
       severity: 'error',
       comment: 'Nothing below the HTTP layer depends on it (routes call the parts, not the reverse).',
-      from: { path: below('jobs', 'crawler', 'ingest', 'search', 'connectors', 'embedding', 'db', 'net', 'lib') },
+      from: {
+        path: below('jobs', 'crawler', 'ingest', 'search', 'connectors', 'embedding', 'db', 'net', 'lib'),
+      },
       to: { path: '^src/http/' },
     },
     {
@@ -74,7 +82,8 @@ module.exports = {
     {
       name: 'db-uses-lib',
       severity: 'error',
-      comment: 'The database layer (adapters, migrations, repositories) runs SQL; it never imports the job engine or HTTP.',
+      comment:
+        'The database layer (adapters, migrations, repositories) runs SQL; it never imports the job engine or HTTP.',
       from: { path: '^src/db/' },
       to: { path: below('crawler', 'ingest', 'search', 'connectors', 'embedding', 'net') },
     },
@@ -83,6 +92,33 @@ module.exports = {
       severity: 'error',
       from: { path: '^src/net/' },
       to: { path: below('http', 'jobs', 'crawler', 'ingest', 'search', 'connectors', 'embedding', 'db') },
+    },
+    {
+      name: 'client-stands-alone',
+      severity: 'error',
+      comment: 'The typed client runs in Node and in the browser: npm packages only, nothing of ours.',
+      from: { path: '^src/client/' },
+      to: { path: '^src/(?!client/)' },
+    },
+    {
+      name: 'surfaces-use-the-public-api',
+      severity: 'error',
+      comment:
+        'The CLI, MCP server and console call the service through the typed client, never its parts ' +
+        '(no private back doors).',
+      from: { path: '^src/(cli|mcp|console)/' },
+      to: {
+        path: below('http', 'jobs', 'crawler', 'ingest', 'search', 'connectors', 'embedding', 'db', 'net'),
+      },
+    },
+    {
+      name: 'surfaces-only-from-entry-and-http',
+      severity: 'error',
+      comment: 'The parts of the service never depend on the surfaces built over its API.',
+      from: {
+        path: below('jobs', 'crawler', 'ingest', 'search', 'connectors', 'embedding', 'db', 'net', 'lib'),
+      },
+      to: { path: '^src/(client|cli|mcp|console)/' },
     },
     {
       name: 'lib-imports-nothing-of-ours',
