@@ -1,18 +1,17 @@
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import {
-  AutoModel,
-  AutoTokenizer,
-  env,
-  type PreTrainedModel,
-  type PreTrainedTokenizer,
-  type Tensor,
-} from '@huggingface/transformers';
+import { Worker } from 'node:worker_threads';
+import { AutoTokenizer, env, type PreTrainedTokenizer } from '@huggingface/transformers';
 import { z } from 'zod';
 import { AppError } from '../lib/errors.ts';
 import type { LocalEmbedderConfig } from './config.ts';
+import {
+  type EmbedPriority,
+  fromModelThreadSchema,
+  type ModelThreadSettings,
+  type ToModelThread,
+} from './local-protocol.ts';
 import type { Embedder } from './types.ts';
-import { l2Normalize } from './vector.ts';
 
 /** How token vectors become one sentence vector. */
 export type Pooling = 'mean' | 'cls';
@@ -45,7 +44,6 @@ const sentenceTransformersConfigSchema = z.object({
   prompts: z.record(z.string(), z.string()).optional(),
 });
 const modelConfigSchema = z.object({
-  hidden_size: z.number().int().positive().optional(),
   max_position_embeddings: z.number().int().positive().optional(),
 });
 
@@ -90,42 +88,218 @@ export function modelProfile(name: string, dir: string | undefined): ModelProfil
   return profile;
 }
 
+/** How long `close()` lets the model's thread free its session before ending the thread outright. */
+const CLOSE_GRACE_MS = 5_000;
+
+interface PendingCall {
+  resolve: (vectors: Float32Array[]) => void;
+  reject: (err: unknown) => void;
+}
+
+/**
+ * One worker thread running the model (local-worker.ts). Calls are posted to it at once and it keeps the
+ * queue, so it never idles waiting for a busy main thread to hand it the next inference. Like the model in
+ * the main thread before, it keeps the process alive only while a call is pending (or while it loads).
+ */
+class ModelThread {
+  dimensions = 0;
+  private readonly name: string;
+  private readonly worker: Worker;
+  private readonly pending = new Map<number, PendingCall>();
+  private readonly loaded: Promise<void>;
+  private readonly exited: Promise<void>;
+  private settleLoad: { resolve: () => void; reject: (err: AppError) => void } | undefined;
+  private nextId = 1;
+  /** Why the thread takes no more calls (it exited); null while it runs. */
+  private stopped: AppError | null = null;
+  /** The last error the thread threw, to say why it stopped. */
+  private failure: string | undefined;
+  private closing = false;
+
+  /** Starts a thread on `settings`; fails with `unavailable` when the model cannot be loaded. */
+  static async start(settings: ModelThreadSettings, name: string): Promise<ModelThread> {
+    const thread = new ModelThread(settings, name);
+    await thread.loaded;
+    return thread;
+  }
+
+  private constructor(settings: ModelThreadSettings, name: string) {
+    this.name = name;
+    this.loaded = new Promise((resolve, reject) => {
+      this.settleLoad = { resolve, reject };
+    });
+    this.worker = new Worker(new URL('./local-worker.ts', import.meta.url), {
+      workerData: settings,
+      name: `embedding model ${name}`,
+    });
+    // Without an 'error' listener an exception in the thread would be rethrown here and end the service.
+    this.worker.on('error', (err) => {
+      this.failure = err.message;
+    });
+    this.worker.on('message', (raw: unknown) => this.receive(raw));
+    this.exited = new Promise((resolve) => {
+      this.worker.once('exit', (code) => {
+        this.stop(code);
+        resolve();
+      });
+    });
+  }
+
+  /** False once the thread has exited (crashed, killed or closed). */
+  get running(): boolean {
+    return this.stopped === null;
+  }
+
+  embed(texts: string[], priority: EmbedPriority, signal?: AbortSignal): Promise<Float32Array[]> {
+    if (this.stopped) return Promise.reject(this.stopped);
+    if (signal?.aborted) return Promise.reject(signal.reason);
+    const id = this.nextId++;
+    return new Promise((resolve, reject) => {
+      // A call that is given up leaves the thread's queue; an inference of it already running is discarded.
+      const onAbort = (): void => {
+        this.take(id);
+        this.post({ type: 'cancel', id });
+        reject(signal!.reason);
+      };
+      signal?.addEventListener('abort', onAbort, { once: true });
+      this.pending.set(id, {
+        resolve: (vectors) => {
+          signal?.removeEventListener('abort', onAbort);
+          resolve(vectors);
+        },
+        reject: (err) => {
+          signal?.removeEventListener('abort', onAbort);
+          reject(err);
+        },
+      });
+      this.worker.ref();
+      this.post({ type: 'embed', id, texts, priority });
+    });
+  }
+
+  /** Asks the thread to free the model and end (ends it outright after a grace period). */
+  async close(): Promise<void> {
+    if (this.stopped) return;
+    this.closing = true;
+    // Held open until the thread is gone, so `await close()` at the end of a script finishes.
+    this.worker.ref();
+    this.post({ type: 'close' });
+    const timer = setTimeout(() => void this.worker.terminate(), CLOSE_GRACE_MS);
+    await this.exited;
+    clearTimeout(timer);
+  }
+
+  private post(message: ToModelThread): void {
+    this.worker.postMessage(message);
+  }
+
+  private take(id: number): PendingCall | undefined {
+    const call = this.pending.get(id);
+    this.pending.delete(id);
+    if (this.pending.size === 0 && !this.closing && this.settleLoad === undefined) this.worker.unref();
+    return call;
+  }
+
+  private receive(raw: unknown): void {
+    const parsed = fromModelThreadSchema.safeParse(raw);
+    if (!parsed.success) {
+      this.failure = 'it sent a message outside the protocol';
+      void this.worker.terminate();
+      return;
+    }
+    const message = parsed.data;
+    switch (message.type) {
+      case 'ready':
+        this.dimensions = message.dimensions;
+        this.settleLoad?.resolve();
+        this.settleLoad = undefined;
+        if (this.pending.size === 0) this.worker.unref();
+        return;
+      case 'load-failed':
+        // The thread ends by itself after this.
+        this.settleLoad?.reject(
+          new AppError('unavailable', `Could not load embedding model ${this.name}: ${message.message}`),
+        );
+        this.settleLoad = undefined;
+        return;
+      case 'vectors':
+        this.take(message.id)?.resolve(message.vectors);
+        return;
+      case 'failed':
+        this.take(message.id)?.reject(new Error(`Embedding failed: ${message.message}`));
+        return;
+    }
+  }
+
+  /** The thread exited: every call still waiting on it fails now rather than waiting forever. */
+  private stop(code: number): void {
+    const reason = this.failure ?? `exit code ${code}`;
+    this.settleLoad?.reject(
+      new AppError(
+        'unavailable',
+        `Could not load embedding model ${this.name}: its thread stopped (${reason})`,
+      ),
+    );
+    this.settleLoad = undefined;
+    this.stopped = new AppError(
+      'unavailable',
+      this.closing
+        ? 'The embedding model is closed'
+        : `The embedding model's thread stopped (${reason}) before the call finished; the next call starts it again`,
+    );
+    const calls = [...this.pending.values()];
+    this.pending.clear();
+    for (const call of calls) call.reject(this.stopped);
+  }
+}
+
 let loading: Promise<unknown> = Promise.resolve();
 
 /**
- * A sentence-embedding model run in-process by transformers.js (ONNX runtime, CPU). Inference calls are
- * serialized: the runtime already uses every core for one batch, so parallel calls would only contend.
+ * A sentence-embedding model run by transformers.js (ONNX runtime, CPU) in a worker thread, so inference
+ * never blocks the service's event loop. One thread runs one inference at a time (the runtime already uses
+ * every core for one), queries before queued document inferences (local-worker.ts). The main thread keeps
+ * a tokenizer of its own for `countTokens`, which the chunker calls synchronously and which is cheap.
+ *
+ * A thread that dies (an exception, a kill) fails the calls waiting on it with `unavailable`; the next
+ * call starts a new thread and loads the model again, so one bad moment does not turn search and
+ * indexing off until the service restarts.
  */
 export class LocalEmbedder implements Embedder {
   readonly modelId: string;
   readonly dimensions: number;
   readonly maxTokens: number;
   readonly profile: ModelProfile;
-  /** Milliseconds the tokenizer and ONNX session took to load. */
+  /** Milliseconds the model's thread and the tokenizer took to load. */
   readonly loadMs: number;
+  private readonly name: string;
+  private readonly settings: ModelThreadSettings;
   private readonly tokenizer: PreTrainedTokenizer;
-  private readonly model: PreTrainedModel;
-  private readonly batchSize: number;
   private readonly specialTokens: number;
-  private queue: Promise<unknown> = Promise.resolve();
+  private thread: ModelThread;
+  /** A new thread being started after the last one died. */
+  private restarting: Promise<ModelThread> | null = null;
+  /** Calls not yet settled (close() waits for them). */
+  private readonly inFlight = new Set<Promise<unknown>>();
   private closed = false;
 
   private constructor(args: {
     modelId: string;
-    dimensions: number;
+    name: string;
     profile: ModelProfile;
+    settings: ModelThreadSettings;
     tokenizer: PreTrainedTokenizer;
-    model: PreTrainedModel;
-    batchSize: number;
+    thread: ModelThread;
     loadMs: number;
   }) {
     this.modelId = args.modelId;
-    this.dimensions = args.dimensions;
+    this.name = args.name;
+    this.dimensions = args.thread.dimensions;
     this.profile = args.profile;
     this.maxTokens = args.profile.maxTokens;
+    this.settings = args.settings;
     this.tokenizer = args.tokenizer;
-    this.model = args.model;
-    this.batchSize = args.batchSize;
+    this.thread = args.thread;
     this.loadMs = args.loadMs;
     this.specialTokens = args.tokenizer.encode('').length;
   }
@@ -150,47 +324,41 @@ export class LocalEmbedder implements Embedder {
       );
     }
     const name = config.modelName ?? path.basename(modelDir);
-    // Each load sets every setting it depends on, so no earlier load's choices leak into this one.
-    env.allowRemoteModels = !local && config.allowRemote === true;
-    env.allowLocalModels = true;
-    let modelRef: string;
-    if (local) {
-      env.localModelPath = path.dirname(modelDir);
-      modelRef = path.basename(modelDir);
-    } else {
-      env.cacheDir = modelDir;
-      modelRef = name;
-    }
     const quantized =
       config.quantized ?? (local ? existsSync(path.join(modelDir, 'onnx', 'model_quantized.onnx')) : true);
-    const options = { local_files_only: local };
-    let tokenizer: PreTrainedTokenizer;
-    let model: PreTrainedModel;
-    try {
-      tokenizer = await AutoTokenizer.from_pretrained(modelRef, options);
-      model = await AutoModel.from_pretrained(modelRef, {
-        ...options,
-        device: 'cpu',
-        dtype: quantized ? 'q8' : 'fp32',
-        ...(config.threads ? { session_options: { intraOpNumThreads: config.threads } } : {}),
-      });
-    } catch (err) {
-      throw new AppError('unavailable', `Could not load embedding model ${name}: ${(err as Error).message}`);
-    }
     const profile = modelProfile(name, local ? modelDir : undefined);
-    let dimensions = modelConfigSchema.safeParse(model.config).data?.hidden_size;
-    if (dimensions === undefined) {
-      // Unusual configs name the width differently; one inference tells it for sure.
-      const probe = (await model(tokenizer(['dimension probe']))) as { last_hidden_state: Tensor };
-      dimensions = probe.last_hidden_state.dims[2]!;
+    const settings: ModelThreadSettings = {
+      modelRef: local ? path.basename(modelDir) : name,
+      local,
+      modelRoot: local ? path.dirname(modelDir) : modelDir,
+      allowRemote: !local && config.allowRemote === true,
+      quantized,
+      ...(config.threads ? { threads: config.threads } : {}),
+      batchSize: config.batchSize ?? DEFAULT_BATCH_SIZE[quantized ? 'q8' : 'fp32'],
+      maxTokens: profile.maxTokens,
+      pooling: profile.pooling,
+    };
+    // The thread loads first: a hub model's files are downloaded there, and the tokenizer below finds them cached.
+    const thread = await ModelThread.start(settings, name);
+    let tokenizer: PreTrainedTokenizer;
+    try {
+      // Each load sets every setting it depends on, so no earlier load's choices leak into this one.
+      env.allowRemoteModels = settings.allowRemote;
+      env.allowLocalModels = true;
+      if (local) env.localModelPath = settings.modelRoot;
+      else env.cacheDir = settings.modelRoot;
+      tokenizer = await AutoTokenizer.from_pretrained(settings.modelRef, { local_files_only: local });
+    } catch (err) {
+      await thread.close();
+      throw new AppError('unavailable', `Could not load embedding model ${name}: ${(err as Error).message}`);
     }
     return new LocalEmbedder({
       modelId: `local/${name}/${quantized ? 'q8' : 'fp32'}`,
-      dimensions,
+      name,
       profile,
+      settings,
       tokenizer,
-      model,
-      batchSize: config.batchSize ?? DEFAULT_BATCH_SIZE[quantized ? 'q8' : 'fp32'],
+      thread,
       loadMs: performance.now() - started,
     });
   }
@@ -204,71 +372,48 @@ export class LocalEmbedder implements Embedder {
     return this.specialTokens;
   }
 
-  async embed(texts: string[], signal?: AbortSignal): Promise<Float32Array[]> {
+  embed(texts: string[], signal?: AbortSignal): Promise<Float32Array[]> {
     const prefix = this.profile.passagePrefix;
-    return this.enqueue(() => this.run(prefix ? texts.map((t) => prefix + t) : texts, signal));
+    return this.call(prefix ? texts.map((t) => prefix + t) : texts, 'document', signal);
   }
 
   async embedQuery(text: string, signal?: AbortSignal): Promise<Float32Array> {
-    const [vec] = await this.enqueue(() => this.run([this.profile.queryPrefix + text], signal));
+    const [vec] = await this.call([this.profile.queryPrefix + text], 'query', signal);
     return vec!;
   }
 
+  /** Waits for the calls already made, then frees the model and ends its thread. */
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    await this.queue.catch(() => undefined);
-    await this.model.dispose();
+    await Promise.all(this.inFlight);
+    await this.thread.close();
   }
 
-  private enqueue<T>(task: () => Promise<T>): Promise<T> {
+  private call(texts: string[], priority: EmbedPriority, signal?: AbortSignal): Promise<Float32Array[]> {
     if (this.closed) return Promise.reject(new AppError('unavailable', 'The embedding model is closed'));
-    const result = this.queue.then(task, task);
-    this.queue = result.catch(() => undefined);
+    if (texts.length === 0) return Promise.resolve([]);
+    const result = this.running().then((thread) => thread.embed(texts, priority, signal));
+    const settled = result.then(
+      () => undefined,
+      () => undefined,
+    );
+    this.inFlight.add(settled);
+    void settled.then(() => this.inFlight.delete(settled));
     return result;
   }
 
-  private async run(texts: string[], signal?: AbortSignal): Promise<Float32Array[]> {
-    const out: Float32Array[] = new Array(texts.length);
-    // Batching texts of similar length keeps padding (wasted compute) small; results go back by index.
-    const order = texts.map((_, i) => i).sort((a, b) => texts[a]!.length - texts[b]!.length || a - b);
-    for (let start = 0; start < order.length; start += this.batchSize) {
-      signal?.throwIfAborted();
-      const ids = order.slice(start, start + this.batchSize);
-      const vectors = await this.infer(ids.map((i) => texts[i]!));
-      ids.forEach((id, k) => {
-        out[id] = vectors[k]!;
+  /** The model's thread, started again when the last one died. */
+  private running(): Promise<ModelThread> {
+    if (this.thread.running) return Promise.resolve(this.thread);
+    this.restarting ??= ModelThread.start(this.settings, this.name)
+      .then((thread) => {
+        this.thread = thread;
+        return thread;
+      })
+      .finally(() => {
+        this.restarting = null;
       });
-    }
-    return out;
-  }
-
-  private async infer(batch: string[]): Promise<Float32Array[]> {
-    const inputs = this.tokenizer(batch, { padding: true, truncation: true, max_length: this.maxTokens });
-    const outputs = (await this.model(inputs)) as { last_hidden_state: Tensor };
-    const hidden = outputs.last_hidden_state;
-    const [batchSize, seqLen, width] = hidden.dims as [number, number, number];
-    const data = hidden.data as Float32Array;
-    const mask = inputs.attention_mask.data as BigInt64Array;
-    const vectors: Float32Array[] = [];
-    for (let b = 0; b < batchSize; b++) {
-      const vec = new Float32Array(width);
-      const base = b * seqLen * width;
-      if (this.profile.pooling === 'cls') {
-        vec.set(data.subarray(base, base + width));
-      } else {
-        let count = 0;
-        for (let t = 0; t < seqLen; t++) {
-          if (mask[b * seqLen + t] === 0n) continue;
-          count++;
-          const offset = base + t * width;
-          for (let d = 0; d < width; d++) vec[d] = vec[d]! + data[offset + d]!;
-        }
-        for (let d = 0; d < width; d++) vec[d] = vec[d]! / Math.max(count, 1);
-      }
-      vectors.push(l2Normalize(vec));
-    }
-    hidden.dispose();
-    return vectors;
+    return this.restarting;
   }
 }

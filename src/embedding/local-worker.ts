@@ -1,0 +1,210 @@
+/**
+ * The local embedding model's thread (started by LocalEmbedder in local.ts). onnxruntime-node runs a
+ * session synchronously on the thread that calls it: on the service's main thread one inference stalled
+ * HTTP and PGlite for its whole length, and inference was 44% of a saturated main thread under load
+ * (BENCHMARKS.md, "Load: 64 clients").
+ *
+ * The queue lives here, not in the owner, so the model never waits for a busy main thread to hand it the
+ * next inference. Calls are cut into single inferences; between two, the thread reads its messages and
+ * runs every query before the next document inference, so a search waits for at most the inference
+ * running when it arrived, never for the indexer's backlog. Documents keep their order among themselves.
+ */
+import { setImmediate as nextTurn } from 'node:timers/promises';
+import { parentPort, workerData } from 'node:worker_threads';
+import {
+  AutoModel,
+  AutoTokenizer,
+  env,
+  type PreTrainedModel,
+  type PreTrainedTokenizer,
+  type Tensor,
+} from '@huggingface/transformers';
+import { z } from 'zod';
+import {
+  type EmbedPriority,
+  type FromModelThread,
+  type ModelThreadSettings,
+  modelThreadSettingsSchema,
+  toModelThreadSchema,
+} from './local-protocol.ts';
+import { l2Normalize } from './vector.ts';
+
+interface Call {
+  id: number;
+  texts: string[];
+  /** Text indexes by length, so each inference pads little; vectors go back by index. */
+  order: number[];
+  /** How much of `order` has been handed to the model. */
+  next: number;
+  vectors: Float32Array[];
+  cancelled: boolean;
+}
+
+const port = parentPort;
+if (!port) throw new Error('local-worker.ts runs as a worker thread (LocalEmbedder starts it)');
+const settings = modelThreadSettingsSchema.parse(workerData);
+const modelConfigSchema = z.object({ hidden_size: z.number().int().positive() });
+
+function send(message: FromModelThread, transfer: ArrayBuffer[] = []): void {
+  port!.postMessage(message, transfer);
+}
+
+async function load(
+  s: ModelThreadSettings,
+): Promise<{ tokenizer: PreTrainedTokenizer; model: PreTrainedModel }> {
+  env.allowRemoteModels = !s.local && s.allowRemote;
+  env.allowLocalModels = true;
+  if (s.local) env.localModelPath = s.modelRoot;
+  else env.cacheDir = s.modelRoot;
+  const options = { local_files_only: s.local };
+  const tokenizer = await AutoTokenizer.from_pretrained(s.modelRef, options);
+  const model = await AutoModel.from_pretrained(s.modelRef, {
+    ...options,
+    device: 'cpu',
+    dtype: s.quantized ? 'q8' : 'fp32',
+    ...(s.threads ? { session_options: { intraOpNumThreads: s.threads } } : {}),
+  });
+  return { tokenizer, model };
+}
+
+const loaded = await load(settings).catch((err: unknown) => {
+  // The thread then ends by itself: nothing listens on its port.
+  send({ type: 'load-failed', message: (err as Error).message });
+  return null;
+});
+if (loaded) await serve(loaded.tokenizer, loaded.model);
+
+async function serve(tokenizer: PreTrainedTokenizer, model: PreTrainedModel): Promise<void> {
+  /** One inference: token vectors pooled (mean over the attention mask, or CLS) and L2-normalized. */
+  const infer = async (batch: string[]): Promise<Float32Array[]> => {
+    const inputs = tokenizer(batch, { padding: true, truncation: true, max_length: settings.maxTokens });
+    const outputs = (await model(inputs)) as { last_hidden_state: Tensor };
+    const hidden = outputs.last_hidden_state;
+    const [batchSize, seqLen, width] = hidden.dims as [number, number, number];
+    const data = hidden.data as Float32Array;
+    const mask = inputs.attention_mask.data as BigInt64Array;
+    const vectors: Float32Array[] = [];
+    for (let b = 0; b < batchSize; b++) {
+      const vec = new Float32Array(width);
+      const base = b * seqLen * width;
+      if (settings.pooling === 'cls') {
+        vec.set(data.subarray(base, base + width));
+      } else {
+        let count = 0;
+        for (let t = 0; t < seqLen; t++) {
+          if (mask[b * seqLen + t] === 0n) continue;
+          count++;
+          const offset = base + t * width;
+          for (let d = 0; d < width; d++) vec[d] = vec[d]! + data[offset + d]!;
+        }
+        for (let d = 0; d < width; d++) vec[d] = vec[d]! / Math.max(count, 1);
+      }
+      vectors.push(l2Normalize(vec));
+    }
+    hidden.dispose();
+    return vectors;
+  };
+
+  let dimensions = modelConfigSchema.safeParse(model.config).data?.hidden_size;
+  if (dimensions === undefined) {
+    // Unusual configs name the width differently; one inference tells it for sure.
+    const probe = (await model(tokenizer(['dimension probe']))) as { last_hidden_state: Tensor };
+    dimensions = probe.last_hidden_state.dims[2]!;
+    probe.last_hidden_state.dispose();
+  }
+
+  const lanes: Record<EmbedPriority, Call[]> = { query: [], document: [] };
+  const calls = new Map<number, Call>();
+  let closing = false;
+  let working = false;
+
+  const drop = (call: Call): void => {
+    calls.delete(call.id);
+    for (const lane of Object.values(lanes)) {
+      const at = lane.indexOf(call);
+      if (at >= 0) lane.splice(at, 1);
+    }
+  };
+
+  /** Runs inferences until both lanes are empty; one loop at a time. */
+  const work = async (): Promise<void> => {
+    if (working) return;
+    working = true;
+    try {
+      for (;;) {
+        // Let messages in (a query, a cancellation) before choosing the next inference.
+        await nextTurn();
+        if (closing) return;
+        const call = lanes.query[0] ?? lanes.document[0];
+        if (!call) return;
+        const ids = call.order.slice(call.next, call.next + settings.batchSize);
+        call.next += ids.length;
+        let vectors: Float32Array[];
+        try {
+          vectors = await infer(ids.map((i) => call.texts[i]!));
+        } catch (err) {
+          drop(call);
+          if (!call.cancelled) send({ type: 'failed', id: call.id, message: (err as Error).message });
+          continue;
+        }
+        if (call.cancelled) continue;
+        ids.forEach((id, k) => {
+          call.vectors[id] = vectors[k]!;
+        });
+        if (call.next < call.order.length) continue;
+        drop(call);
+        send(
+          { type: 'vectors', id: call.id, vectors: call.vectors },
+          call.vectors.map((v) => v.buffer as ArrayBuffer),
+        );
+      }
+    } finally {
+      working = false;
+    }
+  };
+
+  const close = async (): Promise<void> => {
+    closing = true;
+    // An inference in progress finishes first (the loop stops at its next turn); then the session is freed.
+    while (working) await nextTurn();
+    await model.dispose();
+    process.exit(0);
+  };
+
+  port!.on('message', (raw: unknown) => {
+    const message = toModelThreadSchema.parse(raw);
+    switch (message.type) {
+      case 'embed': {
+        const { texts } = message;
+        if (texts.length === 0) {
+          send({ type: 'vectors', id: message.id, vectors: [] });
+          return;
+        }
+        const call: Call = {
+          id: message.id,
+          texts,
+          order: texts.map((_, i) => i).sort((a, b) => texts[a]!.length - texts[b]!.length || a - b),
+          next: 0,
+          vectors: new Array(texts.length),
+          cancelled: false,
+        };
+        calls.set(call.id, call);
+        lanes[message.priority].push(call);
+        void work();
+        return;
+      }
+      case 'cancel': {
+        const call = calls.get(message.id);
+        if (!call) return;
+        call.cancelled = true;
+        drop(call);
+        return;
+      }
+      case 'close':
+        void close();
+        return;
+    }
+  });
+
+  send({ type: 'ready', dimensions });
+}
