@@ -48,6 +48,27 @@ ensure_model() {
   bash scripts/fixtures/model.sh >/dev/null || echo "dev.sh: could not fetch the embedding model; starting without search" >&2
 }
 
+# Debian's Chromium for the console's browser tests (test/console/; playwright-core drives it, no browser
+# download). CI machines start bare, so the test command installs the package when it is missing. If it
+# cannot (not root, no apt, no registry), it says so here and the browser tests fail naming the cause.
+# Only when the run includes the console tests: the whole suite, or files naming test/console.
+ensure_chromium() {
+  local wanted=1
+  if [ $# -gt 0 ]; then
+    wanted=0
+    for arg in "$@"; do case "$arg" in *console*) wanted=1 ;; esac; done
+  fi
+  if [ "$wanted" = 0 ] || [ -x /usr/bin/chromium ]; then return; fi
+  if [ "$(id -u)" != 0 ] || ! command -v apt-get >/dev/null; then
+    echo "dev.sh: /usr/bin/chromium is missing and this is not root with apt-get; install Debian's chromium package for the console tests" >&2
+    return
+  fi
+  echo "dev.sh: installing Debian's chromium for the console's browser tests (apt-get; once) ..." >&2
+  if ! { apt-get update -qq >&2 && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends chromium >&2; }; then
+    echo "dev.sh: could not install chromium; the console's browser tests will fail" >&2
+  fi
+}
+
 cmd="${1:-}"
 [ $# -gt 0 ] && shift
 case "$cmd" in
@@ -55,7 +76,7 @@ case "$cmd" in
     ensure_node; ensure_deps; ensure_model
     exec node src/main.ts "$@" ;;
   test)
-    ensure_node; ensure_deps
+    ensure_node; ensure_deps; ensure_chromium "$@"
     exec npm test -- "$@" ;;
   kb)
     ensure_node; ensure_deps
