@@ -1474,6 +1474,109 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/connect/knowledgebase-items/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Get an item with its content (extension) */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            item: components["schemas"]["KnowledgeBaseItemWithContent"];
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/connect/knowledgebase-items/query": {
         parameters: {
             query?: never;
@@ -2674,6 +2777,46 @@ export interface components {
             visibility: string;
         };
         KnowledgeBaseItemInput: {
+            /** @description ISO 8601 UTC */
+            created_at: string;
+            id: string;
+            /** @description `pending` until the chunks are embedded, then `indexed` (or `failed`) */
+            indexing_status: string;
+            /** @description `<type>_<object>` for integrations, `crawled_pages`, `uploaded_documents` */
+            source_table_name: string;
+            /** @description `integration`, `crawl` or `upload` */
+            source_type: string;
+            source_url: string;
+            tags: string[];
+            title: string;
+            /** @description ISO 8601 UTC */
+            updated_at: string;
+            /** @description `public` or `private` */
+            visibility: string;
+        };
+        KnowledgeBaseItemWithContent: {
+            /** @description the full text (markdown or plain text) the item was stored with */
+            content: string;
+            /** @description ISO 8601 UTC */
+            created_at: string;
+            id: string;
+            /** @description `pending` until the chunks are embedded, then `indexed` (or `failed`) */
+            indexing_status: string;
+            /** @description `<type>_<object>` for integrations, `crawled_pages`, `uploaded_documents` */
+            source_table_name: string;
+            /** @description `integration`, `crawl` or `upload` */
+            source_type: string;
+            source_url: string;
+            tags: string[];
+            title: string;
+            /** @description ISO 8601 UTC */
+            updated_at: string;
+            /** @description `public` or `private` */
+            visibility: string;
+        };
+        KnowledgeBaseItemWithContentInput: {
+            /** @description the full text (markdown or plain text) the item was stored with */
+            content: string;
             /** @description ISO 8601 UTC */
             created_at: string;
             id: string;

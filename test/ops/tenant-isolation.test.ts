@@ -114,6 +114,11 @@ for (const mode of STORAGE_MODES) {
         403,
         'forbidden',
       );
+      expectError(
+        await t.call('GET', `/api/connect/knowledgebase-items/${itemId}`, { key: B.key }),
+        404,
+        'not_found',
+      );
       expectError(await t.call('GET', `/api/connect/crawling/${crawlId}`, { key: B.key }), 404, 'not_found');
       const crawls = await t.call('GET', '/api/connect/crawling/', { key: B.key });
       assert.equal(crawls.status, 200);

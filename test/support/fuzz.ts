@@ -30,7 +30,11 @@
  * No route is skipped: none waits on a long external call here (sources are the loopback stub, crawls and
  * syncs only queue), and the admin API is enabled with a token of its own. Beside the document's routes
  * it fuzzes `/openapi.json`, the docs UI's files (`/docs/static/*`: path traversal) and routes that do
- * not exist.
+ * not exist. `/mcp` is not in the document and not fuzzed here: it speaks MCP (JSON-RPC 2.0), whose
+ * protocol errors are JSON-RPC error objects with the transport's statuses (406, 405, 400 parse errors),
+ * not the API's `{error, message}`; only its 401 for a missing or bad key is in the API's shape. Its tools
+ * reach the service through these same routes (in-process, with the caller's key), so what they can do
+ * is fuzzed here; test/mcp/http.test.ts checks /mcp's own answers to malformed requests.
  *
  * Reproduce a failure with the seed and route it prints: `KB_FUZZ_SEED=<seed> KB_FUZZ_ROUTES='<METHOD
  * path>'` (the request sequence of a route depends only on the seed and the route; the ids it resolves
@@ -756,6 +760,7 @@ const urlArb = fc
 function hintArb(route: Route, where: 'body' | 'query' | 'path', name: string, schema: Schema): fc.Arbitrary<unknown> | null {
   if (where === 'path' && name === 'id') {
     if (route.path.includes('/crawling/')) return refArb('crawl');
+    if (route.path.startsWith('/api/connect/knowledgebase-items/')) return refArb('item');
     if (route.path.includes('/organizations/')) return fc.oneof(refArb('org', 0), fc.constant('org-a'));
     if (route.path.includes('/keys/')) return refArb('key', 0);
   }

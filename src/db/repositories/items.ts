@@ -64,6 +64,23 @@ export async function getItem(q: Queryable, organizationId: string, id: string):
   return rows[0] ?? null;
 }
 
+/** An item with its full text (the markdown or plain text its chunks were cut from). */
+export interface ItemWithContent extends ItemView {
+  content: string;
+}
+
+export async function getItemWithContent(
+  q: Queryable,
+  organizationId: string,
+  id: string,
+): Promise<ItemWithContent | null> {
+  const rows = await q.query<ItemWithContent>(
+    `SELECT ${VIEW_COLUMNS}, content FROM items WHERE organization_id = $1 AND id = $2`,
+    [organizationId, id],
+  );
+  return rows[0] ?? null;
+}
+
 export interface ItemUpdate {
   id: string;
   title: string;

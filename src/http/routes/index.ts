@@ -11,6 +11,7 @@ import * as crawlGet from './crawl-get.ts';
 import * as crawlList from './crawl-list.ts';
 import * as health from './health.ts';
 import * as itemsDelete from './items-delete.ts';
+import * as itemsGet from './items-get.ts';
 import * as itemsQuery from './items-query.ts';
 import * as itemsStats from './items-stats.ts';
 import * as itemsUpdate from './items-update.ts';
@@ -27,6 +28,7 @@ const routes: Array<{ register(app: App, deps: RouteDeps): void }> = [
   health,
   itemsQuery,
   itemsStats,
+  itemsGet,
   itemsUpdate,
   itemsDelete,
   itemsUpload,
