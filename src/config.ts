@@ -37,6 +37,8 @@ const envSchema = z.object({
   KB_BULK_BODY_LIMIT_BYTES: z.coerce.number().int().min(1024).default(16 * 1024 * 1024),
   KB_RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(0).default(600),
   KB_LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  /** auto: readable lines on a terminal, JSON when piped or NODE_ENV=production (src/lib/logger.ts). */
+  KB_LOG_FORMAT: z.enum(['auto', 'json', 'pretty']).default('auto'),
   KB_WORKERS: z.coerce.number().int().min(0).max(64).default(2),
 });
 

@@ -2,7 +2,8 @@ import { composeService } from './compose.ts';
 import type { Config } from './config.ts';
 import { buildApp } from './http/app.ts';
 import { closeGracefully } from './http/graceful-close.ts';
-import { createProcessLogger } from './lib/logger.ts';
+import { startBanner } from './lib/banner.ts';
+import { chooseLogFormat, createProcessLogger } from './lib/logger.ts';
 import { openStorage } from './service.ts';
 
 export interface RunningServer {
@@ -16,7 +17,11 @@ export interface RunningServer {
  */
 export async function startServer(config: Config, opts: { workers: boolean }): Promise<RunningServer> {
   const storage = await openStorage(config, { createDefaultOrg: config.storage === 'pglite' });
-  const log = createProcessLogger({ level: config.KB_LOG_LEVEL });
+  const logFormat = chooseLogFormat(config.KB_LOG_FORMAT, {
+    isTTY: Boolean(process.stdout.isTTY),
+    nodeEnv: process.env['NODE_ENV'],
+  });
+  const log = createProcessLogger({ level: config.KB_LOG_LEVEL, format: logFormat });
   const service = composeService({
     config,
     db: storage.db,
@@ -31,13 +36,13 @@ export async function startServer(config: Config, opts: { workers: boolean }): P
   const port = typeof address === 'object' && address ? address.port : config.PORT;
   const host = config.HOST.includes(':') ? `[${config.HOST}]` : config.HOST;
   const url = `http://${host}:${port}`;
-  // Plain stdout lines for people; the JSON logs go to the same stream for machines.
-  console.log(`kb: listening on ${url} (storage: ${config.storage}${config.storage === 'pglite' ? `, data: ${config.dataDir}` : ''})`);
-  console.log(`kb: API docs at ${url}/docs`);
-  if (storage.firstStartKey) {
-    console.log('kb: first start: created organization "default". Its API key (shown once, store it now):');
-    console.log(storage.firstStartKey);
-  }
+  // For people, on stdout beside the log lines; shaped to stand out from them (src/lib/banner.ts).
+  process.stdout.write(
+    startBanner(
+      { url, storage: config.storage, dataDir: config.dataDir, firstStartKey: storage.firstStartKey },
+      { format: logFormat, color: process.stdout.hasColors?.() ?? false },
+    ),
+  );
 
   let closing: Promise<void> | null = null;
   const close = () => {

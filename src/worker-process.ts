@@ -9,7 +9,7 @@ import { openStorage } from './service.ts';
 
 /** Runs until SIGTERM/SIGINT; then finishes or hands back its jobs and closes the database. */
 export async function runWorkerProcess(config: Config): Promise<void> {
-  const log = createProcessLogger({ level: config.KB_LOG_LEVEL });
+  const log = createProcessLogger({ level: config.KB_LOG_LEVEL, format: config.KB_LOG_FORMAT });
   const storage = await openStorage(config, { createDefaultOrg: false });
   const service = composeService({ config, db: storage.db, cipher: storage.cipher, parts: { log } });
   const concurrency = Math.max(1, config.KB_WORKERS);

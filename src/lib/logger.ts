@@ -4,6 +4,7 @@
  * (credentials, API keys, OAuth codes): log ids and counts, not values.
  */
 import { type DestinationStream, type Logger as PinoLogger, pino } from 'pino';
+import pinoPretty from 'pino-pretty';
 
 export interface Logger {
   info(obj: Record<string, unknown>, msg: string): void;
@@ -26,19 +27,90 @@ export const REDACT_PATHS = [
   '*.client_secret',
 ];
 
+/** How log lines look: `json` (one pino object a line, for machines) or `pretty` (for people at a terminal). */
+export type LogFormat = 'json' | 'pretty';
+
+/** The KB_LOG_FORMAT setting: `auto` picks by where the lines go (see {@link chooseLogFormat}). */
+export type LogFormatSetting = 'auto' | LogFormat;
+
 /**
- * The process's logger: JSON lines (pino) at `level`, with {@link REDACT_PATHS} censored. The HTTP layer
- * logs through it too, so the service writes one stream.
+ * `auto` is pretty only for a person at a terminal: a TTY outside production. Piped output (a file, a
+ * log collector, `| jq`) and NODE_ENV=production stay JSON. `json` and `pretty` force the format.
  */
-export function createProcessLogger(opts: { level: string; stream?: DestinationStream }): PinoLogger {
-  return pino(
-    {
-      level: opts.level,
-      redact: { paths: REDACT_PATHS, censor: '[redacted]' },
-      serializers: { req: requestForLog },
-    },
-    opts.stream,
-  );
+export function chooseLogFormat(
+  setting: LogFormatSetting,
+  where: { isTTY: boolean; nodeEnv: string | undefined },
+): LogFormat {
+  if (setting !== 'auto') return setting;
+  return where.isTTY && where.nodeEnv !== 'production' ? 'pretty' : 'json';
+}
+
+export interface ProcessLoggerOptions {
+  level: string;
+  /** Default `json`; the entry points pass KB_LOG_FORMAT. */
+  format?: LogFormatSetting | undefined;
+  /** Where lines go (default stdout). */
+  stream?: (DestinationStream & { isTTY?: boolean }) | undefined;
+  /** For `auto`: whether the destination is a terminal (default: the stream's, or stdout's, isTTY). */
+  isTTY?: boolean | undefined;
+  /** For `auto` (default: process.env.NODE_ENV). */
+  nodeEnv?: string | undefined;
+}
+
+/**
+ * The process's logger: pino at `level`, with {@link REDACT_PATHS} censored, writing JSON lines or, for
+ * a terminal, pino-pretty's readable lines. The HTTP layer logs through it too, so the service writes one
+ * stream. Redaction and the request serializer run in pino before a line is written, so the pretty
+ * printer only ever sees censored lines: it formats, it cannot reveal.
+ */
+export function createProcessLogger(opts: ProcessLoggerOptions): PinoLogger {
+  const isTTY = opts.isTTY ?? Boolean((opts.stream ?? process.stdout).isTTY);
+  const format = chooseLogFormat(opts.format ?? 'json', {
+    isTTY,
+    nodeEnv: opts.nodeEnv ?? process.env['NODE_ENV'],
+  });
+  const options = {
+    level: opts.level,
+    redact: { paths: REDACT_PATHS, censor: '[redacted]' },
+    serializers: { req: requestForLog },
+  };
+  if (format === 'json') return pino(options, opts.stream);
+  return pino(options, prettyStream({ destination: opts.stream, color: opts.stream === undefined && isTTY }));
+}
+
+/**
+ * pino-pretty as an in-process stream: one line per entry (`12:01:02.345 INFO  request completed GET
+ * /api/... 200 in 4 ms`), the request and response folded into the message, pid and hostname left out.
+ * Synchronous, so log lines and the start banner (plain stdout writes) appear in the order they happened.
+ */
+function prettyStream(opts: {
+  destination: DestinationStream | undefined;
+  color: boolean;
+}): DestinationStream {
+  return pinoPretty({
+    destination: opts.destination ?? 1,
+    sync: true,
+    colorize: opts.color && pinoPretty.isColorSupported,
+    translateTime: 'SYS:HH:MM:ss.l',
+    singleLine: true,
+    ignore: 'pid,hostname,req,res,responseTime,reqId',
+    messageFormat: requestMessage,
+  });
+}
+
+/** The message of a pretty line: Fastify's request lines carry their method, URL, status and time in it. */
+function requestMessage(log: Record<string, unknown>, messageKey: string): string {
+  const parts = [String(log[messageKey] ?? '')];
+  const req = log['req'] as { method?: unknown; url?: unknown } | undefined;
+  const res = log['res'] as { statusCode?: unknown } | undefined;
+  if (req && typeof req.method === 'string') parts.push(`${req.method} ${String(req.url ?? '')}`);
+  if (res && typeof res.statusCode === 'number') {
+    const ms = typeof log['responseTime'] === 'number' ? ` in ${Math.round(log['responseTime'])} ms` : '';
+    parts.push(`${res.statusCode}${ms}`);
+  }
+  // A request's lines pair up by id; its first 8 characters tell them apart on a screen.
+  if (typeof log['reqId'] === 'string') parts.push(`#${log['reqId'].slice(0, 8)}`);
+  return parts.join(' ');
 }
 
 /** Query parameters whose values are secrets (OAuth `code` and `state`, secret ids, tokens, keys). */
