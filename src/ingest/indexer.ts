@@ -1,4 +1,4 @@
-import type { Database } from '../db/database.ts';
+import type { Database, Queryable } from '../db/database.ts';
 import type { Embedder } from '../embedding/index.ts';
 import { toVectorLiteral } from '../embedding/vector.ts';
 import type { Logger } from '../lib/logger.ts';
@@ -21,6 +21,37 @@ interface PendingItem {
  */
 const MAX_CHUNK_TOKENS = 512;
 
+/**
+ * Leases up to $1 pending items for $2 seconds, in turns across queues (see {@link Indexer}): `queues`
+ * finds each queue once by skipping along items_indexing_queue_idx (a loose index scan: one index probe
+ * per queue, however many items wait), each queue offers its first $1 unleased items in order, and the
+ * offers are taken by turn, then oldest change first. Cost: the number of queues times $1 rows.
+ */
+const LEASE_SQL = `
+  WITH RECURSIVE queues (org, source, conn) AS (
+    (SELECT organization_id, source_type, coalesce(connection_id, '') FROM items
+      WHERE indexing_status = 'pending'
+      ORDER BY organization_id, source_type, coalesce(connection_id, '') LIMIT 1)
+    UNION ALL
+    SELECT nxt.* FROM queues AS q CROSS JOIN LATERAL (
+      SELECT organization_id, source_type, coalesce(connection_id, '') FROM items
+       WHERE indexing_status = 'pending'
+         AND (organization_id, source_type, coalesce(connection_id, '')) > (q.org, q.source, q.conn)
+       ORDER BY organization_id, source_type, coalesce(connection_id, '') LIMIT 1) AS nxt
+  ),
+  offers AS (
+    SELECT o.id, o.updated_at, row_number() OVER (PARTITION BY q.org, q.source, q.conn ORDER BY o.updated_at) AS turn
+      FROM queues AS q CROSS JOIN LATERAL (
+        SELECT i.id, i.updated_at FROM items AS i
+         WHERE i.indexing_status = 'pending' AND i.organization_id = q.org AND i.source_type = q.source
+           AND coalesce(i.connection_id, '') = q.conn
+           AND (i.indexing_lease_until IS NULL OR i.indexing_lease_until < now())
+         ORDER BY i.updated_at LIMIT $1 FOR UPDATE SKIP LOCKED) AS o
+  )
+  UPDATE items SET indexing_lease_until = now() + make_interval(secs => $2)
+   WHERE id IN (SELECT id FROM offers ORDER BY turn, updated_at LIMIT $1)
+  RETURNING id, organization_id, title, content, content_hash, tags, visibility, source_type`;
+
 interface Round {
   items: PendingItem[];
   perItem: Chunk[][];
@@ -36,6 +67,9 @@ interface Round {
  * renews its round's leases while it embeds, so a slow round keeps them however long it takes.
  */
 export const DEFAULT_LEASE_SECONDS = 30;
+
+/** See {@link IndexerOptions.commitChunks}; BENCHMARKS.md "Indexer commits" measured the choice. */
+export const DEFAULT_COMMIT_CHUNKS = 64;
 
 export interface IndexerOptions {
   /** Items leased per round. */
@@ -58,21 +92,48 @@ export interface IndexerOptions {
    */
   reclaimOnStart?: boolean;
   log?: Pick<Logger, 'error' | 'warn'>;
+  /**
+   * The most chunks one commit transaction writes. On PGlite a transaction holds the one connection (every
+   * other query waits) and each chunk's HNSW insert costs milliseconds there; a larger item is written in
+   * parts under a staged generation. Default {@link DEFAULT_COMMIT_CHUNKS}.
+   */
+  commitChunks?: number;
   /** Called after each committed round with the number of items indexed. */
   onProgress?: (indexed: number) => void;
+  /**
+   * Called after each commit transaction of a round, before the next one starts (tests stop the indexer
+   * or fail there to leave what a crash between two transactions leaves).
+   */
+  afterCommitTransaction?: () => void | Promise<void>;
 }
 
 /**
  * The embedding half of the pipeline: takes items in `pending`, chunks them (markdown-aware, in the
- * model's tokens), embeds the chunks in batches off the request path, and swaps the item's chunks in
- * one transaction. An item whose content changed while it was being embedded is left pending and
- * taken again, so search never serves chunks of content that is no longer there.
+ * model's tokens), embeds the chunks in batches off the request path, and replaces the item's chunks.
+ *
+ * What search sees of an item is all of its old chunks or all of its new ones, never a mix, and never
+ * chunks of content that is no longer the item's. An item whose chunks fit in one transaction
+ * ({@link IndexerOptions.commitChunks}) is swapped in it. A larger one is written in parts under a new
+ * generation listed in `chunk_staging`, whose chunks search skips; the last part's transaction flips
+ * it: the item turns `indexed`, its row in `chunk_staging` and its other generations' chunks go
+ * (migration 010). Each part first locks the item and checks that its content is still the one embedded;
+ * if not, the attempt drops what it staged and the item stays pending, to be taken again. A crash between
+ * parts leaves the old chunks served, the item pending and a staged generation nobody sees, which the
+ * item's next attempt removes with the old chunks (and the embedded service removes at start).
+ *
+ * Which items first: pending items form queues, one per organization and source (a connection; an
+ * organization's crawls and its uploads are a queue each), oldest change first within a queue, and a
+ * lease takes the queues' items in turns: every queue's first, then every queue's second, and so on.
+ * Oldest-first across everything made an upload wait behind a whole sync's backlog (15 minutes in
+ * BENCHMARKS.md "Load: 64 clients"); uploads-first would still leave one organization's 5-page sync
+ * behind another's 100,000 pages. Turns bound the wait of a small queue by the number of queues, not by
+ * the size of the others, and a big queue still gets its share whenever others are pending.
  */
 export class Indexer {
   readonly #db: Database;
   readonly #embedder: Embedder;
-  readonly #opts: Required<Omit<IndexerOptions, 'log' | 'onProgress'>> &
-    Pick<IndexerOptions, 'log' | 'onProgress'>;
+  readonly #opts: Required<Omit<IndexerOptions, 'log' | 'onProgress' | 'afterCommitTransaction'>> &
+    Pick<IndexerOptions, 'log' | 'onProgress' | 'afterCommitTransaction'>;
   #wake: (() => void) | null = null;
   #dirty = true;
   #stopping = false;
@@ -91,8 +152,10 @@ export class Indexer {
       leaseSeconds: opts.leaseSeconds ?? DEFAULT_LEASE_SECONDS,
       pollMs: opts.pollMs ?? 2000,
       reclaimOnStart: opts.reclaimOnStart ?? db.kind === 'pglite',
+      commitChunks: Math.max(1, opts.commitChunks ?? DEFAULT_COMMIT_CHUNKS),
       log: opts.log,
       onProgress: opts.onProgress,
+      afterCommitTransaction: opts.afterCommitTransaction,
     };
   }
 
@@ -138,7 +201,8 @@ export class Indexer {
 
   /**
    * Leases left by a previous run of this process that died mid-round (kill -9, power loss): its items
-   * would otherwise sit `pending` until the leases expire.
+   * would otherwise sit `pending` until the leases expire. Generations it was staging are removed too
+   * (no attempt of this process is running yet), a part at a time like they were written.
    */
   async #reclaimLeases(): Promise<void> {
     try {
@@ -148,9 +212,25 @@ export class Indexer {
       );
       if (taken.length > 0)
         this.#opts.log?.warn({ items: taken.length }, 'took back indexing leases left by a previous run');
+      const staged = await this.#db.query<{ generation: number }>('SELECT generation FROM chunk_staging');
+      for (const { generation } of staged) await this.#removeStaged(generation);
+      if (staged.length > 0)
+        this.#opts.log?.warn({ generations: staged.length }, 'removed chunks staged by a previous run');
     } catch (err) {
       this.#opts.log?.error({ err }, 'could not take back indexing leases');
     }
+  }
+
+  /** Deletes a staged generation's chunks in bounded transactions, then its row (they stay unseen until then). */
+  async #removeStaged(generation: number): Promise<void> {
+    for (;;) {
+      const gone = await this.#db.query(
+        `DELETE FROM chunks WHERE id IN (SELECT id FROM chunks WHERE generation = $1 LIMIT $2) RETURNING id`,
+        [generation, this.#opts.commitChunks * 8],
+      );
+      if (gone.length === 0) break;
+    }
+    await this.#db.query('DELETE FROM chunk_staging WHERE generation = $1', [generation]);
   }
 
   /**
@@ -200,15 +280,10 @@ export class Indexer {
 
   /** Lease pending items, chunk them and embed the chunks (no transaction held meanwhile). */
   async #prepare(): Promise<Round | null> {
-    const items = await this.#db.query<PendingItem>(
-      `UPDATE items SET indexing_lease_until = now() + make_interval(secs => $2)
-        WHERE id IN (SELECT id FROM items
-                      WHERE indexing_status = 'pending'
-                        AND (indexing_lease_until IS NULL OR indexing_lease_until < now())
-                      ORDER BY updated_at LIMIT $1 FOR UPDATE SKIP LOCKED)
-        RETURNING id, organization_id, title, content, content_hash, tags, visibility, source_type`,
-      [this.#opts.batchItems, this.#opts.leaseSeconds],
-    );
+    const items = await this.#db.query<PendingItem>(LEASE_SQL, [
+      this.#opts.batchItems,
+      this.#opts.leaseSeconds,
+    ]);
     if (items.length === 0) return null;
     const release = this.#keepLeased(items.map((i) => i.id));
     try {
@@ -274,7 +349,7 @@ export class Indexer {
     return { perItem, vectors };
   }
 
-  /** Swap each item's chunks in one transaction, unless its content changed while it was embedded. */
+  /** Write the round's chunks (see {@link Indexer}), then stop renewing its leases. */
   async #commit(round: Round): Promise<number> {
     try {
       return await this.#commitRound(round);
@@ -283,40 +358,201 @@ export class Indexer {
     }
   }
 
+  /**
+   * Writes the round in transactions of at most `commitChunks` chunks: small items whole, several to a
+   * transaction; a larger item in parts under a staged generation, flipped visible by its last part.
+   * Between transactions the event loop turns, and on PGlite the queries that queued meanwhile run.
+   */
   async #commitRound({ items, perItem, vectors }: Round): Promise<number> {
-    const e = this.#embedder;
+    const writes: ItemWrite[] = [];
     let v = 0;
-    await this.#db.transaction(async (tx) => {
-      for (const [n, item] of items.entries()) {
-        const chunks = perItem[n]!;
-        const mine = vectors.slice(v, v + chunks.length);
-        v += chunks.length;
-        const still = await tx.query(
-          `UPDATE items SET indexing_status = 'indexed', indexing_error = NULL, indexing_lease_until = NULL, indexed_at = now()
-            WHERE id = $1 AND content_hash = $2 AND indexing_status = 'pending' RETURNING id`,
-          [item.id, item.content_hash],
-        );
-        if (still.length === 0) continue;
-        await tx.query('DELETE FROM chunks WHERE item_id = $1', [item.id]);
-        if (chunks.length === 0) continue;
-        await tx.query(
-          `INSERT INTO chunks (item_id, organization_id, chunk_index, text, embedding, model_id, tsv, tags, visibility, source_type)
-           SELECT $1, $2, u.idx, u.txt, u.emb::vector, $3, to_tsvector('english', u.et), i.tags, i.visibility, i.source_type
-             FROM unnest($4::int[], $5::text[], $6::text[], $7::text[]) AS u(idx, txt, emb, et)
-             JOIN items AS i ON i.id = $1`,
-          [
-            item.id,
-            item.organization_id,
-            e.modelId,
-            chunks.map((c) => c.index),
-            chunks.map((c) => c.text),
-            mine.map(toVectorLiteral),
-            chunks.map((c) => c.embedText),
-          ],
-        );
-      }
-    });
+    for (const [n, item] of items.entries()) {
+      const chunks = perItem[n]!;
+      writes.push({
+        item,
+        chunks,
+        vectors: vectors.slice(v, v + chunks.length),
+        generation: null,
+        dropped: false,
+      });
+      v += chunks.length;
+    }
+    for (const parts of planTransactions(writes, this.#opts.commitChunks)) {
+      // Stopping between two transactions leaves a large item's staged part behind, unseen by search and
+      // removed by the item's next attempt (or the next start): what a crash at this point leaves too.
+      if (this.#stopping) throw new IndexerStoppedError();
+      await this.#db.transaction(async (tx) => {
+        for (const part of parts) {
+          if (part.write.dropped) continue;
+          await this.#writePart(tx, part);
+        }
+      });
+      await this.#opts.afterCommitTransaction?.();
+      await new Promise<void>((resolve) => setImmediate(resolve));
+    }
     this.#opts.onProgress?.(items.length);
     return items.length;
+  }
+
+  /**
+   * One part of an item's chunks, in the caller's transaction. Every step first locks the item's row and
+   * checks that it still holds the content that was embedded and is still pending: the writers of an
+   * item (other workers' attempts, a new version being stored) take that lock first, so they serialize.
+   */
+  async #writePart(tx: Queryable, { write, from, to }: Part): Promise<void> {
+    const { item, chunks } = write;
+    const whole = from === 0 && to === chunks.length;
+    const last = to === chunks.length;
+    if (whole) {
+      // Fits in one transaction: the old swap, under a generation of its own.
+      const still = await tx.query<{ generation: number }>(
+        `UPDATE items SET indexing_status = 'indexed', indexing_error = NULL, indexing_lease_until = NULL, indexed_at = now()
+          WHERE id = $1 AND content_hash = $2 AND indexing_status = 'pending'
+          RETURNING nextval('chunk_generation_seq') AS generation`,
+        [item.id, item.content_hash],
+      );
+      if (still.length === 0) {
+        await this.#releaseChanged(tx, item.id);
+        return;
+      }
+      write.generation = still[0]!.generation;
+      // Every other generation: the visible one and any an interrupted attempt staged.
+      await tx.query('DELETE FROM chunks WHERE item_id = $1', [item.id]);
+      await tx.query('DELETE FROM chunk_staging WHERE item_id = $1', [item.id]);
+      await this.#insertChunks(tx, write, from, to);
+      return;
+    }
+    const locked = await tx.query<{ generation: number | null }>(
+      `SELECT (SELECT s.generation FROM chunk_staging AS s WHERE s.generation = $3) AS generation
+         FROM items WHERE id = $1 AND content_hash = $2 AND indexing_status = 'pending' FOR UPDATE`,
+      [item.id, item.content_hash, write.generation ?? -1],
+    );
+    if (from === 0) {
+      if (locked.length === 0) {
+        write.dropped = true;
+        await this.#releaseChanged(tx, item.id);
+        return;
+      }
+      const [staged] = await tx.query<{ generation: number }>(
+        `INSERT INTO chunk_staging (generation, item_id) VALUES (nextval('chunk_generation_seq'), $1)
+         RETURNING generation`,
+        [item.id],
+      );
+      write.generation = staged!.generation;
+    } else if (locked.length === 0 || locked[0]!.generation === null) {
+      // The content changed, or another attempt finished the item (and removed this one's staged part):
+      // drop what this attempt staged, if it is still there.
+      write.dropped = true;
+      await tx.query('DELETE FROM chunks WHERE item_id = $1 AND generation = $2', [
+        item.id,
+        write.generation,
+      ]);
+      await tx.query('DELETE FROM chunk_staging WHERE generation = $1', [write.generation]);
+      await this.#releaseChanged(tx, item.id);
+      return;
+    }
+    await this.#insertChunks(tx, write, from, to);
+    if (!last) return;
+    // The flip: the staged generation becomes the item's chunks, the others go, in this one commit.
+    await tx.query(
+      `UPDATE items SET indexing_status = 'indexed', indexing_error = NULL, indexing_lease_until = NULL, indexed_at = now()
+        WHERE id = $1`,
+      [item.id],
+    );
+    await tx.query('DELETE FROM chunks WHERE item_id = $1 AND generation <> $2', [item.id, write.generation]);
+    await tx.query('DELETE FROM chunk_staging WHERE item_id = $1', [item.id]);
+  }
+
+  /**
+   * The item changed while this attempt embedded it: if it is pending (new content), end the lease so the
+   * next round takes it again rather than after the lease runs out.
+   */
+  async #releaseChanged(tx: Queryable, itemId: string): Promise<void> {
+    await tx.query(
+      `UPDATE items SET indexing_lease_until = NULL WHERE id = $1 AND indexing_status = 'pending'`,
+      [itemId],
+    );
+  }
+
+  async #insertChunks(tx: Queryable, write: ItemWrite, from: number, to: number): Promise<void> {
+    if (to <= from) return;
+    const chunks = write.chunks.slice(from, to);
+    await tx.query(
+      `INSERT INTO chunks (item_id, organization_id, chunk_index, text, embedding, model_id, tsv, tags, visibility, source_type, generation)
+       SELECT $1, $2, u.idx, u.txt, u.emb::vector, $3, to_tsvector('english', u.et), i.tags, i.visibility, i.source_type, $8
+         FROM unnest($4::int[], $5::text[], $6::text[], $7::text[]) AS u(idx, txt, emb, et)
+         JOIN items AS i ON i.id = $1`,
+      [
+        write.item.id,
+        write.item.organization_id,
+        this.#embedder.modelId,
+        chunks.map((c) => c.index),
+        chunks.map((c) => c.text),
+        write.vectors.slice(from, to).map(toVectorLiteral),
+        chunks.map((c) => c.embedText),
+        write.generation,
+      ],
+    );
+  }
+}
+
+/** An item of a round on its way into `chunks`. */
+interface ItemWrite {
+  item: PendingItem;
+  chunks: Chunk[];
+  vectors: Float32Array[];
+  /** The generation its chunks are written under, once its first part is written. */
+  generation: number | null;
+  /** Its content changed (or another attempt indexed it) meanwhile: nothing more is written. */
+  dropped: boolean;
+}
+
+/** Chunks `from` to `to` (exclusive) of one item, written in one transaction. */
+interface Part {
+  write: ItemWrite;
+  from: number;
+  to: number;
+}
+
+/**
+ * The round's transactions: items packed whole while they fit in `maxChunks` (an item without chunks
+ * counts one), and an item larger than that alone in parts of `maxChunks`, its last part sharing its
+ * transaction with the items after it.
+ */
+function planTransactions(writes: ItemWrite[], maxChunks: number): Part[][] {
+  const txs: Part[][] = [];
+  let current: Part[] = [];
+  let room = maxChunks;
+  const close = () => {
+    if (current.length > 0) txs.push(current);
+    current = [];
+    room = maxChunks;
+  };
+  for (const write of writes) {
+    const n = write.chunks.length;
+    if (n <= maxChunks) {
+      const cost = Math.max(1, n);
+      if (cost > room) close();
+      current.push({ write, from: 0, to: n });
+      room -= cost;
+      continue;
+    }
+    close();
+    for (let from = 0; from < n; from += maxChunks) {
+      const to = Math.min(n, from + maxChunks);
+      current.push({ write, from, to });
+      room -= to - from;
+      if (to < n) close();
+    }
+  }
+  close();
+  return txs;
+}
+
+/** The indexer stopped between two transactions of a round (what is left is cleaned up later). */
+export class IndexerStoppedError extends Error {
+  override name = 'IndexerStoppedError';
+  constructor() {
+    super('the indexer stopped in the middle of a round');
   }
 }

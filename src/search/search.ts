@@ -48,10 +48,17 @@ interface Filters {
   params: unknown[];
 }
 
+/**
+ * Chunks of a generation the indexer is still writing (src/ingest/indexer.ts, migration 010) are not
+ * searchable yet. The staging table holds a row per large item being written right now, so this is a
+ * hashed subplan: one read of a tiny table per statement, then a hash probe per candidate chunk.
+ */
+const NOT_STAGED = 'c.generation NOT IN (SELECT generation FROM chunk_staging)';
+
 /** WHERE clause over `c` (chunks) for the organization and the optional filters; $1 is the org. */
 function buildFilters(q: SearchQuery, firstParam: number): Filters {
   const params: unknown[] = [q.organizationId];
-  const parts = ['c.organization_id = $1'];
+  const parts = ['c.organization_id = $1', NOT_STAGED];
   const add = (sql: (n: number) => string, value: unknown) => {
     params.push(value);
     parts.push(sql(firstParam + params.length - 2));

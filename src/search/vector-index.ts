@@ -75,7 +75,8 @@ export async function resetForModel(db: Database, model: StoredModel): Promise<n
   return db.transaction(async (tx) => {
     const stored = await readStoredModel(tx);
     if (stored) await tx.exec(`DROP INDEX IF EXISTS ${indexName(stored.dimensions)}`);
-    await tx.exec('TRUNCATE chunks');
+    // Staged generations (src/ingest/indexer.ts) go with the chunks they named.
+    await tx.exec('TRUNCATE chunks, chunk_staging');
     await writeStoredModel(tx, model);
     await tx.exec(
       createIndexSql(model.dimensions),

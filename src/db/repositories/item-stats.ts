@@ -33,10 +33,39 @@ const zeroes = <K extends string>(keys: K[]) =>
   Object.fromEntries(keys.map((k) => [k, 0])) as Record<K, number>;
 
 /**
+ * Pending items (anyone's) the indexer takes no later than organization $1's last one, in the order its
+ * lease takes them (src/ingest/indexer.ts): queues per organization and source, oldest change first
+ * within a queue, taken in turns (each queue's first, then each queue's second...), a turn oldest first.
+ * The organization's last item is the last of its longest queue: turn D, the queue's newest change. Ahead
+ * of it (itself included): each queue's items of the turns before D, and the D-th items changed no
+ * later. Items in flight count as waiting and new ones will cut in by turn, so it is an estimate. Cost:
+ * one pass over the pending items in the order of items_indexing_queue_idx, then up to D index steps in
+ * each queue as long as D.
+ */
+const QUEUED_AHEAD_SQL = `
+  WITH queues AS (
+    SELECT organization_id AS org, source_type AS source, coalesce(connection_id, '') AS conn,
+           count(*)::int AS len, max(updated_at) AS newest
+      FROM items WHERE indexing_status = 'pending'
+     GROUP BY organization_id, source_type, coalesce(connection_id, '')
+  ),
+  mine AS (
+    SELECT len AS turn, newest FROM queues WHERE org = $1 ORDER BY len DESC, newest DESC LIMIT 1
+  )
+  SELECT ((SELECT coalesce(sum(least(q.len, m.turn - 1)), 0) FROM queues AS q)
+          + (SELECT count(*) FROM queues AS q CROSS JOIN LATERAL (
+               SELECT i.updated_at FROM items AS i
+                WHERE i.indexing_status = 'pending' AND i.organization_id = q.org AND i.source_type = q.source
+                  AND coalesce(i.connection_id, '') = q.conn
+                ORDER BY i.updated_at OFFSET m.turn - 1 LIMIT 1) AS d
+              WHERE q.len >= m.turn AND d.updated_at <= m.newest))::int AS n
+    FROM mine AS m`;
+
+/**
  * The organization's items counted by indexing state, source type and connection; its chunks; and the
- * indexer's progress. The indexer is shared by every organization and takes pending items oldest change
- * first (src/ingest/indexer.ts), so the estimate counts what is queued ahead of this organization's last
- * pending item, whoever's it is, and reports only that number and the rate, never another's items.
+ * indexer's progress. The indexer is shared by every organization, so the estimate counts what is queued
+ * ahead of this organization's last pending item, whoever's it is ({@link QUEUED_AHEAD_SQL}), and
+ * reports only that number and the rate, never another's items.
  */
 export async function itemStats(q: Queryable, organizationId: string): Promise<ItemStats> {
   const groups = await q.query<{
@@ -55,7 +84,9 @@ export async function itemStats(q: Queryable, organizationId: string): Promise<I
     [organizationId],
   );
   const [chunks] = await q.query<{ n: number }>(
-    'SELECT count(*)::int AS n FROM chunks WHERE organization_id = $1',
+    // Searchable ones: not those of a generation the indexer is still writing (src/search/search.ts).
+    `SELECT count(*)::int AS n FROM chunks AS c
+      WHERE c.organization_id = $1 AND c.generation NOT IN (SELECT generation FROM chunk_staging)`,
     [organizationId],
   );
   const [rate] = await q.query<{ n: number; span: number | null }>(
@@ -63,13 +94,7 @@ export async function itemStats(q: Queryable, organizationId: string): Promise<I
        FROM items WHERE indexed_at > now() - make_interval(secs => $1)`,
     [RATE_WINDOW_SECONDS],
   );
-  const [ahead] = await q.query<{ n: number }>(
-    `SELECT count(*)::int AS n FROM items
-      WHERE indexing_status = 'pending'
-        AND updated_at <= (SELECT max(updated_at) FROM items
-                            WHERE organization_id = $1 AND indexing_status = 'pending')`,
-    [organizationId],
-  );
+  const [ahead] = await q.query<{ n: number }>(QUEUED_AHEAD_SQL, [organizationId]);
 
   const byIndexingStatus = zeroes(STATUSES);
   const bySourceType = zeroes(SOURCE_TYPES);
