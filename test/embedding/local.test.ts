@@ -1,14 +1,41 @@
 import assert from 'node:assert/strict';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { once } from 'node:events';
+import { cp, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
+import type { Worker } from 'node:worker_threads';
+import { performance } from 'node:perf_hooks';
+import { AutoModel, AutoTokenizer, env, mean_pooling, type Tensor } from '@huggingface/transformers';
 import { createEmbedder, dot, type LocalEmbedder, modelProfile } from '../../src/embedding/index.ts';
 import { AppError } from '../../src/lib/errors.ts';
 import { createTestEmbedder, testModelDir } from '../support/model.ts';
 
 function norm(v: Float32Array): number {
   return Math.sqrt(dot(v, v));
+}
+
+/**
+ * The worker threads this process starts from now on, in order (in this file only embedders start
+ * threads); the caller stops watching.
+ */
+function watchThreads(): { threads: Worker[]; stop: () => void } {
+  const threads: Worker[] = [];
+  const onWorker = (worker: Worker) => threads.push(worker);
+  process.on('worker', onWorker);
+  return { threads, stop: () => process.off('worker', onWorker) };
+}
+
+const isUnavailable = (pattern: RegExp) => (err: unknown) =>
+  err instanceof AppError && err.code === 'unavailable' && pattern.test(err.message);
+
+/** `n` passage-length texts, distinct, for calls that keep the model busy. */
+function documents(n: number, tag: string): string[] {
+  return Array.from(
+    { length: n },
+    (_, i) =>
+      `${tag} ${i}: ${'connectors sync pages into the knowledge base, which the indexer embeds '.repeat(6)}`,
+  );
 }
 
 describe('LocalEmbedder (real inference on the fixture model)', () => {
@@ -123,6 +150,160 @@ describe('LocalEmbedder (real inference on the fixture model)', () => {
     const [a] = await fp32.embed([text]);
     const [b] = await embedder.embed([text]);
     assert.ok(dot(a!, b!) > 0.97, String(dot(a!, b!)));
+  });
+});
+
+describe('LocalEmbedder thread (the model runs off the main thread)', () => {
+  let embedder: LocalEmbedder;
+  let fp32: LocalEmbedder;
+  before(async () => {
+    embedder = await createTestEmbedder();
+    fp32 = await createTestEmbedder({ quantized: false });
+  });
+  after(async () => {
+    await embedder.close();
+    await fp32.close();
+  });
+
+  test('vectors equal those transformers.js computes on the calling thread, one text per inference', async () => {
+    const dir = await testModelDir();
+    env.localModelPath = path.dirname(dir);
+    env.allowRemoteModels = false;
+    const name = path.basename(dir);
+    const tokenizer = await AutoTokenizer.from_pretrained(name, { local_files_only: true });
+    const model = await AutoModel.from_pretrained(name, {
+      local_files_only: true,
+      dtype: 'q8',
+      device: 'cpu',
+    });
+    try {
+      const texts = [
+        'The cat sat on the mat.',
+        'ok',
+        'Postgres stores vectors with the pgvector extension and indexes them with HNSW graphs for search.',
+        'retrieval augmented generation '.repeat(300),
+      ];
+      const got = [...(await embedder.embed(texts)), await embedder.embedQuery(texts[0]!)];
+      for (const [i, text] of [...texts, texts[0]!].entries()) {
+        const inputs = tokenizer([text], { truncation: true, max_length: embedder.maxTokens });
+        const { last_hidden_state } = (await model(inputs)) as { last_hidden_state: Tensor };
+        const expected = mean_pooling(last_hidden_state, inputs.attention_mask).normalize(2, -1)
+          .data as Float32Array;
+        assert.equal(got[i]!.length, expected.length);
+        // transformers.js pools in float64, ours in float32: the same vector up to float32 rounding.
+        const worst = Math.max(...expected.map((x, d) => Math.abs(x - got[i]![d]!)));
+        assert.ok(worst < 1e-6, `text ${i}: largest difference ${worst}`);
+      }
+    } finally {
+      await model.dispose();
+    }
+  });
+
+  test('the main thread keeps turning while a batch embeds', async () => {
+    // fp32 embeds 32 texts in one inference: the longest the model holds a thread in one go.
+    const texts = documents(32, 'long');
+    let last = performance.now();
+    let longestGap = 0;
+    const timer = setInterval(() => {
+      const now = performance.now();
+      longestGap = Math.max(longestGap, now - last);
+      last = now;
+    }, 5);
+    const startUse = performance.eventLoopUtilization();
+    const started = performance.now();
+    try {
+      await fp32.embed(texts);
+    } finally {
+      clearInterval(timer);
+    }
+    const took = performance.now() - started;
+    // The stretch since the last tick counts too (a blocked loop ticks once, at the very end).
+    longestGap = Math.max(longestGap, performance.now() - last);
+    const use = performance.eventLoopUtilization(startUse);
+    // In the main thread, one inference held the event loop for the whole batch (busy share ~1).
+    assert.ok(
+      longestGap < took / 2,
+      `longest timer gap ${longestGap.toFixed(0)} ms of a ${took.toFixed(0)} ms batch`,
+    );
+    assert.ok(use.utilization < 0.5, `event loop busy ${(use.utilization * 100).toFixed(0)}% of the batch`);
+  });
+
+  test('a query goes before the document inferences queued ahead of it; documents keep their order', async () => {
+    const finished: string[] = [];
+    const calls = Array.from({ length: 4 }, (_, c) =>
+      embedder.embed(documents(32, `call ${c}`)).then(() => finished.push(`documents ${c}`)),
+    );
+    calls.push(embedder.embedQuery('how often do connectors sync?').then(() => finished.push('query')));
+    await Promise.all(calls);
+    // The first call is 32 inferences: the query waits for the one running when it arrives, not the call.
+    assert.deepEqual(finished, ['query', ...Array.from({ length: 4 }, (_, c) => `documents ${c}`)]);
+  });
+
+  test('a queued call whose signal aborts is dropped at once, and the thread carries on', async () => {
+    const settled: string[] = [];
+    const ahead = embedder.embed(documents(32, 'ahead')).then(() => settled.push('ahead'));
+    const controller = new AbortController();
+    const queued = embedder.embed(documents(32, 'queued'), controller.signal).catch((err: unknown) => {
+      settled.push('aborted');
+      throw err;
+    });
+    const behind = embedder.embed(['behind']).then(() => settled.push('behind'));
+    controller.abort();
+    await assert.rejects(queued, { name: 'AbortError' });
+    await Promise.all([ahead, behind]);
+    assert.deepEqual(settled, ['aborted', 'ahead', 'behind']);
+    const [again] = await embedder.embed(['behind']);
+    assert.equal(again!.length, embedder.dimensions);
+  });
+
+  test('close() waits for the calls already made, then ends the thread', async () => {
+    const watch = watchThreads();
+    const own = await createTestEmbedder();
+    watch.stop();
+    assert.equal(watch.threads.length, 1, 'the model runs in a thread of its own');
+    const exited = once(watch.threads[0]!, 'exit');
+    const pending = own.embed(documents(8, 'before close'));
+    await own.close();
+    assert.equal((await pending).length, 8);
+    const [code] = await exited;
+    assert.equal(code, 0);
+    await assert.rejects(own.embed(['x']), isUnavailable(/closed/));
+  });
+
+  test('a thread that dies fails the calls waiting on it; the next call starts another', async () => {
+    const watch = watchThreads();
+    const own = await createTestEmbedder();
+    try {
+      assert.equal(watch.threads.length, 1, 'the model runs in a thread of its own');
+      const [before] = await own.embed(['embedded before and after the crash']);
+      const waiting = [own.embed(documents(32, 'one')), own.embed(documents(32, 'two')), own.embedQuery('q')];
+      await watch.threads[0]!.terminate();
+      for (const call of waiting) await assert.rejects(call, isUnavailable(/thread stopped/));
+      const [after] = await own.embed(['embedded before and after the crash']);
+      assert.equal(watch.threads.length, 2, 'a new thread took over');
+      assert.deepEqual(after, before);
+    } finally {
+      watch.stop();
+      await own.close();
+    }
+  });
+
+  test('a model the thread cannot load fails as unavailable', async () => {
+    const dir = await mkdtemp(path.join(tmpdir(), 'kb-badmodel-'));
+    try {
+      const source = await testModelDir();
+      for (const file of ['config.json', 'tokenizer.json', 'tokenizer_config.json']) {
+        await cp(path.join(source, file), path.join(dir, file));
+      }
+      await mkdir(path.join(dir, 'onnx'));
+      await writeFile(path.join(dir, 'onnx', 'model_quantized.onnx'), 'not an onnx graph');
+      await assert.rejects(
+        createEmbedder({ provider: 'local', modelDir: dir }),
+        isUnavailable(/^Could not load embedding model kb-badmodel-/),
+      );
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 });
 
