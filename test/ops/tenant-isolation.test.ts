@@ -179,6 +179,9 @@ for (const mode of STORAGE_MODES) {
       });
       assert.equal(renamed.status, 200, JSON.stringify(renamed.body));
       assert.deepEqual([renamed.body.updated, renamed.body.notFound], [0, [itemId]], 'the rename reached no item of A');
+      const reembed = await t.call('POST', '/api/connect/knowledgebase-items/reembed', { key: B.key, body: {} });
+      assert.equal(reembed.status, 200, JSON.stringify(reembed.body));
+      assert.deepEqual([reembed.body.marked, reembed.body.pending], [0, 0], "B's re-embedding marks none of A's items");
       const deleted = await t.call('DELETE', '/api/connect/knowledgebase-items', { key: B.key, body: { ids: [itemId] } });
       assert.ok(deleted.status === 404 || (deleted.status === 200 && deleted.body.deleted === 0), JSON.stringify(deleted.body));
       const exists = await t.call('GET', `/api/connect/secret-id-exists?secretId=${connectionId}`, { key: B.key });

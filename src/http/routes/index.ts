@@ -13,6 +13,7 @@ import * as health from './health.ts';
 import * as itemsDelete from './items-delete.ts';
 import * as itemsGet from './items-get.ts';
 import * as itemsQuery from './items-query.ts';
+import * as itemsReembed from './items-reembed.ts';
 import * as itemsStats from './items-stats.ts';
 import * as itemsUpdate from './items-update.ts';
 import * as itemsUpload from './items-upload.ts';
@@ -32,6 +33,7 @@ const routes: Array<{ register(app: App, deps: RouteDeps): void }> = [
   itemsUpdate,
   itemsDelete,
   itemsUpload,
+  itemsReembed,
   search,
   adminOrganizations,
   adminKeys,
