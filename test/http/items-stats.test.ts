@@ -101,6 +101,22 @@ for (const mode of STORAGE_MODES) {
       assert.equal(other.indexer.queuedAhead, 1, "B's item is first in the queue");
     });
 
+    test("an upload is queued behind one turn of another organization's sync backlog, not all of it", async () => {
+      const { t, source } = s;
+      await (await withSearch(t)).drain();
+      source.seed(6, 'later');
+      assert.equal((await syncAndWait(t)).status, 'succeeded');
+      await upload('Upload during the backlog', t.orgB.key);
+      // The indexer takes queues (organization and source) in turns (src/ingest/indexer.ts): the sync's
+      // first item, then B's upload.
+      const b = await stats(t.orgB.key);
+      assert.equal(b.indexer.queuedAhead, 2, "the sync's first item and B's own");
+      // A's last item is the sync's sixth: five turns of both queues, then itself.
+      const a = await stats();
+      assert.equal(a.byIndexingStatus.pending, 6);
+      assert.equal(a.indexer.queuedAhead, 7);
+    });
+
     test('takes no parameters', async () => {
       const res = await s.t.call('GET', '/api/connect/knowledgebase-items/stats?connectionId=x');
       expectError(res, 400, 'invalid_request');
