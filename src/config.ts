@@ -4,6 +4,7 @@ import { z } from 'zod';
 import { connectorSettings } from './connectors/context.ts';
 import { registeredConnectors } from './connectors/registry.ts';
 import type { AnyConnector, OAuthApp } from './connectors/types.ts';
+import { DEFAULT_POOL_MAX } from './db/postgres.ts';
 
 /**
  * Every setting of the service, parsed once from the environment (and an optional `.env`, loaded by the
@@ -40,6 +41,8 @@ const envSchema = z.object({
   /** auto: readable lines on a terminal, JSON when piped or NODE_ENV=production (src/lib/logger.ts). */
   KB_LOG_FORMAT: z.enum(['auto', 'json', 'pretty']).default('auto'),
   KB_WORKERS: z.coerce.number().int().min(0).max(64).default(2),
+  /** Server mode: connections in this process's pool (src/db/postgres.ts says how many it needs). */
+  KB_DB_POOL_MAX: z.coerce.number().int().min(2).max(1000).default(DEFAULT_POOL_MAX),
 });
 
 export type Env = z.infer<typeof envSchema>;

@@ -9,10 +9,16 @@ export interface StorageSettings {
   DATABASE_URL?: string | undefined;
   /** Embedded mode: PGlite keeps its files in `<dataDir>/pgdata`. */
   dataDir: string;
+  /** Server mode: connections in the pool (default DEFAULT_POOL_MAX in postgres.ts). */
+  KB_DB_POOL_MAX?: number | undefined;
 }
 
 /** Open the database the settings name: Postgres when DATABASE_URL is set, else PGlite in the data dir. */
 export async function openDatabase(settings: StorageSettings): Promise<Database> {
-  if (settings.DATABASE_URL) return openPostgres(settings.DATABASE_URL);
+  if (settings.DATABASE_URL)
+    return openPostgres(
+      settings.DATABASE_URL,
+      settings.KB_DB_POOL_MAX ? { max: settings.KB_DB_POOL_MAX } : {},
+    );
   return openPglite(path.join(settings.dataDir, 'pgdata'));
 }

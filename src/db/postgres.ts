@@ -5,11 +5,19 @@ import type { Database, Queryable } from './database.ts';
 // int8 (bigint) comes back as a JS number: our counters and ids stay far below 2^53.
 pg.types.setTypeParser(20, (v) => Number.parseInt(v, 10));
 
+/**
+ * Connections per process (`KB_DB_POOL_MAX`). Each process needs about one per job loop, one for the
+ * indexer, one per request in flight and a few for heartbeats and periodic tasks; 10 was the API's
+ * bottleneck with 64 clients, 2 workers and the indexer (BENCHMARKS.md "Load: 64 clients"). Postgres
+ * allows 100 connections by default: 20 leaves room for four such processes and the operator's tools.
+ */
+export const DEFAULT_POOL_MAX = 20;
+
 /** Server mode: a node-postgres pool against any Postgres that has pgvector. */
 export async function openPostgres(url: string, opts: { max?: number; onIdleError?: (err: Error) => void } = {}): Promise<Database> {
   const pool = new pg.Pool({
     connectionString: url,
-    max: opts.max ?? 10,
+    max: opts.max ?? DEFAULT_POOL_MAX,
     application_name: 'kb-service',
     // A server that accepts no connection (down, hung, overloaded) fails the request quickly with 503
     // instead of holding it until the client gives up.

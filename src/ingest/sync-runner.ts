@@ -51,7 +51,7 @@ export interface SyncRunOptions {
   onItemsChanged?: (() => void) | undefined;
   /** Secret values to scrub from failure messages. */
   secrets?: readonly string[];
-  /** Commit after this many buffered events. Default 200. */
+  /** Commit after this many buffered events. Default {@link DEFAULT_SYNC_BATCH}. */
   batchSize?: number;
   /** ...or when the oldest buffered event is this old. Default 1 s. */
   maxBatchAgeMs?: number;
@@ -73,9 +73,18 @@ type Op =
 
 const MAX_FAILURE_MESSAGE = 500;
 
+/**
+ * Events per commit. A batch's transaction holds the job's row (the lease) and a connection for a few
+ * statements per document; 200 held them up to 12 s under load in server mode (BENCHMARKS.md "Load: 64
+ * clients"), with the job's heartbeat and other requests waiting. A commit per 50 documents costs one
+ * more WAL flush each and keeps every batch a quarter as long; a crash still re-reads at most from the
+ * last checkpoint.
+ */
+export const DEFAULT_SYNC_BATCH = 50;
+
 export async function runSync(opts: SyncRunOptions): Promise<SyncRunResult> {
   const { connector, context, mode } = opts;
-  const batchSize = opts.batchSize ?? 200;
+  const batchSize = opts.batchSize ?? DEFAULT_SYNC_BATCH;
   const maxBatchAgeMs = opts.maxBatchAgeMs ?? 1_000;
   const full = mode === 'full';
   const signal = context.signal;

@@ -129,11 +129,22 @@ export function startWorkerPool(db: Database, opts: WorkerPoolOptions): WorkerPo
       warn: (o, m) => log.warn({ jobId: job.id, kind: job.kind, ...o }, m),
       error: (o, m) => log.error({ jobId: job.id, kind: job.kind, ...o }, m),
     };
+    // The job's writes to its own row, one at a time, queued here rather than in the database. Every
+    // lease transaction locks the job row first, and so does a heartbeat: a crawl's pages finishing
+    // together, or a heartbeat during a sync batch, each held a pool connection while it waited for that
+    // lock (BENCHMARKS.md "Load: 64 clients", server mode). Queued here they wait without one, and run
+    // in the same order. No lease transaction opens another, so the queue cannot wait on itself.
+    let rowQueue: Promise<unknown> = Promise.resolve();
+    const onJobRow = <T>(fn: () => Promise<T>): Promise<T> => {
+      const turn = rowQueue.then(fn, fn);
+      rowQueue = turn.catch(() => {});
+      return turn;
+    };
     let beating = false;
     const heartbeat = setInterval(() => {
       if (beating) return;
       beating = true;
-      heartbeatJob(db, job.id, job.leaseToken)
+      onJobRow(() => heartbeatJob(db, job.id, job.leaseToken))
         .then((held) => {
           if (!held) controller.abort(new JobLostError(job.id));
         })
@@ -144,10 +155,12 @@ export function startWorkerPool(db: Database, opts: WorkerPoolOptions): WorkerPo
     }, heartbeatMs);
 
     const withLease = <T>(fn: (tx: Queryable) => Promise<T>): Promise<T> =>
-      db.transaction(async (tx) => {
-        await assertLease(tx, job.id, job.leaseToken);
-        return fn(tx);
-      });
+      onJobRow(() =>
+        db.transaction(async (tx) => {
+          await assertLease(tx, job.id, job.leaseToken);
+          return fn(tx);
+        }),
+      );
 
     try {
       const registered = handlers.get(job.kind);
