@@ -689,6 +689,101 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/connect/connection-types": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the source types and their fields (extension)
+         * @description Each source type with the `source` fields of POST /api/connect/connection (name, kind, required, secret, description) and, for OAuth sources, the field the consent needs and whether it is configured.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: components["schemas"]["ConnectionType"][];
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/connect/connections": {
         parameters: {
             query?: never;
@@ -878,7 +973,7 @@ export interface paths {
         put?: never;
         /**
          * Create a web crawl job
-         * @description Crawls the site of `url` (robots.txt, sitemaps and links; polite per host), storing each page's main content as a `crawl` item as it arrives. The page budget `limit` is exact. Private, loopback and link-local targets are refused unless the operator sets KB_CRAWL_ALLOW_PRIVATE. Crawling a URL again updates its item, leaves unchanged pages alone and removes pages that now answer 404/410.
+         * @description Crawls the site of `url` (robots.txt, sitemaps and links; polite per host), storing each page's main content as a `crawl` item as it arrives. `limit` counts distinct pages stored and is exact; near-duplicate pages collapse into the page they repeat, rel=canonical and robots noindex are honoured. Private, loopback and link-local targets are refused unless the operator sets KB_CRAWL_ALLOW_PRIVATE. Crawling a URL again updates its item, leaves unchanged pages alone and removes pages that now answer 404/410.
          */
         post: {
             parameters: {
@@ -906,7 +1001,7 @@ export interface paths {
                          */
                         includePaths?: string[];
                         /**
-                         * @description page budget: pages fetched into items at most (default 100, at most 10000)
+                         * @description page budget: distinct pages stored at most (default 100, at most 10000); fetches that store nothing (404, non-HTML, duplicate, near-duplicate, noindex) do not count, and 3 x limit fetches end the crawl
                          * @default 100
                          */
                         limit?: number;
@@ -2702,32 +2797,92 @@ export interface components {
             /** @description Unix epoch ms */
             updatedAt: number;
         };
+        ConnectionType: {
+            /** @description The product's name, accepted as `source.type` too */
+            alias: string;
+            /** @description The source's own fields, in the order it declares them */
+            fields: {
+                description: string;
+                /** @enum {string} */
+                kind: "string" | "boolean";
+                /** @description The field of `source` in POST /api/connect/connection */
+                name: string;
+                required: boolean;
+                /** @description A credential to mask in forms (tokens) */
+                secret: boolean;
+            }[];
+            /** @description The product behind the type */
+            label: string;
+            /** @description Sources that connect through OAuth consent; null for the others */
+            oauth: {
+                /** @description Whether the operator set up this source's OAuth app */
+                configured: boolean;
+                /** @description The field POST /api/connect/oauth/initiate needs besides `type` (each account runs its own consent) */
+                tenantField: string | null;
+            } | null;
+            /** @description Canonical source type (`source.type`) */
+            type: string;
+        };
+        ConnectionTypeInput: {
+            /** @description The product's name, accepted as `source.type` too */
+            alias: string;
+            /** @description The source's own fields, in the order it declares them */
+            fields: {
+                description: string;
+                /** @enum {string} */
+                kind: "string" | "boolean";
+                /** @description The field of `source` in POST /api/connect/connection */
+                name: string;
+                required: boolean;
+                /** @description A credential to mask in forms (tokens) */
+                secret: boolean;
+            }[];
+            /** @description The product behind the type */
+            label: string;
+            /** @description Sources that connect through OAuth consent; null for the others */
+            oauth: {
+                /** @description Whether the operator set up this source's OAuth app */
+                configured: boolean;
+                /** @description The field POST /api/connect/oauth/initiate needs besides `type` (each account runs its own consent) */
+                tenantField: string | null;
+            } | null;
+            /** @description Canonical source type (`source.type`) */
+            type: string;
+        };
         CrawlJob: {
             allowExternalLinks: boolean;
             /** @description ISO 8601 UTC when the job ended (completed, failed or cancelled); null before */
             completed_at: string | null;
-            /** @description admitted pages finished (stored, unchanged, removed, skipped or failed) */
+            /** @description distinct pages stored so far (created, updated or unchanged): what `limit` counts; never above it */
             completed_pages: number;
             /** @description ISO 8601 UTC */
             created_at: string;
             /** @description why the job failed; null unless `failed` */
             error_message: string | null;
             excludePaths: string[];
+            /** @description extension: fetches at most (3 x `limit`, at least `limit` + 10); the crawl ends there */
+            fetch_limit: number;
+            /** @description extension: URLs fetched so far, whatever they yielded */
+            fetched_pages: number;
             /** @description job identifier */
             id: string;
             includePaths: string[];
-            /** @description extension: the page budget */
+            /** @description extension: the page budget: distinct pages stored at most (fetches that store nothing do not count) */
             limit: number;
             /** @description extension: link depth limit; null for none */
             maxDepth: number | null;
-            /** @description extension: finished pages by outcome: `created`, `updated`, `unchanged` (same content or 304), `removed` (404/410, item deleted), `gone`, `duplicate`, `not_html`, `noindex`, `empty`, `tombstoned`, `failed`, `blocked`... */
+            /** @description extension: finished pages by outcome: `created`, `updated`, `unchanged` (same content or 304), `removed` (404/410, item deleted), `gone`, `duplicate`, `near_duplicate`, `canonical` (its rel=canonical URL is the page stored), `not_html`, `noindex`, `empty`, `tombstoned`, `budget` (fetched after the limit was reached), `failed`, `blocked`... */
             outcomes: {
                 [key: string]: number;
             };
-            /** @description extension, for debugging: URLs not crawled or not stored, by reason (`excluded`, `not_included`, `robots`, `external`, `depth`, `budget`, `not_html`, `duplicate`, `noindex`, `empty`, `too_long`, `blocked`, `failed`), each with a count of distinct URLs and a few examples */
+            /** @description extension, for debugging: URLs not crawled or not stored, by reason (`excluded`, `not_included`, `robots`, `external`, `depth`, `budget` (not reached: the limit or the fetch cap ended the crawl), `not_html`, `duplicate`, `near_duplicate` (text nearly the same as a stored page of the host), `canonical` (stored under its rel=canonical URL), `noindex`, `empty`, `too_long`, `blocked`, `failed`), each with a count of distinct URLs and a few examples. The kept item of duplicates carries a `variants:N` tag: N pages of the crawl had its text. */
             refused: {
                 [key: string]: {
                     count: number;
+                    /** @description `duplicate`, `near_duplicate`, `canonical`: the URL each example stands for */
+                    of?: {
+                        [key: string]: string;
+                    };
                     sample: string[];
                 };
             };
@@ -2739,7 +2894,7 @@ export interface components {
             tags: string[];
             /** @description the caller's organization id */
             tenant_id: string;
-            /** @description pages discovered and admitted so far; never above `limit` */
+            /** @description pages stored plus pages still queued or being fetched, never above `limit`; equal to `completed_pages` once the job ends */
             total_pages: number;
             /** @description ISO 8601 UTC */
             updated_at: string;
@@ -2750,28 +2905,36 @@ export interface components {
             allowExternalLinks: boolean;
             /** @description ISO 8601 UTC when the job ended (completed, failed or cancelled); null before */
             completed_at: string | null;
-            /** @description admitted pages finished (stored, unchanged, removed, skipped or failed) */
+            /** @description distinct pages stored so far (created, updated or unchanged): what `limit` counts; never above it */
             completed_pages: number;
             /** @description ISO 8601 UTC */
             created_at: string;
             /** @description why the job failed; null unless `failed` */
             error_message: string | null;
             excludePaths: string[];
+            /** @description extension: fetches at most (3 x `limit`, at least `limit` + 10); the crawl ends there */
+            fetch_limit: number;
+            /** @description extension: URLs fetched so far, whatever they yielded */
+            fetched_pages: number;
             /** @description job identifier */
             id: string;
             includePaths: string[];
-            /** @description extension: the page budget */
+            /** @description extension: the page budget: distinct pages stored at most (fetches that store nothing do not count) */
             limit: number;
             /** @description extension: link depth limit; null for none */
             maxDepth: number | null;
-            /** @description extension: finished pages by outcome: `created`, `updated`, `unchanged` (same content or 304), `removed` (404/410, item deleted), `gone`, `duplicate`, `not_html`, `noindex`, `empty`, `tombstoned`, `failed`, `blocked`... */
+            /** @description extension: finished pages by outcome: `created`, `updated`, `unchanged` (same content or 304), `removed` (404/410, item deleted), `gone`, `duplicate`, `near_duplicate`, `canonical` (its rel=canonical URL is the page stored), `not_html`, `noindex`, `empty`, `tombstoned`, `budget` (fetched after the limit was reached), `failed`, `blocked`... */
             outcomes: {
                 [key: string]: number;
             };
-            /** @description extension, for debugging: URLs not crawled or not stored, by reason (`excluded`, `not_included`, `robots`, `external`, `depth`, `budget`, `not_html`, `duplicate`, `noindex`, `empty`, `too_long`, `blocked`, `failed`), each with a count of distinct URLs and a few examples */
+            /** @description extension, for debugging: URLs not crawled or not stored, by reason (`excluded`, `not_included`, `robots`, `external`, `depth`, `budget` (not reached: the limit or the fetch cap ended the crawl), `not_html`, `duplicate`, `near_duplicate` (text nearly the same as a stored page of the host), `canonical` (stored under its rel=canonical URL), `noindex`, `empty`, `too_long`, `blocked`, `failed`), each with a count of distinct URLs and a few examples. The kept item of duplicates carries a `variants:N` tag: N pages of the crawl had its text. */
             refused: {
                 [key: string]: {
                     count: number;
+                    /** @description `duplicate`, `near_duplicate`, `canonical`: the URL each example stands for */
+                    of?: {
+                        [key: string]: string;
+                    };
                     sample: string[];
                 };
             };
@@ -2783,7 +2946,7 @@ export interface components {
             tags: string[];
             /** @description the caller's organization id */
             tenant_id: string;
-            /** @description pages discovered and admitted so far; never above `limit` */
+            /** @description pages stored plus pages still queued or being fetched, never above `limit`; equal to `completed_pages` once the job ends */
             total_pages: number;
             /** @description ISO 8601 UTC */
             updated_at: string;

@@ -1,8 +1,9 @@
 /**
- * Admission of one crawl run: turning discovered URLs into frontier rows within the page budget, with a
- * reason for every refusal (too long, refused host, robots.txt, scope, depth, budget...). Robots look-ups
- * happen before the transaction ({@link Admission.candidates}: they are network requests); the decisions
- * and inserts happen under the crawl job's row lock ({@link Admission.admit}), so the budget is exact.
+ * Admission of one crawl run: turning discovered URLs into frontier rows within the frontier's bound
+ * (settings.ts `crawlBounds`), with a reason for every refusal (too long, refused host, robots.txt, scope,
+ * depth, budget...), and a priority (patterns.ts: depth, sitemap, push-back). Robots look-ups happen
+ * before the transaction ({@link Admission.candidates}: they are network requests); the decisions and
+ * inserts happen under the crawl job's row lock ({@link Admission.admit}), so the bound is exact.
  */
 import type { Queryable } from '../db/database.ts';
 import { insertFrontierRows } from '../db/repositories/crawl-frontier.ts';
@@ -10,7 +11,9 @@ import type { LockedCrawlJob } from '../db/repositories/crawl-jobs.ts';
 import { admit, type PathFilters } from './filters.ts';
 import { admitUrls, type Candidate, noteRefusals } from './frontier.ts';
 import type { HostPolicy } from './host-policy.ts';
+import { basePriority, urlPattern } from './patterns.ts';
 import type { RobotsRules } from './robots.ts';
+import { crawlBounds } from './settings.ts';
 import { canonicalizeUrl, urlKey } from './url.ts';
 
 /** Longer URLs are refused (`too_long`): they are traps (ever-growing queries) more often than pages. */
@@ -31,6 +34,7 @@ export interface CrawlScope {
 
 export class Admission {
   readonly #jobId: string;
+  /** URLs the frontier holds at most. */
   readonly #limit: number;
   readonly #scope: CrawlScope;
   readonly #hosts: HostPolicy;
@@ -43,7 +47,7 @@ export class Admission {
 
   constructor(job: { id: string; limit: number }, scope: CrawlScope, hosts: HostPolicy) {
     this.#jobId = job.id;
-    this.#limit = job.limit;
+    this.#limit = crawlBounds(job.limit).frontierLimit;
     this.#scope = scope;
     this.#hosts = hosts;
   }
@@ -57,9 +61,9 @@ export class Admission {
     this.#known.add(key);
   }
 
-  /** The budget as of a commit: `locked.total` once that commit's transaction is done. */
+  /** The frontier's fill as of a commit: `locked.admitted` once that commit's transaction is done. */
   committed(locked: LockedCrawlJob): void {
-    this.#admittedSoFar = locked.total;
+    this.#admittedSoFar = locked.admitted;
   }
 
   /**
@@ -73,14 +77,14 @@ export class Admission {
       filters,
       allowExternalLinks: true,
       depth: 0,
-      admitted: locked.total,
-      limit: locked.limit,
+      admitted: locked.admitted,
+      limit: this.#limit,
       robotsAllows: (u) => robots.isAllowed(u),
     });
-    const base = { key: startKey, url: startUrl, depth: 0 };
+    const base = { key: startKey, url: startUrl, depth: 0, priority: 0, pattern: urlPattern(startUrl) };
     if (verdict.ok) {
       await insertFrontierRows(tx, this.#jobId, [{ ...base, admitted: true, state: 'queued' }]);
-      locked.total++;
+      locked.admitted++;
     } else if (verdict.reason === 'robots') {
       // Kept as a finished row so a resumed attempt does not count the refusal twice.
       await insertFrontierRows(tx, this.#jobId, [
@@ -94,17 +98,28 @@ export class Admission {
   }
 
   /**
-   * Turns discovered URLs into candidates at `depth`, and loads robots.txt for the hosts of those that
-   * could still be admitted (outside any transaction: robots.txt is a network request).
+   * Turns discovered URLs into candidates at `depth` (from a sitemap or from links), and loads robots.txt
+   * for the hosts of those that could still be admitted (outside any transaction: robots.txt is a network
+   * request).
    */
-  async candidates(urls: readonly string[], depth: number): Promise<Candidate[]> {
+  async candidates(
+    urls: readonly string[],
+    depth: number,
+    opts: { fromSitemap?: boolean } = {},
+  ): Promise<Candidate[]> {
     const out: Candidate[] = [];
     const hosts = new Map<string, string>();
     for (const u of urls) {
       const url = canonicalizeUrl(u);
       const key = url ? urlKey(url) : null;
       if (!url || !key) continue;
-      out.push({ url, key, depth });
+      out.push({
+        url,
+        key,
+        depth,
+        priority: basePriority(url, depth, opts.fromSitemap ?? false),
+        pattern: urlPattern(url),
+      });
       if (this.#known.has(key) || this.#refusedKeys.has(key)) continue;
       if (this.#admittedSoFar >= this.#limit) continue;
       const pre = admit(url, {
@@ -127,7 +142,7 @@ export class Admission {
   async admit(tx: Queryable, locked: LockedCrawlJob, candidates: readonly Candidate[]): Promise<void> {
     if (candidates.length === 0) return;
     const fresh = candidates.filter((c) => !this.#known.has(c.key));
-    const { admitted, refused } = await admitUrls(tx, this.#jobId, locked, fresh, (c, state) => {
+    const { admitted, refused } = await admitUrls(tx, this.#jobId, locked, this.#limit, fresh, (c, state) => {
       if (c.url.length > MAX_URL_LENGTH) return { ok: false, reason: 'too_long' };
       const robots = this.#hosts.loadedRobots(c.url);
       if (robots === null) return { ok: false, reason: 'blocked' };

@@ -4,11 +4,13 @@
  * sidebars, cookie banners, scripts) is removed and the main content is located by its semantic element
  * (`<main>`, `<article>`, ...) or, when the page has none, by @mozilla/readability. The markdown comes
  * from the service's one HTML-to-markdown converter (src/lib/html-to-markdown.ts), shared with the
- * connectors.
+ * connectors. The main text's near-duplicate signature (fingerprint.ts) is taken here too, so its cost
+ * is paid in the extraction worker, not on the crawl's thread.
  */
 import { Readability } from '@mozilla/readability';
 import { parseHTML } from 'linkedom';
 import { absolutizeUrls, elementToMarkdown, markCodeLanguages } from '../lib/html-to-markdown.ts';
+import { textSignature } from './fingerprint.ts';
 import { canonicalizeUrl, resolveLink } from './url.ts';
 
 export interface ExtractedPage {
@@ -22,6 +24,8 @@ export interface ExtractedPage {
   canonical?: string;
   /** `<meta name="robots" content="noindex">` (or `none`). */
   noindex: boolean;
+  /** MinHash signature of the markdown (fingerprint.ts); null when it has no words. */
+  signature: number[] | null;
 }
 
 // Removed everywhere: never content.
@@ -128,7 +132,10 @@ export function extractPage(html: string, url: string): ExtractedPage {
   const title = chooseTitle(docTitle, h1, readabilityTitle, url);
   let markdown = root ? elementToMarkdown(root) : '';
   if (!rootH1 && h1 && title === h1) markdown = `# ${h1}\n\n${markdown}`.trim();
-  return canonical ? { title, markdown, links, canonical, noindex } : { title, markdown, links, noindex };
+  const signature = textSignature(markdown);
+  return canonical
+    ? { title, markdown, links, canonical, noindex, signature }
+    : { title, markdown, links, noindex, signature };
 }
 
 function collectLinks(document: Document, base: string): string[] {

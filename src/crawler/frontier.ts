@@ -1,52 +1,75 @@
 /**
  * The crawl job's bookkeeping under its row lock (`lockCrawlJob`): admitting candidates into the frontier
- * against the page budget, and counting refusals and outcomes on the locked row, which the caller writes
- * back with `saveCrawlJob` in the same transaction. Because the budget check and the insert happen under
- * the lock, `total_pages` can never pass the limit however many fetches finish at once. The SQL is in
- * src/db/repositories/crawl-frontier.ts and crawl-jobs.ts; nothing here commits.
+ * within its bound, and counting refusals and outcomes on the locked row, which the caller writes back
+ * with `saveCrawlJob` in the same transaction. Because the checks and the writes happen under the lock,
+ * neither the frontier's bound nor the page limit (`stored_pages`) can be passed however many fetches
+ * finish at once. The SQL is in src/db/repositories/crawl-frontier.ts and crawl-jobs.ts; nothing here
+ * commits.
  */
 import type { Queryable } from '../db/database.ts';
-import { insertFrontierRows, knownFrontierKeys } from '../db/repositories/crawl-frontier.ts';
+import {
+  insertFrontierRows,
+  knownFrontierKeys,
+  pushedBackPatterns,
+} from '../db/repositories/crawl-frontier.ts';
 import type { LockedCrawlJob } from '../db/repositories/crawl-jobs.ts';
+import { PUSH_BACK } from './patterns.ts';
 
 /** A discovered URL on its way in. */
 export interface Candidate {
   url: string;
   key: string;
   depth: number;
+  /** Queue order before any push-back (patterns.ts `basePriority`). */
+  priority: number;
+  /** patterns.ts `urlPattern`. */
+  pattern: string;
 }
+
+/** Outcomes that mean "the page is in the knowledge base": what the page limit counts. */
+export const STORED_OUTCOMES: ReadonlySet<string> = new Set(['created', 'updated', 'unchanged']);
 
 /** Examples kept per refusal reason. */
 export const REFUSAL_SAMPLE_SIZE = 10;
 
-/** Adds refusals to the locked row's summary (counts, and a few example URLs per reason). */
+/**
+ * Adds refusals to the locked row's summary (counts, and a few example URLs per reason; `of`: the URL
+ * the example stands for, for a duplicate, near-duplicate or canonical elsewhere).
+ */
 export function noteRefusals(
   job: LockedCrawlJob,
-  refusals: ReadonlyArray<{ url: string; reason: string }>,
+  refusals: ReadonlyArray<{ url: string; reason: string; of?: string }>,
 ): void {
-  for (const { url, reason } of refusals) {
+  for (const { url, reason, of } of refusals) {
     const entry = job.refused[reason] ?? { count: 0, sample: [] };
     job.refused[reason] = entry;
     entry.count++;
-    if (entry.sample.length < REFUSAL_SAMPLE_SIZE && !entry.sample.includes(url)) entry.sample.push(url);
+    if (entry.sample.length < REFUSAL_SAMPLE_SIZE && !entry.sample.includes(url)) {
+      entry.sample.push(url);
+      if (of !== undefined) entry.of = { ...entry.of, [url]: of };
+    }
   }
 }
 
-/** Counts a finished page by outcome; admitted pages also count as completed. */
+/** Counts a finished page by outcome; admitted pages also count as settled, stored ones as stored. */
 export function noteOutcome(job: LockedCrawlJob, outcome: string, admitted: boolean): void {
   job.outcomes[outcome] = (job.outcomes[outcome] ?? 0) + 1;
-  if (admitted) job.completed++;
+  if (!admitted) return;
+  job.settled++;
+  if (STORED_OUTCOMES.has(outcome)) job.stored++;
 }
 
 /**
  * Decides and inserts candidates in order, under the job lock taken by `lockCrawlJob`: `decide`
- * sees whether a key is already in the frontier (or earlier in this batch) and how many pages are
- * admitted so far. Admitted candidates are inserted `queued` and counted in `job.total`.
+ * sees whether a key is already in the frontier (or earlier in this batch) and how many URLs are
+ * admitted so far against the frontier's bound `limit`. Admitted candidates are inserted `queued` (pushed
+ * back when their pattern is) and counted in `job.admitted`.
  */
 export async function admitUrls(
   q: Queryable,
   crawlJobId: string,
   job: LockedCrawlJob,
+  limit: number,
   candidates: readonly Candidate[],
   decide: (
     c: Candidate,
@@ -60,7 +83,7 @@ export async function admitUrls(
   );
   const admitted: Candidate[] = [];
   const refused: Array<{ url: string; reason: string }> = [];
-  const state = { admitted: job.total, limit: job.limit, isDuplicate: (key: string) => known.has(key) };
+  const state = { admitted: job.admitted, limit, isDuplicate: (key: string) => known.has(key) };
   for (const c of candidates) {
     const verdict = decide(c, state);
     if (verdict.ok) {
@@ -72,12 +95,22 @@ export async function admitUrls(
     }
   }
   if (admitted.length > 0) {
+    const pushed = await pushedBackPatterns(
+      q,
+      crawlJobId,
+      admitted.map((c) => c.pattern),
+    );
     await insertFrontierRows(
       q,
       crawlJobId,
-      admitted.map((c) => ({ ...c, admitted: true, state: 'queued' as const })),
+      admitted.map((c) => ({
+        ...c,
+        priority: c.priority + (pushed.has(c.pattern) ? PUSH_BACK : 0),
+        admitted: true,
+        state: 'queued' as const,
+      })),
     );
-    job.total += admitted.length;
+    job.admitted += admitted.length;
   }
   return { admitted, refused };
 }

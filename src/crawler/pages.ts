@@ -1,26 +1,53 @@
 /**
  * What the final response of a frontier URL does, committed as one step under the run's lease and the
- * crawl job's lock: a new or changed page is extracted and stored as an item (or refused: noindex, empty,
- * duplicate text, tombstoned), a 304 keeps the item and re-admits its remembered links, a 404/410 removes
- * the item, a non-HTML or failed response is counted as a refusal. A URL that now redirects elsewhere
- * loses the item of its own it had.
+ * crawl job's lock: a new or changed page is extracted and stored as an item, or refused (noindex, empty,
+ * canonical elsewhere, duplicate or near-duplicate text, budget spent, tombstoned); a 304 keeps the item
+ * and re-admits its remembered links; a 404/410 removes the item; a non-HTML or failed response is counted
+ * as a refusal. A URL that now redirects elsewhere, or that is refused for any of those reasons, loses the
+ * item of its own it had from an earlier crawl, so a page is one item however often it is crawled.
+ *
+ * Near-duplicates (fingerprint.ts): a page whose text has estimated similarity >= 0.9 with a page of the
+ * same host that the organization has stored (in this crawl, or in an earlier one and not yet refused by
+ * this one) is counted under `near_duplicate` with the URL it duplicates; the kept item's `variants:N` tag
+ * says how many pages this crawl collapsed into it (exact duplicates included).
  */
 import type { Queryable } from '../db/database.ts';
-import { claimCrawlText, type FrontierRow, insertFrontierRows } from '../db/repositories/crawl-frontier.ts';
+import {
+  claimCrawlText,
+  crawlTextHolder,
+  type FrontierRow,
+  type FrontierRowState,
+  getFrontierRow,
+  insertFrontierRows,
+} from '../db/repositories/crawl-frontier.ts';
 import type { LockedCrawlJob } from '../db/repositories/crawl-jobs.ts';
-import { deletePageMemory, type PageMemory, savePageMemory } from '../db/repositories/crawl-pages.ts';
+import {
+  countVariant,
+  deletePageMemory,
+  fingerprintCandidates,
+  type PageMemory,
+  refreshVariantsTag,
+  savePageMemory,
+  setVariantsTag,
+} from '../db/repositories/crawl-pages.ts';
 import { crawlSourceKey, removeDocument, storeDocument } from '../ingest/store.ts';
 import { sha256Hex } from '../lib/crypto.ts';
 import type { Admission } from './admission.ts';
 import type { ExtractedPage } from './extract.ts';
 import type { FetchPageResult } from './fetch-page.ts';
-import { noteRefusals } from './frontier.ts';
+import { NEAR_DUPLICATE_SIMILARITY, signatureBands, signatureSimilarity } from './fingerprint.ts';
+import { noteRefusals, STORED_OUTCOMES } from './frontier.ts';
 import type { FinalResponse } from './redirects.ts';
 import type { CrawlerRuntime } from './runtime.ts';
+import { urlKey } from './url.ts';
+
+/** What a commit's work may return besides nothing: the row's outcome, or the outcome and its detail. */
+export type CommitResult = string | { outcome: string; detail: string | null };
 
 /**
- * Commits a finished row: `work` runs in the transaction under the crawl job's lock and may return the
- * row's outcome (else `outcome`); the run marks the row done and moves the counters in the same commit.
+ * Commits a finished row: `work` runs in the transaction under the crawl job's lock and may return a
+ * {@link CommitResult} (else the row's outcome is `outcome`); the run marks the row done and moves the
+ * counters in the same commit.
  */
 export type CommitRow = (
   row: FrontierRow,
@@ -59,9 +86,13 @@ export class PageSettler {
   /** A URL that now redirects elsewhere is no page of its own any more: its item from an earlier crawl goes. */
   async dropRedirected(tx: Queryable, row: FrontierRow): Promise<void> {
     if (!row.admitted) return;
-    const key = crawlSourceKey(row.urlKey);
-    await deletePageMemory(tx, this.#job.organizationId, key);
-    await removeDocument(tx, this.#job.organizationId, key);
+    await this.#dropOwnItem(tx, crawlSourceKey(row.urlKey));
+  }
+
+  /** The page is not stored (noindex, duplicate...): an item it had from an earlier crawl goes. */
+  async #dropOwnItem(tx: Queryable, sourceKey: string): Promise<void> {
+    await deletePageMemory(tx, this.#job.organizationId, sourceKey);
+    await removeDocument(tx, this.#job.organizationId, sourceKey);
   }
 
   /** Commits the final response of a row (after redirects: `url` / `key` are where it landed). */
@@ -82,8 +113,13 @@ export class PageSettler {
         // Unchanged since the last crawl: the item stays; its remembered links keep discovery going.
         const links = await this.#admission.candidates(memory?.links ?? [], row.depth + 1);
         return this.#commit(row, 'unchanged', null, async (tx, locked) => {
-          if (memory) await claimCrawlText(tx, this.#job.id, memory.textHash, row.urlKey);
           await this.#admission.admit(tx, locked, links);
+          if (locked.stored >= locked.limit) {
+            noteRefusals(locked, [{ url, reason: 'budget' }]);
+            return 'budget';
+          }
+          if (memory) await claimCrawlText(tx, this.#job.id, memory.textHash, row.urlKey);
+          await refreshVariantsTag(tx, org, sourceKey, this.#job.id);
         });
       }
       case 'gone':
@@ -130,6 +166,18 @@ export class PageSettler {
     const textHash = sha256Hex(markdown.replace(/\s+/g, ' '));
     const sourceKey = crawlSourceKey(finalKey);
     const detail = res.truncated ? `truncated at ${this.#rt.settings.maxPageBytes} bytes` : null;
+    // rel=canonical naming another URL: that URL is the page to store (admitted here if it may be).
+    const canonicalKey = page.canonical ? urlKey(page.canonical) : null;
+    const canonical =
+      page.canonical && canonicalKey && canonicalKey !== finalKey && row.admitted
+        ? {
+            url: page.canonical,
+            key: canonicalKey,
+            candidates: await this.#admission.candidates([page.canonical], row.depth),
+          }
+        : null;
+    // Salted with organization and host: only pages of one organization's host are compared.
+    const bands = page.signature ? signatureBands(page.signature, `${org}\n${new URL(finalUrl).host}`) : null;
 
     return this.#commit(row, 'created', detail, async (tx, locked) => {
       await this.#admission.admit(tx, locked, links);
@@ -155,17 +203,45 @@ export class PageSettler {
       if (!row.admitted) return 'links_only';
       if (res.noindex || page.noindex) {
         noteRefusals(locked, [{ url: finalUrl, reason: 'noindex' }]);
-        await deletePageMemory(tx, org, sourceKey);
-        await removeDocument(tx, org, sourceKey);
+        await this.#dropOwnItem(tx, sourceKey);
         return 'noindex';
       }
       if (markdown === '') {
         noteRefusals(locked, [{ url: finalUrl, reason: 'empty' }]);
         return 'empty';
       }
-      if (!(await claimCrawlText(tx, this.#job.id, textHash, finalKey))) {
-        noteRefusals(locked, [{ url: finalUrl, reason: 'duplicate' }]);
-        return 'duplicate';
+      if (canonical) {
+        await this.#admission.admit(tx, locked, canonical.candidates);
+        const target = await getFrontierRow(tx, this.#job.id, canonical.key);
+        // Stored under its canonical URL unless that one is out of the crawl or failed to be a page.
+        if (target && canonicalTaken(target)) {
+          noteRefusals(locked, [{ url: finalUrl, reason: 'canonical', of: target.url }]);
+          await this.#dropOwnItem(tx, sourceKey);
+          return { outcome: 'canonical', detail: `canonical: ${target.url}` };
+        }
+      }
+      const holder = await crawlTextHolder(tx, this.#job.id, textHash);
+      if (holder && holder.key !== finalKey) {
+        noteRefusals(locked, [{ url: finalUrl, reason: 'duplicate', of: holder.url }]);
+        await this.#dropOwnItem(tx, sourceKey);
+        await countVariant(tx, org, crawlSourceKey(holder.key), this.#job.id);
+        return { outcome: 'duplicate', detail: `duplicate of ${holder.url}` };
+      }
+      const near =
+        page.signature && bands ? await this.#nearDuplicateOf(tx, page.signature, bands, sourceKey) : null;
+      if (near) {
+        noteRefusals(locked, [{ url: finalUrl, reason: 'near_duplicate', of: near.url }]);
+        await this.#dropOwnItem(tx, sourceKey);
+        await countVariant(tx, org, near.sourceKey, this.#job.id);
+        return {
+          outcome: 'near_duplicate',
+          detail: `near-duplicate of ${near.url} (similarity ${near.similarity.toFixed(2)})`,
+        };
+      }
+      // Not reached while the claim keeps stored + in flight below the limit; kept as the last guard.
+      if (locked.stored >= locked.limit) {
+        noteRefusals(locked, [{ url: finalUrl, reason: 'budget' }]);
+        return 'budget';
       }
       const lift = row.urlKey === this.#startKey || finalKey === this.#startKey;
       const stored = await storeDocument(
@@ -186,13 +262,45 @@ export class PageSettler {
         { respectTombstones: !lift },
       );
       if (stored.outcome === 'tombstoned') return 'tombstoned';
-      await savePageMemory(tx, org, sourceKey, {
+      await claimCrawlText(tx, this.#job.id, textHash, finalKey);
+      const variants = await savePageMemory(tx, org, sourceKey, this.#job.id, {
         etag: res.etag ?? null,
         lastModified: res.lastModified ?? null,
         textHash,
         links: page.links,
+        signature: page.signature,
+        bands,
       });
+      // Pages this crawl collapsed into this one before it was stored again.
+      if (variants > 0) await setVariantsTag(tx, org, sourceKey, variants);
       return stored.outcome;
     });
   }
+
+  /** The most similar stored page of the host at or above the threshold, if any. */
+  async #nearDuplicateOf(
+    tx: Queryable,
+    signature: number[],
+    bands: number[],
+    sourceKey: string,
+  ): Promise<{ sourceKey: string; url: string; similarity: number } | null> {
+    let best: { sourceKey: string; url: string; similarity: number } | null = null;
+    for (const c of await fingerprintCandidates(tx, this.#job.organizationId, bands, sourceKey)) {
+      const similarity = signatureSimilarity(signature, c.signature);
+      if (similarity >= NEAR_DUPLICATE_SIMILARITY && similarity > (best?.similarity ?? 0))
+        best = { sourceKey: c.sourceKey, url: c.url, similarity };
+    }
+    return best;
+  }
+}
+
+/**
+ * Whether a page's canonical URL, found in the frontier, holds (or will hold) the page: queued or being
+ * fetched, stored, or taken by a redirect that stored it; not when it failed, was refused or is a page
+ * only read for its links.
+ */
+function canonicalTaken(target: FrontierRowState): boolean {
+  if (target.outcome === 'redirect_target') return true;
+  if (!target.admitted) return false;
+  return target.state !== 'done' || STORED_OUTCOMES.has(target.outcome ?? '');
 }

@@ -6,12 +6,15 @@
  * 1. robots.txt of the start site (a refused start address fails the job before any other request);
  * 2. the start page (its links get the budget first: a site's home page links are the best sample);
  * 3. the site's sitemaps (skipped when `maxDepth` is set: depth is measured in links);
- * 4. the rest of the frontier, shallowest first.
+ * 4. the rest of the frontier by priority (patterns.ts: shallower first, sitemap entries before links,
+ *    URL patterns that keep producing duplicates pushed back), until `limit` distinct pages are stored,
+ *    the fetch cap is reached or nothing is left; URLs still queued then are swept as `budget`.
  *
  * Every page commit runs under the job's lease (a cancelled or taken-back job writes nothing) and under
  * the crawl job's row lock (admission and counters are exact under any concurrency). The parts of a run:
  * admission.ts (links into the frontier), host-policy.ts (robots.txt per host), redirects.ts (fetching a
- * URL hop by hop), pages.ts (what a final response does to the items), messages.ts (why a crawl failed).
+ * URL hop by hop), pages.ts (what a final response does to the items: near-duplicates, canonical, budget),
+ * messages.ts (why a crawl failed).
  */
 import type { Database, Queryable } from '../db/database.ts';
 import {
@@ -20,7 +23,11 @@ import {
   type FrontierRow,
   finishFrontierRow,
   getFrontierRow,
+  notePatternPage,
+  raiseQueuedPriority,
   requeueInFlight,
+  shiftPatternPriority,
+  sweepQueued,
 } from '../db/repositories/crawl-frontier.ts';
 import {
   type CrawlJobRecord,
@@ -35,7 +42,7 @@ import { crawlSourceKey } from '../ingest/store.ts';
 import type { Logger } from '../lib/logger.ts';
 import { Admission, type CrawlScope } from './admission.ts';
 import { compilePathFilters } from './filters.ts';
-import { noteOutcome, noteRefusals } from './frontier.ts';
+import { noteOutcome, noteRefusals, REFUSAL_SAMPLE_SIZE, STORED_OUTCOMES } from './frontier.ts';
 import { HostPolicy } from './host-policy.ts';
 import {
   crawlJobMissing,
@@ -44,7 +51,8 @@ import {
   startPageFailure,
   startUrlNotHttp,
 } from './messages.ts';
-import { PageSettler } from './pages.ts';
+import { type CommitResult, PageSettler } from './pages.ts';
+import { COLLAPSED_OUTCOMES, isPushedBack, PUSH_BACK, urlPattern } from './patterns.ts';
 import { fetchFollowingRedirects, type RedirectContext } from './redirects.ts';
 import type { RobotsRules } from './robots.ts';
 import type { CrawlerRuntime } from './runtime.ts';
@@ -62,8 +70,8 @@ export interface CrawlRunDeps {
   log?: Logger;
 }
 
-/** Page outcomes that mean "the page is in the knowledge base". */
-const STORED_OUTCOMES = ['created', 'updated', 'unchanged'];
+/** Outcomes after which the organization's items changed (stored, or an item of an earlier crawl removed). */
+const ITEM_CHANGING_OUTCOMES = new Set([...STORED_OUTCOMES, 'removed', 'noindex', ...COLLAPSED_OUTCOMES]);
 
 /**
  * Runs (or resumes) one crawl job to its end. Resolves when the frontier is worked off; throws a
@@ -144,14 +152,31 @@ class CrawlRun {
     if (startRobots === null) throw startAddressRefused(this.#scope.startUrl);
 
     await this.#seedStart(startRobots);
-    const startRow = await this.#lease((tx) => claimNextFrontierRow(tx, id, this.#scope.startKey));
+    const startRow = await this.#lease((tx) => claimNextFrontierRow(tx, id, { key: this.#scope.startKey }));
     if (startRow) await this.#process(startRow);
 
     if (!this.#job.sitemapsDone && this.#job.options.maxDepth === undefined)
       await this.#readSitemaps(startRobots);
 
     await this.#drain();
+    await this.#sweep();
     await this.#checkOutcome(startRobots);
+  }
+
+  /** The limit or the fetch cap ended the crawl: what is still queued is counted as refused for the budget. */
+  async #sweep(): Promise<void> {
+    await this.#lease(async (tx) => {
+      const locked = await lockCrawlJob(tx, this.#job.id);
+      const swept = await sweepQueued(tx, this.#job.id, REFUSAL_SAMPLE_SIZE);
+      if (swept.count === 0) return;
+      locked.settled += swept.admitted;
+      const entry = locked.refused['budget'] ?? { count: 0, sample: [] };
+      entry.count += swept.count;
+      for (const url of swept.sample)
+        if (entry.sample.length < REFUSAL_SAMPLE_SIZE && !entry.sample.includes(url)) entry.sample.push(url);
+      locked.refused['budget'] = entry;
+      await saveCrawlJob(tx, this.#job.id, locked);
+    });
   }
 
   /** Inserts the start URL on the first attempt (a resumed attempt finds its row). */
@@ -180,10 +205,13 @@ class CrawlRun {
     const candidates = await this.#admission.candidates(
       found.entries.map((e) => e.url),
       1,
+      { fromSitemap: true },
     );
     await this.#lease(async (tx) => {
       const locked = await lockCrawlJob(tx, this.#job.id);
       await this.#admission.admit(tx, locked, candidates);
+      // Pages the start page linked to are queued already; listed in a sitemap, they move up too.
+      await raiseQueuedPriority(tx, this.#job.id, candidates, PUSH_BACK);
       await markSitemapsDone(tx, this.#job.id);
       await saveCrawlJob(tx, this.#job.id, locked);
     });
@@ -203,7 +231,8 @@ class CrawlRun {
     };
     const worker = async () => {
       while (!inner.signal.aborted) {
-        const row = await this.#lease((tx) => claimNextFrontierRow(tx, this.#job.id));
+        // Fetches in flight may each store a page: none is claimed that the page limit could not take.
+        const row = await this.#lease((tx) => claimNextFrontierRow(tx, this.#job.id, { inFlight }));
         if (!row) {
           if (inFlight === 0) return;
           await new Promise<void>((resolve) => {
@@ -256,7 +285,8 @@ class CrawlRun {
 
   /**
    * Commits a finished page: `work` runs under the lease and the crawl job's lock and may return the
-   * outcome (else `outcome`); the frontier row is marked done and the counters move in the same commit.
+   * outcome (else `outcome`) and detail; the frontier row is marked done, the counters move and the
+   * row's URL pattern is counted (pushed back or forward when its verdict changes) in the same commit.
    */
   async #commit(
     row: FrontierRow,
@@ -268,19 +298,30 @@ class CrawlRun {
     await this.#lease(async (tx) => {
       const locked = await lockCrawlJob(tx, this.#job.id);
       const returned = await work(tx, locked);
-      final = typeof returned === 'string' ? returned : outcome;
-      await finishFrontierRow(tx, this.#job.id, row.urlKey, final, detail);
+      const result = returned as CommitResult | undefined;
+      final = typeof result === 'string' ? result : (result?.outcome ?? outcome);
+      const finalDetail = typeof result === 'object' ? result.detail : detail;
+      await finishFrontierRow(tx, this.#job.id, row.urlKey, final, finalDetail);
       noteOutcome(locked, final, row.admitted);
+      if (row.admitted) await this.#notePattern(tx, row, COLLAPSED_OUTCOMES.has(final));
       await saveCrawlJob(tx, this.#job.id, locked);
       this.#admission.committed(locked);
     });
-    if (STORED_OUTCOMES.includes(final) || final === 'removed' || final === 'noindex') this.#itemsChanged?.();
+    if (ITEM_CHANGING_OUTCOMES.has(final)) this.#itemsChanged?.();
+  }
+
+  /** Counts a fetched page for its URL pattern; a pattern whose pages keep collapsing is pushed back. */
+  async #notePattern(tx: Queryable, row: FrontierRow, collapsed: boolean): Promise<void> {
+    const pattern = row.pattern || urlPattern(row.url);
+    const verdict = await notePatternPage(tx, this.#job.id, pattern, collapsed, isPushedBack);
+    if (verdict.changed)
+      await shiftPatternPriority(tx, this.#job.id, pattern, verdict.pushedBack ? PUSH_BACK : -PUSH_BACK);
   }
 
   /** Fails the job when the start page could not be crawled and nothing else was stored. */
   async #checkOutcome(robots: RobotsRules): Promise<void> {
     const start = await getFrontierRow(this.#db, this.#job.id, this.#scope.startKey);
-    const stored = await countFrontierOutcomes(this.#db, this.#job.id, STORED_OUTCOMES);
+    const stored = await countFrontierOutcomes(this.#db, this.#job.id, [...STORED_OUTCOMES]);
     if (stored > 0 || !start) return;
     const failure = startPageFailure(this.#scope.startUrl, start, robots);
     if (failure) throw failure;

@@ -25,6 +25,16 @@ export interface CrawlerSettings {
   maxSitemapUrls: number;
 }
 
+/**
+ * What a crawl of `limit` pages may spend. `limit` counts distinct pages stored; fetches that store nothing
+ * (404, non-HTML, duplicate, near-duplicate, noindex, canonical elsewhere) do not use it up, so the fetches
+ * have their own cap: 3 x limit (at least limit + 10), after which the crawl ends with what it has. The
+ * frontier holds at most 10 x limit URLs (at least 1,000), enough to choose the likely new pages from.
+ */
+export function crawlBounds(limit: number): { fetchLimit: number; frontierLimit: number } {
+  return { fetchLimit: Math.max(3 * limit, limit + 10), frontierLimit: Math.max(10 * limit, 1000) };
+}
+
 /** `publicUrl`: this service's public origin, named in the user agent so site owners can reach us. */
 export function defaultCrawlerSettings(opts: { publicUrl?: string | undefined } = {}): CrawlerSettings {
   return {

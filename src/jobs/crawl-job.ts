@@ -6,6 +6,7 @@ import { z } from 'zod';
 import { CrawlFailure } from '../crawler/messages.ts';
 import { runCrawlJob } from '../crawler/run.ts';
 import type { CrawlerRuntime } from '../crawler/runtime.ts';
+import { crawlBounds } from '../crawler/settings.ts';
 import type { Database, Queryable } from '../db/database.ts';
 import { insertCrawlJob, type NewCrawlJob } from '../db/repositories/crawl-jobs.ts';
 import { enqueueJob } from './queue.ts';
@@ -18,12 +19,12 @@ export const CRAWL_MAX_ATTEMPTS = 5;
 const payloadSchema = z.object({ crawlJobId: z.string().min(1) });
 
 /**
- * Queue a crawl and record its crawl job, in the caller's transaction. Call `JobSignals.wake()` after
- * the commit.
+ * Queue a crawl and record its crawl job (its fetch cap derived from `limit`: settings.ts `crawlBounds`),
+ * in the caller's transaction. Call `JobSignals.wake()` after the commit.
  */
 export async function enqueueCrawlJob(
   tx: Queryable,
-  crawl: Omit<NewCrawlJob, 'jobId'>,
+  crawl: Omit<NewCrawlJob, 'jobId' | 'fetchLimit'>,
 ): Promise<void> {
   const jobId = await enqueueJob(tx, {
     kind: CRAWL_JOB_KIND,
@@ -32,7 +33,7 @@ export async function enqueueCrawlJob(
     maxAttempts: CRAWL_MAX_ATTEMPTS,
   });
   if (jobId === null) throw new Error('enqueue without a dedupe key returned no job');
-  await insertCrawlJob(tx, { ...crawl, jobId });
+  await insertCrawlJob(tx, { ...crawl, jobId, fetchLimit: crawlBounds(crawl.limit).fetchLimit });
 }
 
 export interface CrawlJobDeps {

@@ -124,6 +124,7 @@ describe('extractPage on a page without semantic markup', () => {
       markdown: '',
       links: [],
       noindex: false,
+      signature: null,
     });
     const tiny = extractPage('<p>Hello <a href="/x">there</a></p>', 'https://e.com/');
     assert.equal(tiny.markdown, 'Hello [there](https://e.com/x)');

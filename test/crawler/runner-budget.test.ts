@@ -1,6 +1,7 @@
 /**
- * The page budget is a property of the frontier's SQL, not of one runner's bookkeeping: admissions from
- * many concurrent transactions (native Postgres, real concurrency) never take more than the limit.
+ * The crawl's bounds are properties of the frontier's SQL, not of one runner's bookkeeping: admissions
+ * from many concurrent transactions (native Postgres, real concurrency) never take more than the
+ * frontier's bound, and the table refuses a writer that counts stored pages or fetches past their limits.
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
@@ -12,7 +13,7 @@ import { enqueueJob } from '../../src/jobs/queue.ts';
 import { newId } from '../../src/lib/ids.ts';
 import { freshDatabase } from '../support/harness.ts';
 
-test('concurrent admissions never pass the limit (postgres)', async () => {
+test('concurrent admissions never pass the bound; stored pages and fetches never pass their limits (postgres)', async () => {
   const fresh = await freshDatabase('postgres');
   const db = fresh.db;
   try {
@@ -33,6 +34,7 @@ test('concurrent admissions never pass the limit (postgres)', async () => {
         organizationId: org.id,
         url: 'https://example.com/',
         limit,
+        fetchLimit: 3 * limit,
         options,
       });
     });
@@ -45,8 +47,14 @@ test('concurrent admissions never pass the limit (postgres)', async () => {
             ...Array.from({ length: 10 }, (_, i) => `https://example.com/p${page}-${i}`),
             ...Array.from({ length: 5 }, (_, i) => `https://example.com/shared-${i}`),
           ];
-          const candidates = urls.map((url) => ({ url, key: url.slice(6), depth: 1 }));
-          const { admitted } = await admitUrls(tx, id, locked, candidates, (c, s) =>
+          const candidates = urls.map((url) => ({
+            url,
+            key: url.slice(6),
+            depth: 1,
+            priority: 3,
+            pattern: '',
+          }));
+          const { admitted } = await admitUrls(tx, id, locked, limit, candidates, (c, s) =>
             s.isDuplicate(c.key)
               ? { ok: false, reason: 'duplicate' }
               : s.admitted >= s.limit
@@ -63,13 +71,20 @@ test('concurrent admissions never pass the limit (postgres)', async () => {
       limit,
     );
     const [row] = await db.query<{ total: number; rows: number }>(
-      `SELECT c.total_pages AS total, (SELECT count(*)::int FROM crawl_frontier f WHERE f.crawl_job_id = c.id AND f.admitted) AS rows
+      `SELECT c.admitted_pages AS total, (SELECT count(*)::int FROM crawl_frontier f WHERE f.crawl_job_id = c.id AND f.admitted) AS rows
          FROM crawl_jobs c WHERE c.id = $1`,
       [id],
     );
     assert.deepEqual(row, { total: limit, rows: limit });
-    // The table refuses a writer that would count past the limit.
-    await assert.rejects(db.query('UPDATE crawl_jobs SET total_pages = page_limit + 1 WHERE id = $1', [id]));
+    // The table refuses a writer that would count past the limits.
+    await db.query(
+      'UPDATE crawl_jobs SET stored_pages = page_limit, fetched_pages = fetch_limit WHERE id = $1',
+      [id],
+    );
+    await assert.rejects(db.query('UPDATE crawl_jobs SET stored_pages = page_limit + 1 WHERE id = $1', [id]));
+    await assert.rejects(
+      db.query('UPDATE crawl_jobs SET fetched_pages = fetch_limit + 1 WHERE id = $1', [id]),
+    );
   } finally {
     await fresh.drop();
   }

@@ -1,7 +1,8 @@
 /**
- * A crawl job's frontier (migration 004): one `crawl_frontier` row per URL key the crawl has seen, claimed
- * with SKIP LOCKED, and the `crawl_texts` the crawl has taken (a page whose text another page of the crawl
- * had is a duplicate). Everything takes a `Queryable` and commits nothing; the crawl run opens the
+ * A crawl job's frontier (migrations 004, 011): one `crawl_frontier` row per URL key the crawl has seen,
+ * claimed by priority with SKIP LOCKED within the job's budget, the `crawl_texts` the crawl has taken (a
+ * page whose text another page of the crawl had is a duplicate), and the `crawl_patterns` whose pages
+ * keep collapsing. Everything takes a `Queryable` and commits nothing; the crawl run opens the
  * transactions under its job's lease. Admission against the page budget takes the crawl job's row lock
  * first (`lockCrawlJob` in crawl-jobs.ts), so a check and the insert after it are one atomic step.
  */
@@ -12,8 +13,10 @@ export interface FrontierRow {
   urlKey: string;
   url: string;
   depth: number;
-  /** Counts against the budget and becomes an item; false: fetched for its links only. */
+  /** Fetched to become an item; false: fetched for its links only. */
   admitted: boolean;
+  /** The URL's shape (src/crawler/patterns.ts); '' on rows from before migration 011. */
+  pattern: string;
 }
 
 /** A frontier row with where it stands: `outcome` and `detail` are set once it is `done`. */
@@ -31,6 +34,9 @@ export interface NewFrontierRow {
   admitted: boolean;
   state: 'queued' | 'fetching' | 'done';
   outcome?: string;
+  /** Lower is fetched first (default 0). */
+  priority?: number;
+  pattern?: string;
 }
 
 /** The subset of `keys` already in the crawl's frontier. */
@@ -55,10 +61,10 @@ export async function insertFrontierRows(
 ): Promise<string[]> {
   if (rows.length === 0) return [];
   const inserted = await q.query<{ url_key: string }>(
-    `INSERT INTO crawl_frontier (crawl_job_id, url_key, url, depth, admitted, state, outcome)
-     SELECT $1, k, u, d, a, s, o
-       FROM unnest($2::text[], $3::text[], $4::int[], $5::boolean[], $6::text[], $7::text[])
-            WITH ORDINALITY AS t(k, u, d, a, s, o, n)
+    `INSERT INTO crawl_frontier (crawl_job_id, url_key, url, depth, admitted, state, outcome, priority, pattern)
+     SELECT $1, k, u, d, a, s, o, p, pt
+       FROM unnest($2::text[], $3::text[], $4::int[], $5::boolean[], $6::text[], $7::text[], $8::int[], $9::text[])
+            WITH ORDINALITY AS t(k, u, d, a, s, o, p, pt, n)
       ORDER BY n
      ON CONFLICT (crawl_job_id, url_key) DO NOTHING
      RETURNING url_key`,
@@ -70,38 +76,85 @@ export async function insertFrontierRows(
       rows.map((r) => r.admitted),
       rows.map((r) => r.state),
       rows.map((r) => r.outcome ?? null),
+      rows.map((r) => r.priority ?? 0),
+      rows.map((r) => r.pattern ?? ''),
     ],
   );
   return inserted.map((r) => r.url_key);
 }
 
-/** Rows a dead attempt left mid-fetch go back to the queue (only one worker holds a job at a time). */
+/**
+ * Rows a dead attempt left mid-fetch go back to the queue (only one worker holds a job at a time), and
+ * their fetches are not counted twice. Takes the crawl job's row lock first, like every writer of it.
+ */
 export async function requeueInFlight(q: Queryable, crawlJobId: string): Promise<number> {
+  await q.query('SELECT 1 FROM crawl_jobs WHERE id = $1 FOR UPDATE', [crawlJobId]);
   const rows = await q.query(
     `UPDATE crawl_frontier SET state = 'queued' WHERE crawl_job_id = $1 AND state = 'fetching' RETURNING url_key`,
     [crawlJobId],
   );
+  if (rows.length > 0) {
+    await q.query('UPDATE crawl_jobs SET fetched_pages = greatest(0, fetched_pages - $2) WHERE id = $1', [
+      crawlJobId,
+      rows.length,
+    ]);
+  }
   return rows.length;
 }
 
-const ROW_COLUMNS = `url_key AS "urlKey", url, depth, admitted`;
+const ROW_COLUMNS = `url_key AS "urlKey", url, depth, admitted, pattern`;
 
-/** Takes the next queued URL (shallowest first, then in discovery order), or a given one. */
+/**
+ * Takes the next queued URL (lowest priority first, then in discovery order), or a given one, and counts
+ * the fetch. Under the crawl job's row lock: nothing is taken once the fetch cap is reached, nor (for
+ * the next URL) while the pages stored plus the `inFlight` fetches already reach the page limit - so
+ * the limit is exact and no fetch is made that could only be thrown away.
+ */
 export async function claimNextFrontierRow(
   q: Queryable,
   crawlJobId: string,
-  key?: string,
+  opts: { key?: string; inFlight?: number } = {},
 ): Promise<FrontierRow | null> {
+  const [job] = await q.query<{ stored: number; limit: number; fetched: number; fetchLimit: number }>(
+    `SELECT stored_pages AS stored, page_limit AS "limit", fetched_pages AS fetched, fetch_limit AS "fetchLimit"
+       FROM crawl_jobs WHERE id = $1 FOR UPDATE`,
+    [crawlJobId],
+  );
+  if (!job || job.fetched >= job.fetchLimit) return null;
+  if (opts.key === undefined && job.stored + (opts.inFlight ?? 0) >= job.limit) return null;
   const rows = await q.query<FrontierRow>(
     `UPDATE crawl_frontier SET state = 'fetching'
       WHERE crawl_job_id = $1 AND url_key = (
         SELECT url_key FROM crawl_frontier
          WHERE crawl_job_id = $1 AND state = 'queued' AND ($2::text IS NULL OR url_key = $2)
-         ORDER BY depth, seq LIMIT 1 FOR UPDATE SKIP LOCKED)
+         ORDER BY priority, seq LIMIT 1 FOR UPDATE SKIP LOCKED)
       RETURNING ${ROW_COLUMNS}`,
-    [crawlJobId, key ?? null],
+    [crawlJobId, opts.key ?? null],
   );
-  return rows[0] ?? null;
+  if (!rows[0]) return null;
+  await q.query('UPDATE crawl_jobs SET fetched_pages = fetched_pages + 1 WHERE id = $1', [crawlJobId]);
+  return rows[0];
+}
+
+/**
+ * Marks every URL still queued as done with outcome `budget` (the crawl ended at its page limit or fetch
+ * cap before reaching them). Returns how many, how many of them were admitted, and a few of their URLs.
+ */
+export async function sweepQueued(
+  q: Queryable,
+  crawlJobId: string,
+  sampleSize: number,
+): Promise<{ count: number; admitted: number; sample: string[] }> {
+  const [row] = await q.query<{ count: number; admitted: number; sample: string[] | null }>(
+    `WITH swept AS (
+       UPDATE crawl_frontier SET state = 'done', outcome = 'budget'
+        WHERE crawl_job_id = $1 AND state = 'queued' RETURNING url, admitted, priority, seq)
+     SELECT count(*)::int AS count, (count(*) FILTER (WHERE admitted))::int AS admitted,
+            (array_agg(url ORDER BY priority, seq))[1:$2::int] AS sample
+       FROM swept`,
+    [crawlJobId, sampleSize],
+  );
+  return { count: row?.count ?? 0, admitted: row?.admitted ?? 0, sample: row?.sample ?? [] };
 }
 
 export async function getFrontierRow(
@@ -141,6 +194,97 @@ export async function countFrontierOutcomes(
     [crawlJobId, outcomes],
   );
   return rows[0]?.n ?? 0;
+}
+
+/** The page (key and URL) that took this text in this crawl, if one did. */
+export async function crawlTextHolder(
+  q: Queryable,
+  crawlJobId: string,
+  textHash: string,
+): Promise<{ key: string; url: string } | null> {
+  const rows = await q.query<{ key: string; url: string | null }>(
+    `SELECT t.url_key AS key, f.url FROM crawl_texts t
+       LEFT JOIN crawl_frontier f ON f.crawl_job_id = t.crawl_job_id AND f.url_key = t.url_key
+      WHERE t.crawl_job_id = $1 AND t.text_hash = $2`,
+    [crawlJobId, textHash],
+  );
+  const row = rows[0];
+  return row ? { key: row.key, url: row.url ?? `http:${row.key}` } : null;
+}
+
+/**
+ * Counts one fetched page of `pattern`, collapsed or not, and says whether the pattern's push-back
+ * changed (`decide` gets the new counts and says whether it is pushed back now).
+ */
+export async function notePatternPage(
+  q: Queryable,
+  crawlJobId: string,
+  pattern: string,
+  collapsed: boolean,
+  decide: (fetched: number, collapsed: number) => boolean,
+): Promise<{ changed: boolean; pushedBack: boolean }> {
+  const [row] = await q.query<{ fetched: number; collapsed: number; pushed_back: boolean }>(
+    `INSERT INTO crawl_patterns AS p (crawl_job_id, pattern, fetched, collapsed) VALUES ($1, $2, 1, $3)
+     ON CONFLICT (crawl_job_id, pattern) DO UPDATE SET fetched = p.fetched + 1, collapsed = p.collapsed + $3
+     RETURNING fetched, collapsed, pushed_back`,
+    [crawlJobId, pattern, collapsed ? 1 : 0],
+  );
+  const pushedBack = decide(row!.fetched, row!.collapsed);
+  if (pushedBack === row!.pushed_back) return { changed: false, pushedBack };
+  await q.query('UPDATE crawl_patterns SET pushed_back = $3 WHERE crawl_job_id = $1 AND pattern = $2', [
+    crawlJobId,
+    pattern,
+    pushedBack,
+  ]);
+  return { changed: true, pushedBack };
+}
+
+/** Moves the queued URLs of a pattern by `delta` in the queue's order. */
+export async function shiftPatternPriority(
+  q: Queryable,
+  crawlJobId: string,
+  pattern: string,
+  delta: number,
+): Promise<void> {
+  await q.query(
+    `UPDATE crawl_frontier SET priority = priority + $3
+      WHERE crawl_job_id = $1 AND pattern = $2 AND state = 'queued'`,
+    [crawlJobId, pattern, delta],
+  );
+}
+
+/**
+ * Moves queued URLs found again with a better (lower) priority forward - a sitemap listing a page first
+ * found as a deep link - leaving pushed-back ones (`pushBack` and above) where they are.
+ */
+export async function raiseQueuedPriority(
+  q: Queryable,
+  crawlJobId: string,
+  rows: ReadonlyArray<{ key: string; priority: number }>,
+  pushBack: number,
+): Promise<void> {
+  if (rows.length === 0) return;
+  await q.query(
+    `UPDATE crawl_frontier f SET priority = t.p
+       FROM unnest($2::text[], $3::int[]) AS t(k, p)
+      WHERE f.crawl_job_id = $1 AND f.url_key = t.k AND f.state = 'queued' AND f.priority > t.p
+        AND f.priority < $4`,
+    [crawlJobId, rows.map((r) => r.key), rows.map((r) => r.priority), pushBack],
+  );
+}
+
+/** The subset of `patterns` pushed back in this crawl. */
+export async function pushedBackPatterns(
+  q: Queryable,
+  crawlJobId: string,
+  patterns: readonly string[],
+): Promise<Set<string>> {
+  if (patterns.length === 0) return new Set();
+  const rows = await q.query<{ pattern: string }>(
+    `SELECT pattern FROM crawl_patterns WHERE crawl_job_id = $1 AND pushed_back AND pattern = ANY($2::text[])`,
+    [crawlJobId, [...new Set(patterns)]],
+  );
+  return new Set(rows.map((r) => r.pattern));
 }
 
 /** Records that this crawl took a page with this text; false when another page of the crawl had it first. */

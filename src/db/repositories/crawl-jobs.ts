@@ -17,8 +17,11 @@ export interface CrawlOptions {
 
 export type CrawlStatus = 'idle' | 'scraping' | 'completed' | 'failed' | 'cancelled';
 
-/** Why URLs were not crawled (or not stored), with a few examples each, for debugging a crawl. */
-export type RefusalSummary = Record<string, { count: number; sample: string[] }>;
+/**
+ * Why URLs were not crawled (or not stored), with a few examples each, for debugging a crawl. `of`: for
+ * pages that stand for another (`duplicate`, `near_duplicate`, `canonical`), the URL each example stands for.
+ */
+export type RefusalSummary = Record<string, { count: number; sample: string[]; of?: Record<string, string> }>;
 
 /** The crawl job as the API shows it: the seed's fields, then extensions. */
 export interface CrawlJobView {
@@ -29,11 +32,16 @@ export interface CrawlJobView {
   created_at: string;
   updated_at: string;
   completed_at: string | null;
+  /** Distinct pages stored (created, updated or unchanged): what `limit` counts. */
   completed_pages: number;
   error_message: string | null;
+  /** Pages stored plus pages still queued or in flight, at most `limit`; `completed_pages` at the end. */
   total_pages: number;
   tenant_id: string;
   limit: number;
+  /** Fetches made (every URL requested, whatever it yielded), at most `fetch_limit`. */
+  fetched_pages: number;
+  fetch_limit: number;
   includePaths: string[];
   excludePaths: string[];
   allowExternalLinks: boolean;
@@ -58,8 +66,10 @@ const VIEW = `SELECT c.id, c.organization_id AS service_project_id, c.url,
     ${ISO('c.created_at')} AS created_at,
     ${ISO('greatest(c.updated_at, j.updated_at)')} AS updated_at,
     CASE WHEN j.finished_at IS NULL THEN NULL ELSE ${ISO('j.finished_at')} END AS completed_at,
-    c.completed_pages, CASE WHEN j.status = 'failed' THEN j.error ELSE NULL END AS error_message,
-    c.total_pages, c.organization_id AS tenant_id, c.page_limit AS "limit", c.options, c.outcomes, c.refused
+    c.stored_pages AS completed_pages, CASE WHEN j.status = 'failed' THEN j.error ELSE NULL END AS error_message,
+    LEAST(c.page_limit, c.stored_pages + c.admitted_pages - c.settled_pages) AS total_pages,
+    c.organization_id AS tenant_id, c.page_limit AS "limit", c.fetched_pages, c.fetch_limit, c.options,
+    c.outcomes, c.refused
   FROM crawl_jobs c JOIN jobs j ON j.id = c.job_id`;
 
 interface ViewRow
@@ -83,9 +93,9 @@ function toView(row: ViewRow): CrawlJobView {
 
 export async function insertCrawlJob(q: Queryable, job: NewCrawlJob): Promise<void> {
   await q.query(
-    `INSERT INTO crawl_jobs (id, job_id, organization_id, url, page_limit, options)
-     VALUES ($1, $2, $3, $4, $5, $6::jsonb)`,
-    [job.id, job.jobId, job.organizationId, job.url, job.limit, JSON.stringify(job.options)],
+    `INSERT INTO crawl_jobs (id, job_id, organization_id, url, page_limit, fetch_limit, options)
+     VALUES ($1, $2, $3, $4, $5, $6, $7::jsonb)`,
+    [job.id, job.jobId, job.organizationId, job.url, job.limit, job.fetchLimit, JSON.stringify(job.options)],
   );
 }
 
@@ -141,15 +151,18 @@ export interface CrawlJobRecord {
   jobId: number;
   organizationId: string;
   url: string;
+  /** Distinct pages stored at most. */
   limit: number;
+  /** Fetches at most. */
+  fetchLimit: number;
   options: CrawlOptions;
   sitemapsDone: boolean;
 }
 
 export async function getCrawlJobRecord(q: Queryable, id: string): Promise<CrawlJobRecord | null> {
   const rows = await q.query<CrawlJobRecord>(
-    `SELECT id, job_id::float8 AS "jobId", organization_id AS "organizationId", url, page_limit AS "limit", options,
-            sitemaps_done AS "sitemapsDone"
+    `SELECT id, job_id::float8 AS "jobId", organization_id AS "organizationId", url, page_limit AS "limit",
+            fetch_limit AS "fetchLimit", options, sitemaps_done AS "sitemapsDone"
        FROM crawl_jobs WHERE id = $1`,
     [id],
   );
@@ -158,9 +171,16 @@ export async function getCrawlJobRecord(q: Queryable, id: string): Promise<Crawl
 
 /** The crawl job's counters, read under a lock on its row that holds for the rest of the transaction. */
 export interface LockedCrawlJob {
-  total: number;
+  /** URLs admitted into the frontier (fetched for the budget). */
+  admitted: number;
+  /** Admitted URLs done (fetched, or swept when the budget was spent). */
+  settled: number;
+  /** Distinct pages stored: never above `limit`. */
+  stored: number;
   limit: number;
-  completed: number;
+  /** URLs claimed for fetching: never above `fetchLimit`. */
+  fetched: number;
+  fetchLimit: number;
   outcomes: Record<string, number>;
   refused: RefusalSummary;
 }
@@ -171,7 +191,8 @@ export interface LockedCrawlJob {
  */
 export async function lockCrawlJob(q: Queryable, crawlJobId: string): Promise<LockedCrawlJob> {
   const rows = await q.query<LockedCrawlJob>(
-    `SELECT total_pages AS total, page_limit AS "limit", completed_pages AS completed, outcomes, refused
+    `SELECT admitted_pages AS admitted, settled_pages AS settled, stored_pages AS stored, page_limit AS "limit",
+            fetched_pages AS fetched, fetch_limit AS "fetchLimit", outcomes, refused
        FROM crawl_jobs WHERE id = $1 FOR UPDATE`,
     [crawlJobId],
   );
@@ -182,10 +203,18 @@ export async function lockCrawlJob(q: Queryable, crawlJobId: string): Promise<Lo
 /** Writes the locked row's counters back. */
 export async function saveCrawlJob(q: Queryable, crawlJobId: string, job: LockedCrawlJob): Promise<void> {
   await q.query(
-    `UPDATE crawl_jobs SET total_pages = $2, completed_pages = $3, outcomes = $4::jsonb, refused = $5::jsonb,
-            updated_at = now()
+    `UPDATE crawl_jobs SET admitted_pages = $2, settled_pages = $3, stored_pages = $4, fetched_pages = $5,
+            outcomes = $6::jsonb, refused = $7::jsonb, updated_at = now()
       WHERE id = $1`,
-    [crawlJobId, job.total, job.completed, JSON.stringify(job.outcomes), JSON.stringify(job.refused)],
+    [
+      crawlJobId,
+      job.admitted,
+      job.settled,
+      job.stored,
+      job.fetched,
+      JSON.stringify(job.outcomes),
+      JSON.stringify(job.refused),
+    ],
   );
 }
 

@@ -1,12 +1,13 @@
 /**
- * What the last crawl learnt about a page of an organization (`crawl_pages`, migration 004), keyed like
- * its item: validators for a conditional request, and the page's links and text hash, so that a 304 still
- * feeds discovery and dedupe. Unlike the frontier it outlives the crawl job. Takes a `Queryable`, commits
- * nothing.
+ * What the last crawl learnt about a page of an organization (`crawl_pages`, migrations 004 and 011),
+ * keyed like its item: validators for a conditional request, the page's links and text hash, so that a
+ * 304 still feeds discovery and dedupe, and its near-duplicate fingerprint (MinHash signature and LSH
+ * bands, src/crawler/fingerprint.ts), so pages collapse into it across a resumed crawl and across
+ * re-crawls. Unlike the frontier it outlives the crawl job. Takes a `Queryable`, commits nothing.
  */
 import type { Queryable } from '../database.ts';
 
-/** What the previous crawl of a page left: validators for a conditional request, links and text hash. */
+/** What the previous crawl of a page left: validators for a conditional request, links, text hash. */
 export interface PageMemory {
   etag: string | null;
   lastModified: string | null;
@@ -14,9 +15,26 @@ export interface PageMemory {
   links: string[];
 }
 
+/** A page's memory as a crawl saves it, with its fingerprint. */
+export interface SavedPageMemory extends PageMemory {
+  signature: number[] | null;
+  bands: number[] | null;
+}
+
 /**
- * The page's memory, only while its item still exists with these tags: a 304 must not leave a deleted
- * item missing, nor an item with the previous crawl's tags.
+ * The tag on a crawled item that says how many other URLs of the last crawl that reached it had the same
+ * or nearly the same text (`variants:12`); the rest of its tags are the crawl's.
+ */
+export const VARIANTS_TAG_PREFIX = 'variants:';
+
+/** The item's tags without the variants tag, in order (SQL over `tags`). */
+const TAGS_WITHOUT_VARIANTS = `ARRAY(SELECT t FROM unnest(i.tags) WITH ORDINALITY AS u(t, n)
+  WHERE t NOT LIKE '${VARIANTS_TAG_PREFIX}%' ORDER BY n)`;
+
+/**
+ * The page's memory, only while its item still exists with these tags (its variants tag aside) and its
+ * fingerprint was taken: a 304 must not leave a deleted item missing, nor an item with the previous
+ * crawl's tags, nor a page without a fingerprint (pages stored before fingerprints are fetched whole once).
  */
 export async function getPageMemory(
   q: Queryable,
@@ -27,26 +45,44 @@ export async function getPageMemory(
   const rows = await q.query<PageMemory>(
     `SELECT p.etag, p.last_modified AS "lastModified", p.text_hash AS "textHash", p.links
        FROM crawl_pages p JOIN items i ON i.organization_id = p.organization_id AND i.source_key = p.source_key
-      WHERE p.organization_id = $1 AND p.source_key = $2 AND i.tags = $3::text[]`,
+      WHERE p.organization_id = $1 AND p.source_key = $2 AND p.signature IS NOT NULL
+        AND ${TAGS_WITHOUT_VARIANTS} = $3::text[]`,
     [organizationId, sourceKey, tags],
   );
   return rows[0] ?? null;
 }
 
+/**
+ * Saves a page's memory after it was stored by crawl `crawlJobId`; returns how many pages this crawl
+ * already collapsed into it (0 when none or when the count is an earlier crawl's).
+ */
 export async function savePageMemory(
   q: Queryable,
   organizationId: string,
   sourceKey: string,
-  m: PageMemory,
-): Promise<void> {
-  await q.query(
-    `INSERT INTO crawl_pages (organization_id, source_key, etag, last_modified, text_hash, links)
-     VALUES ($1, $2, $3, $4, $5, $6::text[])
+  crawlJobId: string,
+  m: SavedPageMemory,
+): Promise<number> {
+  const rows = await q.query<{ variants: number }>(
+    `INSERT INTO crawl_pages AS p (organization_id, source_key, etag, last_modified, text_hash, links, signature, bands)
+     VALUES ($1, $2, $3, $4, $5, $6::text[], $7::int[], $8::int[])
      ON CONFLICT (organization_id, source_key) DO UPDATE SET etag = EXCLUDED.etag,
        last_modified = EXCLUDED.last_modified, text_hash = EXCLUDED.text_hash, links = EXCLUDED.links,
-       fetched_at = now()`,
-    [organizationId, sourceKey, m.etag, m.lastModified, m.textHash, m.links],
+       signature = EXCLUDED.signature, bands = EXCLUDED.bands, fetched_at = now()
+     RETURNING CASE WHEN p.variants_crawl_job_id = $9 THEN p.variants ELSE 0 END AS variants`,
+    [
+      organizationId,
+      sourceKey,
+      m.etag,
+      m.lastModified,
+      m.textHash,
+      m.links,
+      m.signature,
+      m.bands,
+      crawlJobId,
+    ],
   );
+  return rows[0]?.variants ?? 0;
 }
 
 export async function deletePageMemory(
@@ -58,4 +94,90 @@ export async function deletePageMemory(
     organizationId,
     sourceKey,
   ]);
+}
+
+/** A page of the organization whose fingerprint shares a band with the one looked for. */
+export interface FingerprintCandidate {
+  sourceKey: string;
+  url: string;
+  signature: number[];
+}
+
+/**
+ * The organization's crawled pages (their items still present) whose LSH bands overlap `bands`, but the
+ * page `exceptSourceKey` itself. Bands are salted with organization and host, so these are pages of the
+ * same host; the caller compares signatures.
+ */
+export async function fingerprintCandidates(
+  q: Queryable,
+  organizationId: string,
+  bands: readonly number[],
+  exceptSourceKey: string,
+): Promise<FingerprintCandidate[]> {
+  return q.query<FingerprintCandidate>(
+    `SELECT p.source_key AS "sourceKey", i.source_url AS url, p.signature
+       FROM crawl_pages p JOIN items i ON i.organization_id = p.organization_id AND i.source_key = p.source_key
+      WHERE p.bands && $2::int[] AND p.organization_id = $1 AND p.source_key <> $3`,
+    [organizationId, bands, exceptSourceKey],
+  );
+}
+
+/**
+ * Counts one more page that crawl `crawlJobId` collapsed into the stored page `sourceKey` (a count left
+ * by an earlier crawl starts over) and writes the count into its item's variants tag.
+ */
+export async function countVariant(
+  q: Queryable,
+  organizationId: string,
+  sourceKey: string,
+  crawlJobId: string,
+): Promise<void> {
+  const rows = await q.query<{ variants: number }>(
+    `UPDATE crawl_pages SET
+       variants = CASE WHEN variants_crawl_job_id = $3 THEN variants + 1 ELSE 1 END,
+       variants_crawl_job_id = $3
+     WHERE organization_id = $1 AND source_key = $2 RETURNING variants`,
+    [organizationId, sourceKey, crawlJobId],
+  );
+  if (rows[0]) await setVariantsTag(q, organizationId, sourceKey, rows[0].variants);
+}
+
+/**
+ * Makes the item's variants tag say `variants` (none for 0), leaving its other tags as they are; the
+ * item's chunks carry tags for search filters and follow.
+ */
+export async function setVariantsTag(
+  q: Queryable,
+  organizationId: string,
+  sourceKey: string,
+  variants: number,
+): Promise<void> {
+  const rows = await q.query<{ id: string; tags: string[] }>(
+    `UPDATE items i SET tags = CASE WHEN $3::int > 0 THEN ${TAGS_WITHOUT_VARIANTS} || $4::text
+                                    ELSE ${TAGS_WITHOUT_VARIANTS} END
+      WHERE i.organization_id = $1 AND i.source_key = $2
+        AND i.tags IS DISTINCT FROM (CASE WHEN $3::int > 0 THEN ${TAGS_WITHOUT_VARIANTS} || $4::text
+                                          ELSE ${TAGS_WITHOUT_VARIANTS} END)
+      RETURNING i.id, i.tags`,
+    [organizationId, sourceKey, variants, `${VARIANTS_TAG_PREFIX}${variants}`],
+  );
+  if (rows[0]) await q.query('UPDATE chunks SET tags = $2 WHERE item_id = $1', [rows[0].id, rows[0].tags]);
+}
+
+/**
+ * A page found unchanged (304) by crawl `crawlJobId`: its variants tag is made to say this crawl's count
+ * (a count from an earlier crawl goes).
+ */
+export async function refreshVariantsTag(
+  q: Queryable,
+  organizationId: string,
+  sourceKey: string,
+  crawlJobId: string,
+): Promise<void> {
+  const rows = await q.query<{ variants: number }>(
+    `SELECT CASE WHEN variants_crawl_job_id = $3 THEN variants ELSE 0 END AS variants
+       FROM crawl_pages WHERE organization_id = $1 AND source_key = $2`,
+    [organizationId, sourceKey, crawlJobId],
+  );
+  await setVariantsTag(q, organizationId, sourceKey, rows[0]?.variants ?? 0);
 }

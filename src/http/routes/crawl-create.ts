@@ -22,7 +22,8 @@ function bodySchema(maxLimit: number) {
     limit: bodyInteger(1, maxLimit)
       .default(Math.min(DEFAULT_LIMIT, maxLimit))
       .describe(
-        `page budget: pages fetched into items at most (default ${DEFAULT_LIMIT}, at most ${maxLimit})`,
+        `page budget: distinct pages stored at most (default ${DEFAULT_LIMIT}, at most ${maxLimit}); fetches that ` +
+          'store nothing (404, non-HTML, duplicate, near-duplicate, noindex) do not count, and 3 x limit fetches end the crawl',
       ),
     excludePaths: patternsSchema.describe(
       'regular expressions on the URL path; a matching page is skipped (wins over includes)',
@@ -56,7 +57,8 @@ export function register(app: App, deps: RouteDeps): void {
         summary: 'Create a web crawl job',
         description:
           "Crawls the site of `url` (robots.txt, sitemaps and links; polite per host), storing each page's main " +
-          'content as a `crawl` item as it arrives. The page budget `limit` is exact. Private, loopback and ' +
+          'content as a `crawl` item as it arrives. `limit` counts distinct pages stored and is exact; near-duplicate ' +
+          'pages collapse into the page they repeat, rel=canonical and robots noindex are honoured. Private, loopback and ' +
           'link-local targets are refused unless the operator sets KB_CRAWL_ALLOW_PRIVATE. Crawling a URL again ' +
           'updates its item, leaves unchanged pages alone and removes pages that now answer 404/410.',
         body: bodySchema(deps.config.KB_CRAWL_MAX_LIMIT),

@@ -15,11 +15,26 @@ export const crawlJobSchema = z
       .describe('ISO 8601 UTC when the job ended (completed, failed or cancelled); null before'),
     completed_pages: z
       .number()
-      .describe('admitted pages finished (stored, unchanged, removed, skipped or failed)'),
+      .describe(
+        'distinct pages stored so far (created, updated or unchanged): what `limit` counts; never above it',
+      ),
     error_message: z.string().nullable().describe('why the job failed; null unless `failed`'),
-    total_pages: z.number().describe('pages discovered and admitted so far; never above `limit`'),
+    total_pages: z
+      .number()
+      .describe(
+        'pages stored plus pages still queued or being fetched, never above `limit`; equal to `completed_pages` ' +
+          'once the job ends',
+      ),
     tenant_id: z.string().describe("the caller's organization id"),
-    limit: z.number().describe('extension: the page budget'),
+    limit: z
+      .number()
+      .describe(
+        'extension: the page budget: distinct pages stored at most (fetches that store nothing do not count)',
+      ),
+    fetched_pages: z.number().describe('extension: URLs fetched so far, whatever they yielded'),
+    fetch_limit: z
+      .number()
+      .describe('extension: fetches at most (3 x `limit`, at least `limit` + 10); the crawl ends there'),
     includePaths: z.array(z.string()),
     excludePaths: z.array(z.string()),
     allowExternalLinks: z.boolean(),
@@ -29,14 +44,28 @@ export const crawlJobSchema = z
       .record(z.string(), z.number())
       .describe(
         'extension: finished pages by outcome: `created`, `updated`, `unchanged` (same content or 304), `removed` ' +
-          '(404/410, item deleted), `gone`, `duplicate`, `not_html`, `noindex`, `empty`, `tombstoned`, `failed`, `blocked`...',
+          '(404/410, item deleted), `gone`, `duplicate`, `near_duplicate`, `canonical` (its rel=canonical URL is the page ' +
+          'stored), `not_html`, `noindex`, `empty`, `tombstoned`, `budget` (fetched after the limit was reached), `failed`, ' +
+          '`blocked`...',
       ),
     refused: z
-      .record(z.string(), z.object({ count: z.number(), sample: z.array(z.string()) }))
+      .record(
+        z.string(),
+        z.object({
+          count: z.number(),
+          sample: z.array(z.string()),
+          of: z
+            .record(z.string(), z.string())
+            .optional()
+            .describe('`duplicate`, `near_duplicate`, `canonical`: the URL each example stands for'),
+        }),
+      )
       .describe(
         'extension, for debugging: URLs not crawled or not stored, by reason (`excluded`, `not_included`, `robots`, ' +
-          '`external`, `depth`, `budget`, `not_html`, `duplicate`, `noindex`, `empty`, `too_long`, `blocked`, `failed`), each with a count ' +
-          'of distinct URLs and a few examples',
+          '`external`, `depth`, `budget` (not reached: the limit or the fetch cap ended the crawl), `not_html`, `duplicate`, ' +
+          '`near_duplicate` (text nearly the same as a stored page of the host), `canonical` (stored under its ' +
+          'rel=canonical URL), `noindex`, `empty`, `too_long`, `blocked`, `failed`), each with a count of distinct URLs ' +
+          'and a few examples. The kept item of duplicates carries a `variants:N` tag: N pages of the crawl had its text.',
       ),
   })
   .meta({ id: 'CrawlJob' });
