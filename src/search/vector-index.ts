@@ -44,7 +44,7 @@ async function writeStoredModel(q: Queryable, model: StoredModel): Promise<void>
 /**
  * Bind the database to the embedding model: record it on first use, create the HNSW cosine index for
  * its dimension, and refuse to start when the stored vectors came from another model (mixing vectors of
- * two models gives meaningless distances). `kb reembed` is the way out.
+ * two models gives meaningless distances). `kb reembed-local` is the way out.
  */
 export async function ensureVectorIndex(db: Database, model: StoredModel): Promise<void> {
   await db.transaction(async (tx) => {
@@ -56,7 +56,7 @@ export async function ensureVectorIndex(db: Database, model: StoredModel): Promi
         throw new ModelMismatchError(
           `The knowledge base was embedded with "${stored.id}" (${stored.dimensions} dimensions) but the service ` +
             `is configured with "${model.id}" (${model.dimensions}). Start with the original model, or run ` +
-            '`kb reembed` to re-embed everything with the configured one.',
+            '`kb reembed-local` (with the service stopped) to re-embed everything with the configured one.',
         );
       }
     }
