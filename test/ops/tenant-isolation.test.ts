@@ -132,6 +132,13 @@ for (const mode of STORAGE_MODES) {
         [0, 0, []],
         "B's stats count none of A's items, chunks or connections",
       );
+      const types = await t.call('GET', '/api/connect/connection-types', { key: B.key });
+      assert.equal(types.status, 200, JSON.stringify(types.body));
+      assert.deepEqual(
+        types.body,
+        (await t.call('GET', '/api/connect/connection-types')).body,
+        'the source types are the service’s own, the same for every organization',
+      );
       expectError(
         await t.call('GET', `/api/connect/connection-sync-jobs?connectionId=${connectionId}`, { key: B.key }),
         404,

@@ -29,10 +29,11 @@
  *
  * No route is skipped: none waits on a long external call here (sources are the loopback stub, crawls and
  * syncs only queue), and the admin API is enabled with a token of its own. Beside the document's routes
- * it fuzzes `/openapi.json`, the docs UI's files (`/docs/static/*`: path traversal) and routes that do
- * not exist. `/mcp` is not in the document and not fuzzed here: it speaks MCP (JSON-RPC 2.0), whose
- * protocol errors are JSON-RPC error objects with the transport's statuses (406, 405, 400 parse errors),
- * not the API's `{error, message}`; only its 401 for a missing or bad key is in the API's shape. Its tools
+ * it fuzzes `/openapi.json`, the docs UI's files (`/docs/static/*`: path traversal), the console's shell
+ * and files (`/console/*`, `/console/assets/*`) and routes that do not exist. `/mcp` is not in the
+ * document and not fuzzed here: it speaks MCP (JSON-RPC 2.0), whose protocol errors are JSON-RPC error
+ * objects with the transport's statuses (406, 405, 400 parse errors), not the API's `{error, message}`;
+ * only its 401 for a missing or bad key is in the API's shape. Its tools
  * reach the service through these same routes (in-process, with the caller's key), so what they can do
  * is fuzzed here; test/mcp/http.test.ts checks /mcp's own answers to malformed requests.
  *
@@ -662,6 +663,9 @@ function routesOf(doc: OpenApiDoc): Route[] {
   });
   routes.push(extra('GET /openapi.json', 'static', '/openapi.json'));
   routes.push(extra('GET /docs/static/{file}', 'static', '/docs/static/{file}', ['file']));
+  // The console: its shell at any path under /console (client-side routes), and its hashed files.
+  routes.push(extra('GET /console/{page}', 'static', '/console/{page}', ['page']));
+  routes.push(extra('GET /console/assets/{file}', 'static', '/console/assets/{file}', ['file']));
   routes.push(extra('ANY /{unknown}', 'unknown', '/{unknown}', ['unknown']));
   return routes;
 }

@@ -5,6 +5,8 @@ import * as connectionCreate from './connection-create.ts';
 import * as connectionDelete from './connection-delete.ts';
 import * as connectionList from './connection-list.ts';
 import * as connectionStatus from './connection-status.ts';
+import * as connectionTypes from './connection-types.ts';
+import * as consolePage from './console.ts';
 import * as crawlCancel from './crawl-cancel.ts';
 import * as crawlCreate from './crawl-create.ts';
 import * as crawlGet from './crawl-get.ts';
@@ -41,6 +43,7 @@ const routes: Array<{ register(app: App, deps: RouteDeps): void }> = [
   connectionDelete,
   connectionStatus,
   connectionList,
+  connectionTypes,
   runSync,
   syncJobsList,
   oauthInitiate,
@@ -50,6 +53,7 @@ const routes: Array<{ register(app: App, deps: RouteDeps): void }> = [
   crawlList,
   crawlGet,
   crawlCancel,
+  consolePage,
 ];
 
 export async function registerRoutes(app: App, deps: RouteDeps): Promise<void> {

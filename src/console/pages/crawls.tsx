@@ -1,0 +1,257 @@
+/**
+ * Crawl jobs: a form with the seed's options (url, limit, include/exclude paths, external links) and the
+ * extensions (depth, tags); the list with progress, outcomes, refusal reasons and cancel, polled while a
+ * crawl runs.
+ */
+import { useState } from 'preact/hooks';
+import type { CrawlJob } from '../../client/index.ts';
+import { ok } from '../api.ts';
+import {
+  Badge,
+  ErrorText,
+  formatNumber,
+  formatTime,
+  NoticeView,
+  Pager,
+  Section,
+  splitList,
+  useAction,
+  useLoad,
+  useSession,
+} from '../ui.tsx';
+
+const PAGE_SIZE = 10;
+const ACTIVE = new Set(['idle', 'scraping']);
+
+export function CrawlsPage() {
+  const { client } = useSession();
+  const [page, setPage] = useState(1);
+  const list = useLoad(
+    () =>
+      ok(
+        client.GET('/api/connect/crawling/', {
+          params: { query: { limit: String(PAGE_SIZE), offset: String((page - 1) * PAGE_SIZE) } },
+        }),
+      ),
+    [page],
+    { pollMs: 1500, poll: (d) => d.data.some((j) => ACTIVE.has(j.status)) },
+  );
+  return (
+    <>
+      <Section title="Start a crawl" id="start-crawl">
+        <CrawlForm
+          onStarted={() => {
+            setPage(1);
+            void list.reload();
+          }}
+        />
+      </Section>
+      <Section title="Crawl jobs" id="crawl-jobs">
+        <ErrorText error={list.error} />
+        {list.data && list.data.data.length === 0 && <p>No crawl yet.</p>}
+        {list.data && list.data.data.length > 0 && (
+          <>
+            <ol class="jobs">
+              {list.data.data.map((j) => (
+                <CrawlCard key={j.id} job={j} onChanged={() => void list.reload()} />
+              ))}
+            </ol>
+            <Pager
+              page={page}
+              pages={Math.ceil(list.data.total / PAGE_SIZE)}
+              total={list.data.total}
+              noun="crawls"
+              onPage={setPage}
+            />
+          </>
+        )}
+      </Section>
+    </>
+  );
+}
+
+function CrawlForm(props: { onStarted(): void }) {
+  const { client } = useSession();
+  const { notice, busy, run } = useAction();
+  const [url, setUrl] = useState('');
+  const [limit, setLimit] = useState('100');
+  const [include, setInclude] = useState('');
+  const [exclude, setExclude] = useState('');
+  const [external, setExternal] = useState(false);
+  const [depth, setDepth] = useState('');
+  const [tags, setTags] = useState('');
+  return (
+    <form
+      onSubmit={(e) => {
+        e.preventDefault();
+        void run(async () => {
+          const job = await ok(
+            client.POST('/api/connect/crawling/', {
+              body: {
+                url: url.trim(),
+                limit: Number(limit),
+                includePaths: splitList(include, /\n/),
+                excludePaths: splitList(exclude, /\n/),
+                allowExternalLinks: external,
+                tags: splitList(tags),
+                ...(depth.trim() !== '' ? { maxDepth: Number(depth) } : {}),
+              },
+            }),
+          );
+          props.onStarted();
+          return `Crawl of ${job.url} started.`;
+        });
+      }}
+    >
+      <label for="crawl-url">Start URL</label>
+      <input
+        id="crawl-url"
+        type="url"
+        required
+        placeholder="https://docs.example.com/"
+        value={url}
+        onInput={(e) => setUrl(e.currentTarget.value)}
+      />
+      <div class="row">
+        <div>
+          <label for="crawl-limit">Page limit</label>
+          <input
+            id="crawl-limit"
+            type="number"
+            inputMode="numeric"
+            min={1}
+            required
+            value={limit}
+            onInput={(e) => setLimit(e.currentTarget.value)}
+          />
+        </div>
+        <div>
+          <label for="crawl-depth">Link depth (optional)</label>
+          <input
+            id="crawl-depth"
+            type="number"
+            inputMode="numeric"
+            min={0}
+            value={depth}
+            aria-describedby="crawl-depth-hint"
+            onInput={(e) => setDepth(e.currentTarget.value)}
+          />
+        </div>
+      </div>
+      <p id="crawl-depth-hint" class="hint">
+        With a depth, only links are followed (no sitemaps); 0 crawls the start page alone.
+      </p>
+      <label for="crawl-include">Include paths (one regular expression per line)</label>
+      <textarea
+        id="crawl-include"
+        rows={2}
+        placeholder="^/docs/"
+        value={include}
+        onInput={(e) => setInclude(e.currentTarget.value)}
+      />
+      <label for="crawl-exclude">Exclude paths (one regular expression per line)</label>
+      <textarea
+        id="crawl-exclude"
+        rows={2}
+        placeholder="^/blog/"
+        value={exclude}
+        onInput={(e) => setExclude(e.currentTarget.value)}
+      />
+      <label for="crawl-tags">Tags (comma-separated)</label>
+      <input id="crawl-tags" type="text" value={tags} onInput={(e) => setTags(e.currentTarget.value)} />
+      <div class="check">
+        <input
+          id="crawl-external"
+          type="checkbox"
+          checked={external}
+          onChange={(e) => setExternal(e.currentTarget.checked)}
+        />
+        <label for="crawl-external">Follow links to other sites</label>
+      </div>
+      <button type="submit" disabled={busy}>
+        Start crawl
+      </button>
+      <NoticeView notice={notice} />
+    </form>
+  );
+}
+
+function CrawlCard(props: { job: CrawlJob; onChanged(): void }) {
+  const { client } = useSession();
+  const { notice, busy, run } = useAction();
+  const j = props.job;
+  const active = ACTIVE.has(j.status);
+  const outcomes = Object.entries(j.outcomes).filter(([, n]) => n > 0);
+  const refused = Object.entries(j.refused).filter(([, r]) => r.count > 0);
+  return (
+    <li class="job" data-crawl={j.id} data-status={j.status}>
+      <div class="job-head">
+        <strong class="url">{j.url}</strong>
+        <Badge value={j.status} />
+        <span class="hint">
+          {formatTime(j.created_at)}
+          {j.completed_at ? ` → ${formatTime(j.completed_at)}` : ''}
+        </span>
+      </div>
+      <progress
+        class="wide"
+        max={Math.max(j.total_pages, 1)}
+        value={j.total_pages === 0 ? (active ? undefined : 0) : j.completed_pages}
+        aria-label={`Pages done of the crawl of ${j.url}`}
+      />
+      <p class="progress-text">
+        {formatNumber(j.completed_pages)} of {formatNumber(j.total_pages)} pages done · limit{' '}
+        {formatNumber(j.limit)}
+        {j.maxDepth !== null ? ` · depth ${j.maxDepth}` : ''}
+        {j.tags.length > 0 ? ` · tags ${j.tags.join(', ')}` : ''}
+      </p>
+      {outcomes.length > 0 && (
+        <ul class="chips" aria-label="Outcomes">
+          {outcomes.map(([k, n]) => (
+            <li key={k} class="chip">
+              {k} {formatNumber(n)}
+            </li>
+          ))}
+        </ul>
+      )}
+      {j.error_message && <p class="error-text">{j.error_message}</p>}
+      {refused.length > 0 && (
+        <details class="refused">
+          <summary>
+            Not crawled: {refused.map(([k, r]) => `${k} ${formatNumber(r.count)}`).join(', ')}
+          </summary>
+          <dl>
+            {refused.map(([reason, r]) => (
+              <div key={reason}>
+                <dt>
+                  {reason} ({formatNumber(r.count)})
+                </dt>
+                {r.sample.map((u) => (
+                  <dd key={u}>{u}</dd>
+                ))}
+              </div>
+            ))}
+          </dl>
+        </details>
+      )}
+      {active && (
+        <button
+          type="button"
+          class="danger"
+          disabled={busy}
+          aria-label={`Cancel the crawl of ${j.url}`}
+          onClick={() =>
+            run(async () => {
+              await ok(client.DELETE('/api/connect/crawling/{id}', { params: { path: { id: j.id } } }));
+              props.onChanged();
+              return `Crawl of ${j.url} cancelled.`;
+            })
+          }
+        >
+          Cancel crawl
+        </button>
+      )}
+      <NoticeView notice={notice} />
+    </li>
+  );
+}
