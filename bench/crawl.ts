@@ -12,6 +12,15 @@
  * Each scenario runs in its own process, so peak RSS is that scenario's. Event-loop delay (max, p99)
  * during the crawl shows whether the API stays responsive while pages are parsed.
  *
+ * The generated store catalogue (test/support/catalogue-site.ts: 200 products, 50 categories, 1,800
+ * variant pages and 150 sorted listings without canonical links; issue 16), embedding excluded:
+ * - `limit` = the distinct pages (251), path-style variants listed in the sitemap after their product (the
+ *   hard case: only the URL patterns' collapses tell variants from products), and query-style variants
+ *   found by links only;
+ * - `limit` 1000 (more than the site has: every URL is fetched, the budget caps nothing).
+ * Rows: items stored, distinct among them, products reached (stored under their own URL), fetches and
+ * fetches per stored item, near-duplicates collapsed, pages fetched per second.
+ *
  * Options: BENCH_SCENARIOS (comma list of scenario ids), BENCH_CRAWL_CONCURRENCY (default 4).
  */
 import { execFile, spawn } from 'node:child_process';
@@ -24,6 +33,7 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import type { CrawlerOverrides } from '../src/crawler/runtime.ts';
 import { Indexer } from '../src/ingest/indexer.ts';
+import { serveCatalogue } from '../test/support/catalogue-site.ts';
 import { testEmbedder } from '../test/support/embedding.ts';
 import { type StorageMode, startTestApp } from '../test/support/harness.ts';
 import { serveDirectory } from '../test/support/sites.ts';
@@ -178,7 +188,80 @@ async function plainFetch(tool: 'wget' | 'curl'): Promise<{ pages: number; secon
   }
 }
 
-function spawnScenario(id: string): Promise<Measured> {
+interface CatalogueScenario {
+  id: string;
+  storage: StorageMode;
+  variantUrls: 'query' | 'path';
+  sitemap: 'none' | 'all';
+  /** null: the catalogue's distinct pages. */
+  limit: number | null;
+}
+
+const CATALOGUE_SCENARIOS: CatalogueScenario[] = [
+  { id: 'catalogue-path-pglite', storage: 'pglite', variantUrls: 'path', sitemap: 'all', limit: null },
+  { id: 'catalogue-path-postgres', storage: 'postgres', variantUrls: 'path', sitemap: 'all', limit: null },
+  { id: 'catalogue-query-postgres', storage: 'postgres', variantUrls: 'query', sitemap: 'none', limit: null },
+  { id: 'catalogue-1000-postgres', storage: 'postgres', variantUrls: 'query', sitemap: 'all', limit: 1000 },
+];
+
+interface CatalogueMeasured {
+  id: string;
+  limit: number;
+  sitePages: number;
+  items: number;
+  distinct: number;
+  products: number;
+  productsOwnUrl: number;
+  fetches: number;
+  nearDuplicates: number;
+  seconds: number;
+}
+
+/** One catalogue crawl, in this process. */
+async function runCatalogue(c: CatalogueScenario): Promise<CatalogueMeasured> {
+  const site = await serveCatalogue({ variantUrls: c.variantUrls, sitemap: c.sitemap });
+  const t = await startTestApp(c.storage, {
+    config: { KB_CRAWL_ALLOW_PRIVATE: 'true' },
+    parts: { crawler: FAST },
+  });
+  const pool = t.service.startWorkers({ concurrency: 1, pollMs: 20, periodicTasks: [], listenUrl: null });
+  try {
+    const limit = c.limit ?? site.distinctPages;
+    const start = performance.now();
+    const res = await t.call('POST', '/api/connect/crawling/', { body: { url: `${site.origin}/`, limit } });
+    if (res.status !== 200) throw new Error(`crawl not accepted: ${JSON.stringify(res.body)}`);
+    let job = res.body;
+    while (!['completed', 'failed', 'cancelled'].includes(job.status)) {
+      await sleep(20);
+      job = (await t.call('GET', `/api/connect/crawling/${res.body.id}`)).body;
+    }
+    const seconds = (performance.now() - start) / 1000;
+    if (job.status !== 'completed') throw new Error(`crawl ${job.status}: ${job.error_message}`);
+    const items = await t.db.query<{ url: string }>(
+      `SELECT source_url AS url FROM items WHERE source_type = 'crawl'`,
+    );
+    const contents = items.map((i) => site.contentOf(i.url));
+    const paths = new Set(items.map((i) => new URL(i.url).pathname + new URL(i.url).search));
+    return {
+      id: c.id,
+      limit,
+      sitePages: site.totalPages,
+      items: items.length,
+      distinct: new Set(contents.filter((x) => x !== null)).size,
+      products: new Set(contents.filter((x) => x?.startsWith('product:'))).size,
+      productsOwnUrl: site.productPaths.filter((p) => paths.has(p)).length,
+      fetches: job.fetched_pages,
+      nearDuplicates: job.outcomes.near_duplicate ?? 0,
+      seconds,
+    };
+  } finally {
+    await pool.stop();
+    await t.close();
+    await site.close();
+  }
+}
+
+function spawnScenario<T = Measured>(id: string): Promise<T> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [fileURLToPath(import.meta.url), '--scenario', id], {
       stdio: ['ignore', 'pipe', 'inherit'],
@@ -189,7 +272,7 @@ function spawnScenario(id: string): Promise<Measured> {
     });
     child.on('exit', (code) => {
       const line = out.trim().split('\n').at(-1) ?? '';
-      if (code === 0 && line.startsWith('{')) resolve(JSON.parse(line) as Measured);
+      if (code === 0 && line.startsWith('{')) resolve(JSON.parse(line) as T);
       else reject(new Error(`scenario ${id} exited with ${code}: ${out.slice(-2000)}`));
     });
   });
@@ -198,6 +281,11 @@ function spawnScenario(id: string): Promise<Measured> {
 async function main(): Promise<void> {
   const i = process.argv.indexOf('--scenario');
   if (i >= 0) {
+    const c = CATALOGUE_SCENARIOS.find((x) => x.id === process.argv[i + 1]);
+    if (c) {
+      process.stdout.write(`${JSON.stringify(await runCatalogue(c))}\n`);
+      process.exit(0);
+    }
     const s = SCENARIOS.find((x) => x.id === process.argv[i + 1]);
     if (!s) throw new Error(`unknown scenario ${process.argv[i + 1]}`);
     process.stdout.write(`${JSON.stringify(await runScenario(s))}\n`);
@@ -206,7 +294,9 @@ async function main(): Promise<void> {
   const wanted = process.env['BENCH_SCENARIOS']?.split(',');
   const rows: Array<Record<string, string>> = [];
   const raw: Record<string, unknown> = {};
-  for (const tool of ['wget', 'curl'] as const) {
+  // The ceilings go with the fastapi-docs rows only.
+  const ceilings = SCENARIOS.some((x) => !wanted || wanted.includes(x.id)) ? (['wget', 'curl'] as const) : [];
+  for (const tool of ceilings) {
     const r = await plainFetch(tool);
     raw[tool] = r;
     rows.push({
@@ -238,7 +328,32 @@ async function main(): Promise<void> {
       'loop delay max/p99 ms': `${m.loopDelayMaxMs.toFixed(0)} / ${m.loopDelayP99Ms.toFixed(0)}`,
     });
   }
-  printTable(`Crawling fastapi-docs (154 pages) end to end; page concurrency ${CONCURRENCY}`, rows);
+  if (rows.length > 2)
+    printTable(`Crawling fastapi-docs (154 pages) end to end; page concurrency ${CONCURRENCY}`, rows);
+  const catalogueRows: Array<Record<string, string>> = [];
+  for (const c of CATALOGUE_SCENARIOS) {
+    if (wanted && !wanted.includes(c.id)) continue;
+    const m = await spawnScenario<CatalogueMeasured>(c.id);
+    raw[c.id] = m;
+    catalogueRows.push({
+      scenario: `${c.variantUrls} variants, sitemap ${c.sitemap}`,
+      storage: c.storage,
+      limit: String(m.limit),
+      items: String(m.items),
+      'distinct / items': `${m.distinct} / ${m.items} (${((100 * m.distinct) / Math.max(1, m.items)).toFixed(1)}%)`,
+      'products reached (own URL)': `${m.products} (${m.productsOwnUrl}) of 200`,
+      fetches: String(m.fetches),
+      'fetches / item': (m.fetches / Math.max(1, m.items)).toFixed(2),
+      'near-dups': String(m.nearDuplicates),
+      'fetches/s': (m.fetches / m.seconds).toFixed(1),
+      seconds: m.seconds.toFixed(1),
+    });
+  }
+  if (catalogueRows.length > 0)
+    printTable(
+      `Crawling the generated catalogue (251 distinct pages of 2,201), embedding excluded; page concurrency ${CONCURRENCY}`,
+      catalogueRows,
+    );
   writeResult('crawl', raw);
 }
 
