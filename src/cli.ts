@@ -248,6 +248,7 @@ async function loadEnvFile(): Promise<void> {
 async function main(argv: string[]): Promise<void> {
   await loadEnvFile();
   try {
+    if (argv[0] === 'mcp') return (await import('./mcp/stdio.ts')).runMcpStdio(argv.slice(1)); // issue 14: `kb mcp`, the MCP server on stdio (src/mcp/stdio.ts)
     await buildProgram().parseAsync(argv, { from: 'user' });
   } catch (err) {
     if (err instanceof CommanderError) {

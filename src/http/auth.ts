@@ -10,7 +10,7 @@ function isPublicApiPath(path: string): boolean {
   return path === '/api/connect/oauth/callback' || path.startsWith('/api/admin/');
 }
 
-function bearerToken(request: FastifyRequest): string | null {
+export function bearerToken(request: FastifyRequest): string | null {
   const header = request.headers.authorization;
   if (!header) return null;
   const m = /^Bearer\s+(\S+)\s*$/i.exec(header);
@@ -26,7 +26,8 @@ export function apiKeyAuth(db: Database) {
   const touchedAt = new Map<string, number>();
   return async (request: FastifyRequest): Promise<void> => {
     const path = request.url.split('?')[0]!;
-    if (!path.startsWith('/api/') || isPublicApiPath(path)) return;
+    // /mcp is the MCP server over HTTP (routes/mcp.ts): its tools act with the caller's key.
+    if (!(path.startsWith('/api/') || path === '/mcp') || isPublicApiPath(path)) return;
     const token = bearerToken(request);
     if (!token) throw new AppError('unauthorized', 'Send an API key as "Authorization: Bearer <key>".');
     const parsed = parseApiKey(token);

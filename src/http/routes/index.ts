@@ -19,6 +19,7 @@ import * as itemsReembed from './items-reembed.ts';
 import * as itemsStats from './items-stats.ts';
 import * as itemsUpdate from './items-update.ts';
 import * as itemsUpload from './items-upload.ts';
+import * as mcp from './mcp.ts';
 import * as oauthCallback from './oauth-callback.ts';
 import * as oauthInitiate from './oauth-initiate.ts';
 import * as runSync from './run-sync.ts';
@@ -53,6 +54,7 @@ const routes: Array<{ register(app: App, deps: RouteDeps): void }> = [
   crawlList,
   crawlGet,
   crawlCancel,
+  mcp,
   consolePage,
 ];
 
