@@ -35,4 +35,25 @@ describe('kb command line', () => {
     await assert.rejects(kb('org', 'create', 'acme'), /exists already/);
     await assert.rejects(kb('frobnicate'), /usage: kb/);
   });
+
+  test('the help lists the local commands and the ones over the API, each group under its heading', async () => {
+    const help = (await kb('--help')).join('\n');
+    assert.match(help, /^Service \(on this machine[^\n]*\n(?:\s+\S.*\n)*?\s+reembed-local\s/m);
+    assert.match(help, /^Knowledge base \(over the API[^\n]*\n(?:\s+\S.*\n)*?\s+reembed \[options\]\s/m);
+    for (const command of [
+      'serve',
+      'worker',
+      'migrate',
+      'org',
+      'key',
+      'sync',
+      'crawl',
+      'search',
+      'items',
+      'stats',
+    ]) {
+      assert.match(help, new RegExp(`^  ${command}\\b`, 'm'), command);
+    }
+    await assert.rejects(kb('key', 'create'), /missing required argument 'org'/);
+  });
 });
