@@ -181,7 +181,7 @@ export function formatTime(t: number | string | null | undefined): string {
   const d = new Date(t);
   return Number.isNaN(d.getTime())
     ? '—'
-    : d.toLocaleString(undefined, { dateStyle: 'medium', timeStyle: 'medium' });
+    : d.toLocaleString(undefined, { dateStyle: 'medium', timeStyle: 'short' });
 }
 
 export function formatDuration(ms: number): string {

@@ -204,6 +204,8 @@ describe('admin console in Chromium', () => {
     await browser?.close();
     await pool?.stop();
     await t?.close();
+    // The model's thread ends with the file (an inference still running at exit aborts the process).
+    await (await testEmbedder()).close();
     await Promise.all([gitbook?.close(), notion?.close(), notionAuth?.close(), site?.close()]);
   });
 
@@ -397,6 +399,10 @@ describe('admin console in Chromium', () => {
     await page.getByLabel('Search titles and content').fill('');
     await page.getByLabel('Search titles and content').press('Enter');
     await page.locator('table.items tbody tr').first().getByText('Console upload').waitFor();
+    await page.getByLabel('Per page').selectOption('20');
+    await page
+      .locator('table.items[data-items-page="1"][aria-busy="false"] tbody tr:nth-child(20)')
+      .waitFor();
     await shoot('items');
   });
 

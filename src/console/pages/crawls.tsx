@@ -197,11 +197,12 @@ function CrawlCard(props: { job: CrawlJob; onChanged(): void }) {
         class="wide"
         max={Math.max(j.total_pages, 1)}
         value={j.total_pages === 0 ? (active ? undefined : 0) : j.completed_pages}
-        aria-label={`Pages done of the crawl of ${j.url}`}
+        aria-label={`Pages stored of the crawl of ${j.url}`}
       />
       <p class="progress-text">
-        {formatNumber(j.completed_pages)} of {formatNumber(j.total_pages)} pages done · limit{' '}
-        {formatNumber(j.limit)}
+        {formatNumber(j.completed_pages)} of {formatNumber(j.total_pages)} pages stored · limit{' '}
+        {formatNumber(j.limit)} · {formatNumber(j.fetched_pages)} fetched of at most{' '}
+        {formatNumber(j.fetch_limit)}
         {j.maxDepth !== null ? ` · depth ${j.maxDepth}` : ''}
         {j.tags.length > 0 ? ` · tags ${j.tags.join(', ')}` : ''}
       </p>
@@ -227,7 +228,10 @@ function CrawlCard(props: { job: CrawlJob; onChanged(): void }) {
                   {reason} ({formatNumber(r.count)})
                 </dt>
                 {r.sample.map((u) => (
-                  <dd key={u}>{u}</dd>
+                  <dd key={u}>
+                    {u}
+                    {r.of?.[u] ? ` → ${r.of[u]}` : ''}
+                  </dd>
                 ))}
               </div>
             ))}

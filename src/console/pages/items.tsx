@@ -40,6 +40,7 @@ export function ItemsPage() {
       )),
       // What this answer is for, shown on the table (tests and the benchmark wait on it).
       search,
+      key: `${page}/${pageSize}/${search}`,
     }),
     [page, pageSize, search],
     { pollMs: 2000, poll: (d) => d.items.some((i) => i.indexing_status === 'pending') },
@@ -78,7 +79,7 @@ export function ItemsPage() {
 
   return (
     <>
-      <Section title="Items" id="items">
+      <Section title="Browse and edit" id="items">
         <form
           class="toolbar"
           onSubmit={(e) => {
@@ -115,6 +116,13 @@ export function ItemsPage() {
           </div>
           <button type="submit">Search</button>
         </form>
+        <p class="hint" aria-live="polite">
+          {items.loading && items.data?.key !== `${page}/${pageSize}/${search}`
+            ? search
+              ? `Searching for “${search}”…`
+              : 'Loading…'
+            : ''}
+        </p>
         <ErrorText error={items.error} />
         <NoticeView notice={notice} />
         {items.data && rows.length === 0 && (
