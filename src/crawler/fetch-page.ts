@@ -181,13 +181,24 @@ export type FetchPageResult =
       /** `X-Robots-Tag: noindex` on the response. */
       noindex: boolean;
     })
+  | (Fetched & {
+      kind: 'pdf';
+      status: number;
+      body: Buffer;
+      contentType: string;
+      etag?: string;
+      lastModified?: string;
+      /** Cut at the size cap: a cut-off PDF cannot be read. */
+      truncated: boolean;
+      noindex: boolean;
+    })
   | (Fetched & { kind: 'not_modified'; status: 304 })
   | (Fetched & { kind: 'gone'; status: 404 | 410 })
   | (Fetched & { kind: 'redirect'; status: number; location: string })
   | (Fetched & { kind: 'skipped'; reason: 'not_html'; status: number; contentType: string })
   | (Fetched & { kind: 'failed'; status?: number; message: string; blocked: boolean });
 
-const ACCEPT_HTML = 'text/html,application/xhtml+xml;q=0.9,*/*;q=0.1';
+const ACCEPT_HTML = 'text/html,application/xhtml+xml;q=0.9,application/pdf;q=0.8,*/*;q=0.1';
 
 /**
  * Fetches one page through the outbound guard and the host gate, retrying transient failures. Never throws
@@ -266,10 +277,24 @@ function classify(res: OutboundResponse, attempts: number): FetchPageResult {
     return { ...base, kind: 'failed', status: res.status, message: `HTTP ${res.status}`, blocked: false };
   }
   const contentType = res.headers.get('content-type') ?? '';
-  const html = contentType ? isHtmlContentType(contentType) : looksLikeHtml(res.body);
-  if (!html) return { ...base, kind: 'skipped', reason: 'not_html', status: res.status, contentType };
   const etag = res.headers.get('etag') ?? undefined;
   const lastModified = res.headers.get('last-modified') ?? undefined;
+  const noindex = /\b(?:noindex|none)\b/i.test(res.headers.get('x-robots-tag') ?? '');
+  if (isPdfContentType(contentType) || (!contentType && looksLikePdf(res.body))) {
+    return {
+      ...base,
+      kind: 'pdf',
+      status: res.status,
+      body: res.body,
+      contentType: contentType || 'application/pdf',
+      ...(etag ? { etag } : {}),
+      ...(lastModified ? { lastModified } : {}),
+      truncated: res.truncated,
+      noindex,
+    };
+  }
+  const html = contentType ? isHtmlContentType(contentType) : looksLikeHtml(res.body);
+  if (!html) return { ...base, kind: 'skipped', reason: 'not_html', status: res.status, contentType };
   return {
     ...base,
     kind: 'ok',
@@ -279,8 +304,18 @@ function classify(res: OutboundResponse, attempts: number): FetchPageResult {
     ...(etag ? { etag } : {}),
     ...(lastModified ? { lastModified } : {}),
     truncated: res.truncated,
-    noindex: /\b(?:noindex|none)\b/i.test(res.headers.get('x-robots-tag') ?? ''),
+    noindex,
   };
+}
+
+/** True when the bytes start like a PDF (`%PDF-`): a PDF served without a content type. */
+function looksLikePdf(body: Buffer): boolean {
+  return body.subarray(0, 5).toString('latin1') === '%PDF-';
+}
+
+function isPdfContentType(contentType: string): boolean {
+  const type = contentType.split(';')[0]?.trim().toLowerCase() ?? '';
+  return type === 'application/pdf' || type === 'application/x-pdf';
 }
 
 function looksLikeHtml(body: Buffer): boolean {

@@ -104,9 +104,10 @@ export interface AdmitContext {
   contentType?: string;
 }
 
-// Extensions that never hold an HTML page; refused before any request is spent on them.
+// Extensions that never hold an HTML page (or a PDF, which is extracted: pdf.ts); refused before any
+// request is spent on them.
 const NON_HTML_EXTENSION =
-  /\.(?:pdf|png|jpe?g|gif|webp|avif|svg|ico|bmp|tiff?|css|js|mjs|map|json|xml|rss|atom|txt|csv|tsv|zip|gz|tgz|bz2|xz|7z|rar|tar|exe|dmg|msi|deb|rpm|apk|iso|bin|woff2?|ttf|otf|eot|mp3|mp4|m4a|m4v|wav|ogg|oga|webm|mov|avi|mkv|flac|docx?|xlsx?|pptx?|odt|ods|odp|epub|wasm)$/i;
+  /\.(?:png|jpe?g|gif|webp|avif|svg|ico|bmp|tiff?|css|js|mjs|map|json|xml|rss|atom|txt|csv|tsv|zip|gz|tgz|bz2|xz|7z|rar|tar|exe|dmg|msi|deb|rpm|apk|iso|bin|woff2?|ttf|otf|eot|mp3|mp4|m4a|m4v|wav|ogg|oga|webm|mov|avi|mkv|flac|docx?|xlsx?|pptx?|odt|ods|odp|epub|wasm)$/i;
 
 /** True for content types that hold an HTML page. */
 export function isHtmlContentType(contentType: string): boolean {

@@ -37,6 +37,7 @@ import type { ExtractedPage } from './extract.ts';
 import type { FetchPageResult } from './fetch-page.ts';
 import { NEAR_DUPLICATE_SIMILARITY, signatureBands, signatureSimilarity } from './fingerprint.ts';
 import { noteRefusals, STORED_OUTCOMES } from './frontier.ts';
+import { PdfRefusal } from './pdf.ts';
 import type { FinalResponse } from './redirects.ts';
 import type { CrawlerRuntime } from './runtime.ts';
 import { urlKey } from './url.ts';
@@ -108,6 +109,7 @@ export class PageSettler {
     const sourceKey = crawlSourceKey(key);
     switch (result.kind) {
       case 'ok':
+      case 'pdf':
         return this.#processPage(row, result, url, key);
       case 'not_modified': {
         // Unchanged since the last crawl: the item stays; its remembered links keep discovery going.
@@ -145,17 +147,30 @@ export class PageSettler {
 
   async #processPage(
     row: FrontierRow,
-    res: Extract<FetchPageResult, { kind: 'ok' }>,
+    res: Extract<FetchPageResult, { kind: 'ok' | 'pdf' }>,
     finalUrl: string,
     finalKey: string,
   ): Promise<void> {
     const org = this.#job.organizationId;
     const redirected = finalKey !== row.urlKey;
+    // A PDF, or a PDF that cannot be read: a counted refusal, the crawl goes on.
+    const refuse = (reason: string, message: string) =>
+      this.#commit(row, reason, message, async (tx, locked) => {
+        if (redirected) await this.dropRedirected(tx, row);
+        noteRefusals(locked, [{ url: finalUrl, reason }]);
+      });
+    if (res.kind === 'pdf' && res.truncated) {
+      return refuse('pdf_too_large', `larger than ${this.#rt.settings.maxPageBytes} bytes`);
+    }
     let page: ExtractedPage;
     try {
-      page = await this.#rt.extractor.extract(res.html, finalUrl, this.#signal);
+      page =
+        res.kind === 'pdf'
+          ? await this.#rt.extractor.extractPdf(res.body, finalUrl, this.#signal)
+          : await this.#rt.extractor.extract(res.html, finalUrl, this.#signal);
     } catch (err) {
       this.#signal.throwIfAborted();
+      if (err instanceof PdfRefusal) return refuse(err.reason, err.message);
       const message = `extraction failed: ${err instanceof Error ? err.message : String(err)}`;
       return this.#commit(row, 'failed', message, async (_tx, locked) => {
         noteRefusals(locked, [{ url: finalUrl, reason: 'failed' }]);

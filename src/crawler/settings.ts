@@ -13,7 +13,7 @@ export interface CrawlerSettings {
   minDelayMs: number;
   /** Whole-request deadline, redirects included. */
   timeoutMs: number;
-  /** Bytes of a page kept; the rest is not downloaded. */
+  /** Bytes of a page kept; the rest is not downloaded (a PDF larger than this is refused: `pdf_too_large`). */
   maxPageBytes: number;
   maxRedirects: number;
   retry: RetryPolicy;

@@ -97,6 +97,7 @@ describe('fetchPage', () => {
       '/down': { status: 503, body: 'down' },
       '/go-away': { status: 429, headers: { 'retry-after': '3600' } },
       '/pdf': { headers: { 'content-type': 'application/pdf' }, body: '%PDF-1.4' },
+      '/json': { headers: { 'content-type': 'application/json' }, body: '{}' },
       '/untyped': (_req, res) => res.end('<!DOCTYPE html><html><body>hi</body></html>'),
       '/gone': { status: 410 },
       '/forbidden': { status: 403 },
@@ -161,11 +162,16 @@ describe('fetchPage', () => {
     assert.equal(res.attempts, 2);
   });
 
-  it('skips non-HTML, sniffs untyped HTML, and classifies gone and failed pages', async () => {
+  it('passes PDFs on, skips other non-HTML, sniffs untyped HTML, and classifies gone and failed pages', async () => {
     const pdf = await fetchPage(fetch, `${site.origin}/pdf`);
-    assert.deepEqual(pdf.kind === 'skipped' && [pdf.reason, pdf.contentType], [
-      'not_html',
+    assert.deepEqual(pdf.kind === 'pdf' && [pdf.contentType, pdf.body.subarray(0, 5).toString()], [
       'application/pdf',
+      '%PDF-',
+    ]);
+    const json = await fetchPage(fetch, `${site.origin}/json`);
+    assert.deepEqual(json.kind === 'skipped' && [json.reason, json.contentType], [
+      'not_html',
+      'application/json',
     ]);
     assert.equal((await fetchPage(fetch, `${site.origin}/untyped`)).kind, 'ok');
     assert.equal((await fetchPage(fetch, `${site.origin}/gone`)).kind, 'gone');

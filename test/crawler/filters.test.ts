@@ -69,7 +69,8 @@ describe('admit', () => {
   });
 
   it('refuses non-HTML by extension, or by content type when known', () => {
-    assert.equal(reason('https://docs.example.com/manual.pdf', base()), 'not_html');
+    assert.equal(reason('https://docs.example.com/manual.zip', base()), 'not_html');
+    assert.equal(reason('https://docs.example.com/manual.pdf', base()), 'ok', 'PDFs are extracted');
     assert.equal(reason('https://docs.example.com/logo.PNG', base()), 'not_html');
     assert.equal(
       reason('https://docs.example.com/page', base({ contentType: 'application/json' })),

@@ -64,7 +64,8 @@ export const crawlJobSchema = z
         'extension, for debugging: URLs not crawled or not stored, by reason (`excluded`, `not_included`, `robots`, ' +
           '`external`, `depth`, `budget` (not reached: the limit or the fetch cap ended the crawl), `not_html`, `duplicate`, ' +
           '`near_duplicate` (text nearly the same as a stored page of the host), `canonical` (stored under its ' +
-          'rel=canonical URL), `noindex`, `empty`, `too_long`, `blocked`, `failed`), each with a count of distinct URLs ' +
+          'rel=canonical URL), `noindex`, `empty`, `too_long`, `blocked`, `failed`, `pdf_encrypted`, `pdf_unreadable`, ' +
+          '`pdf_too_large`), each with a count of distinct URLs ' +
           'and a few examples. The kept item of duplicates carries a `variants:N` tag: N pages of the crawl had its text.',
       ),
   })
