@@ -382,9 +382,16 @@ export class Indexer {
       v += chunks.length;
     }
     for (const parts of planTransactions(writes, this.#opts.commitChunks)) {
-      // Stopping between two transactions leaves a large item's staged part behind, unseen by search and
-      // removed by the item's next attempt (or the next start): what a crash at this point leaves too.
-      if (this.#stopping) throw new IndexerStoppedError();
+      if (this.#stopping) {
+        // A large item's staged part stays behind, unseen by search and removed by the item's next
+        // attempt (or the next start): what a crash here leaves too. The round's items not written yet
+        // are given back now rather than when their leases run out.
+        await this.#db.query(
+          `UPDATE items SET indexing_lease_until = NULL WHERE id = ANY($1::text[]) AND indexing_status = 'pending'`,
+          [items.map((i) => i.id)],
+        );
+        throw new IndexerStoppedError();
+      }
       await this.#db.transaction(async (tx) => {
         for (const part of parts) {
           if (part.write.dropped) continue;

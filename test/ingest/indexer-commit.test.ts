@@ -202,6 +202,39 @@ for (const mode of STORAGE_MODES) {
       assert.deepEqual(await leftovers(itemId), { generations: 1, staged: 0 });
     });
 
+    test('stopping between two parts gives the item back at once; the next indexer finishes it', async () => {
+      await newOrganization();
+      const itemId = await store('stopped', 'alder');
+      await indexer().drain();
+      const old = await observe(itemId);
+      await store('stopped', 'birch');
+      let transactions = 0;
+      const stopping: Indexer = indexer({
+        afterCommitTransaction: () => {
+          // A shutdown arriving while the item is written (not awaited here: it waits for this round).
+          if (++transactions === 2) void stopping.stop();
+        },
+      });
+      await assert.rejects(stopping.drain(), { name: 'IndexerStoppedError' });
+      const after = await observe(itemId);
+      assert.equal(after.status, 'pending');
+      assert.deepEqual(after.versions, ['alder']);
+      assert.equal(after.searchable, old.searchable);
+      assert.equal(after.rows, old.searchable + 2 * COMMIT_CHUNKS, 'two staged parts, not served');
+      const [lease] = await db.query<{ until: string | null }>(
+        'SELECT indexing_lease_until AS until FROM items WHERE id = $1',
+        [itemId],
+      );
+      assert.equal(lease!.until, null, 'the lease ended with the stop, not when it runs out');
+
+      // Taken by the next indexer without any reclaiming at start.
+      assert.equal(await indexer({ reclaimOnStart: false }).drain(), 1);
+      const done = await observe(itemId);
+      assert.deepEqual(done.versions, ['birch']);
+      assert.equal(done.rows, done.searchable, 'the staged parts went with the old chunks');
+      assert.deepEqual(await leftovers(itemId), { generations: 1, staged: 0 });
+    });
+
     test('a crash between two parts leaves the old chunks served and the item pending; a restart finishes it cleanly', async () => {
       await newOrganization();
       const itemId = await store('crash', 'alder');
