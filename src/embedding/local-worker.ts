@@ -5,9 +5,11 @@
  * (BENCHMARKS.md, "Load: 64 clients").
  *
  * The queue lives here, not in the owner, so the model never waits for a busy main thread to hand it the
- * next inference. Calls are cut into single inferences; between two, the thread reads its messages and
- * runs every query before the next document inference, so a search waits for at most the inference
- * running when it arrived, never for the indexer's backlog. Documents keep their order among themselves.
+ * next inference. Calls are cut into single inferences (the indexer's 32-text call is 32 of them with an
+ * int8 model); between two, the thread reads its messages and runs queries before the next document
+ * inference, so a search waits for at most one document inference, never for the indexer's backlog.
+ * Documents keep their order among themselves, and a share of the model under search load
+ * (QUERY_TIME_PER_DOCUMENT_INFERENCE).
  */
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { parentPort, workerData } from 'node:worker_threads';
@@ -31,6 +33,7 @@ import { l2Normalize } from './vector.ts';
 
 interface Call {
   id: number;
+  priority: EmbedPriority;
   texts: string[];
   /** Text indexes by length, so each inference pads little; vectors go back by index. */
   order: number[];
@@ -44,6 +47,14 @@ const port = parentPort;
 if (!port) throw new Error('local-worker.ts runs as a worker thread (LocalEmbedder starts it)');
 const settings = modelThreadSettingsSchema.parse(workerData);
 const modelConfigSchema = z.object({ hidden_size: z.number().int().positive() });
+
+/**
+ * Queries go first, but not forever: while documents wait, once queries have held the model this many
+ * times as long as the last document inference took, one document inference runs. A steady stream of
+ * searches thus still leaves the indexer at least a fifth of the model, and a query waits for at most one
+ * document inference.
+ */
+const QUERY_TIME_PER_DOCUMENT_INFERENCE = 4;
 
 function send(message: FromModelThread, transfer: ArrayBuffer[] = []): void {
   port!.postMessage(message, transfer);
@@ -117,6 +128,18 @@ async function serve(tokenizer: PreTrainedTokenizer, model: PreTrainedModel): Pr
   const calls = new Map<number, Call>();
   let closing = false;
   let working = false;
+  /** Milliseconds of query inferences run while documents waited, since the last document inference. */
+  let queryTimeWhileDocumentsWait = 0;
+  let lastDocumentInferenceMs = 0;
+
+  const nextCall = (): Call | undefined => {
+    const query = lanes.query[0];
+    const document = lanes.document[0];
+    if (!query || !document) return query ?? document;
+    return queryTimeWhileDocumentsWait >= QUERY_TIME_PER_DOCUMENT_INFERENCE * lastDocumentInferenceMs
+      ? document
+      : query;
+  };
 
   const drop = (call: Call): void => {
     calls.delete(call.id);
@@ -135,10 +158,12 @@ async function serve(tokenizer: PreTrainedTokenizer, model: PreTrainedModel): Pr
         // Let messages in (a query, a cancellation) before choosing the next inference.
         await nextTurn();
         if (closing) return;
-        const call = lanes.query[0] ?? lanes.document[0];
+        const call = nextCall();
         if (!call) return;
+        const documentsWait = lanes.document.length > 0;
         const ids = call.order.slice(call.next, call.next + settings.batchSize);
         call.next += ids.length;
+        const started = performance.now();
         let vectors: Float32Array[];
         try {
           vectors = await infer(ids.map((i) => call.texts[i]!));
@@ -146,6 +171,14 @@ async function serve(tokenizer: PreTrainedTokenizer, model: PreTrainedModel): Pr
           drop(call);
           if (!call.cancelled) send({ type: 'failed', id: call.id, message: (err as Error).message });
           continue;
+        } finally {
+          const ms = performance.now() - started;
+          if (call.priority === 'document') {
+            lastDocumentInferenceMs = ms;
+            queryTimeWhileDocumentsWait = 0;
+          } else if (documentsWait) {
+            queryTimeWhileDocumentsWait += ms;
+          }
         }
         if (call.cancelled) continue;
         ids.forEach((id, k) => {
@@ -182,6 +215,7 @@ async function serve(tokenizer: PreTrainedTokenizer, model: PreTrainedModel): Pr
         }
         const call: Call = {
           id: message.id,
+          priority: message.priority,
           texts,
           order: texts.map((_, i) => i).sort((a, b) => texts[a]!.length - texts[b]!.length || a - b),
           next: 0,

@@ -239,6 +239,26 @@ describe('LocalEmbedder thread (the model runs off the main thread)', () => {
     assert.deepEqual(finished, ['query', ...Array.from({ length: 4 }, (_, c) => `documents ${c}`)]);
   });
 
+  test('documents still get a share of the model while queries keep coming', async () => {
+    let documentsDone = false;
+    const document = embedder.embed(documents(8, 'under search load')).then(() => {
+      documentsDone = true;
+    });
+    // Four closed-loop searchers keep queries waiting in the thread all along; strict query priority
+    // would leave the document call waiting until they stop.
+    let queries = 0;
+    const cap = 400;
+    const searcher = async () => {
+      while (!documentsDone && queries < cap) {
+        queries++;
+        await embedder.embedQuery(`question ${queries} about connectors`);
+      }
+    };
+    await Promise.all([searcher(), searcher(), searcher(), searcher()]);
+    assert.ok(documentsDone, `the document call was still waiting after ${queries} queries`);
+    await document;
+  });
+
   test('a queued call whose signal aborts is dropped at once, and the thread carries on', async () => {
     const settled: string[] = [];
     const ahead = embedder.embed(documents(32, 'ahead')).then(() => settled.push('ahead'));
