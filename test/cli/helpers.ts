@@ -103,3 +103,13 @@ export async function waitUntil(check: () => boolean, what: string, timeoutMs = 
 export function hasStackTrace(text: string): boolean {
   return /^\s+at .+[:(]/m.test(text) || /node:internal|file:\/\/\//.test(text);
 }
+
+/**
+ * The secret part of an API key (`kb_<16 hex>_<32 chars>`). Not `split('_')`: the secret's alphabet has
+ * `_`, so a split can leave a fragment of a few characters (or none) that any output may contain.
+ */
+export function keySecret(key: string): string {
+  const m = /^kb_[0-9a-f]{16}_(.{32})$/.exec(key);
+  if (!m) throw new Error('not an API key');
+  return m[1]!;
+}
