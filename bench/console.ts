@@ -23,12 +23,13 @@
  */
 import os from 'node:os';
 import { parseArgs } from 'node:util';
-import { chromium, type Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import type { Database } from '../src/db/database.ts';
 import { migrate } from '../src/db/migrate.ts';
 import { createApiKey, createOrganization } from '../src/db/repositories/organizations.ts';
 import { buildApp } from '../src/http/app.ts';
 import { newId } from '../src/lib/ids.ts';
+import { launchChromium } from '../test/support/browser.ts';
 import { composeTestService } from '../test/support/harness.ts';
 import { type NativePostgres, startNativePostgres } from '../test/support/native-postgres.ts';
 import { openBenchDatabase, percentile, printTable, readScifactJsonl, rng, writeResult } from './lib.ts';
@@ -47,15 +48,6 @@ const MODE = values.storage === 'postgres' ? 'postgres' : 'pglite';
 const LOADS = Number(values.loads);
 const PAGES = Number(values.pages);
 const SEARCHES = Number(values.searches);
-const CHROMIUM_ARGS = [
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-];
 /** Words of the corpus, from common to rare, for the search case. */
 const SEARCH_WORDS = [
   'protein',
@@ -195,11 +187,7 @@ async function main(): Promise<void> {
   await fetch(`${base}/console`).then((r) => r.text());
   const buildMs = performance.now() - buildStarted;
 
-  const browser = await chromium.launch({
-    executablePath: '/usr/bin/chromium',
-    headless: true,
-    args: CHROMIUM_ARGS,
-  });
+  const browser = await launchChromium();
   try {
     // ---- First loads ----
     const cold: number[] = [];

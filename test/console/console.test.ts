@@ -15,11 +15,11 @@
  */
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { type Browser, chromium, type Locator, type Page } from 'playwright-core';
+import type { Browser, Locator, Page } from 'playwright-core';
 import type { WorkerPool } from '../../src/jobs/worker.ts';
 import { basicCredentials, type FakeServer, startFakeServer } from '../fakes/fake-server.ts';
 import {
@@ -32,21 +32,11 @@ import {
 import { NOTION_GOOD_TOKEN, startFakeNotion } from '../fakes/notion.ts';
 import { FAST_CRAWLER, FAST_WORKERS, FASTAPI_DOCS } from '../http/crawl-helpers.ts';
 import { FAST_SOURCE_HTTP } from '../jobs/helpers.ts';
+import { launchChromium } from '../support/browser.ts';
 import { testEmbedder } from '../support/embedding.ts';
 import { startTestApp, type TestApp } from '../support/harness.ts';
 import { type ServedSite, serveDirectory } from '../support/sites.ts';
 
-const CHROMIUM = '/usr/bin/chromium';
-/** This workplace's flags: no sandbox as root, and no background traffic Chromium would start on its own. */
-const CHROMIUM_ARGS = [
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-];
 const DESKTOP = { width: 1280, height: 800 };
 const PHONE = { width: 375, height: 812 };
 const SCREENS = process.env['KB_TEST_OUTPUT']
@@ -163,11 +153,6 @@ describe('admin console in Chromium', () => {
   const alert = (scope: Page | Locator = page) => scope.getByRole('alert');
 
   before(async () => {
-    if (!existsSync(CHROMIUM)) {
-      throw new Error(
-        `Debian's chromium is not installed (${CHROMIUM}); the console's browser tests need it. ./dev.sh test installs it when run as root (apt-get install chromium); install the package and run again.`,
-      );
-    }
     mkdirSync(SCREENS, { recursive: true });
     console.log(`console screenshots: ${SCREENS}`);
     [gitbook, notion, notionAuth, site] = await Promise.all([
@@ -193,7 +178,7 @@ describe('admin console in Chromium', () => {
     await t.app.listen({ host: '127.0.0.1', port: 0 });
     const address = t.app.server.address();
     base = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`;
-    browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: CHROMIUM_ARGS });
+    browser = await launchChromium();
     const context = await browser.newContext({ viewport: DESKTOP });
     page = await context.newPage();
     // confirm() before deletes and disconnects: the person says yes.
