@@ -8,7 +8,6 @@ import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { z } from 'zod';
 import { type KbClient, ok, type paths, type SyncJob } from '../client/index.ts';
 import { type ErrorSink, runTool, UsageProblem } from './results.ts';
-import { sourceTypes } from './source-types.ts';
 
 /** A source type as the API's request schemas spell it (the service checks the value). */
 type SourceType = NonNullable<
@@ -245,14 +244,17 @@ export function registerTools(server: McpServer, client: KbClient, onError: Erro
         "The organization's connected sources and the source types it could connect. Returns `connections` " +
         '(id, type, status `active`/`inactive`, schedule, and `lastJob`: the latest sync with its status and ' +
         'document counts) and `connectableTypes` (each `type` with the product name it stands for as ' +
-        '`alias`, whether it is `connected`, and the `fields` a connection needs). Connecting a source takes its credentials, which ' +
+        '`alias` and `label`, whether it is `connected`, whether it connects through OAuth consent (`oauth`), and the `fields` a connection needs). Connecting a source takes its credentials, which ' +
         'this server does not handle: a person connects it in the console or with POST /api/connect/connection. ' +
         'Start a sync of a connected source with start_sync.',
       annotations: { readOnlyHint: true, openWorldHint: false },
     },
     () =>
       runTool('list_sources', onError, async () => {
-        const connections = await ok(client.GET('/api/connect/connections'));
+        const [connections, types] = await Promise.all([
+          ok(client.GET('/api/connect/connections')),
+          ok(client.GET('/api/connect/connection-types')),
+        ]);
         return {
           connections: connections.data.map((c) => ({
             id: c.id,
@@ -264,9 +266,13 @@ export function registerTools(server: McpServer, client: KbClient, onError: Erro
             updatedAt: c.updatedAt,
             lastJob: c.lastJob ? syncJobSummary(c.lastJob) : null,
           })),
-          connectableTypes: sourceTypes().map((t) => ({
-            ...t,
+          connectableTypes: types.data.map((t) => ({
+            type: t.type,
+            alias: t.alias,
+            label: t.label,
             connected: connections.data.some((c) => c.type === t.type),
+            oauth: t.oauth !== null,
+            fields: t.fields.map((f) => ({ name: f.name, required: f.required, description: f.description })),
           })),
         };
       }),

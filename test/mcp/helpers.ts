@@ -216,6 +216,10 @@ export async function agentScenario(
   s.source.put(`doc-${tag}`, `Synced page ${tag}`, `Glaciers (${tag}) move a few metres a day.`);
   const sources = await toolJson(clientA, 'list_sources');
   assert.ok(sources.connectableTypes.some((c: { type: string }) => c.type === 'docs_space'));
+  // The types come from GET /api/connect/connection-types: Notion connects through OAuth consent, GitBook does not.
+  const byType = new Map(sources.connectableTypes.map((c: { type: string; oauth: boolean }) => [c.type, c]));
+  assert.equal((byType.get('notes') as { oauth: boolean }).oauth, true);
+  assert.equal((byType.get('docs_space') as { oauth: boolean }).oauth, false);
   const started = await toolJson(clientA, 'start_sync', { type: 'docs_space' });
   assert.equal(typeof started.jobId, 'number');
   let progress: any;
