@@ -52,8 +52,8 @@ const modelConfigSchema = z.object({ hidden_size: z.number().int().positive() })
  * Queries go first, but not forever: while documents wait, once queries have held the model this many
  * times as long as the last document inference took, one document inference runs. A steady stream of
  * searches thus still leaves the indexer a third of the model, and a query waits for at most one
- * document inference. (With 4, a fifth, the Postgres load benchmark's indexer fell to 2.4 chunks/s from
- * the 5-8 it had when queries waited in line; with strict priority, to 4 chunks a minute.)
+ * document inference. (With strict priority, the indexer embedded 4 chunks in the minute of the Postgres
+ * load benchmark, whose searches keep the model busy.)
  */
 const QUERY_TIME_PER_DOCUMENT_INFERENCE = 2;
 
