@@ -18,7 +18,7 @@ export const localEmbedderConfigSchema = z
     quantized: z.boolean().optional(),
     /** Texts per inference call. Default 1 for int8 weights (keeps vectors batch-independent), 32 for fp32. */
     batchSize: z.number().int().min(1).max(512).optional(),
-    /** ONNX runtime intra-op threads. Default: the runtime's choice (all cores). */
+    /** ONNX runtime intra-op threads. Default: one less than the cores (one is left to the service). */
     threads: z.number().int().min(1).max(256).optional(),
   })
   .strict();

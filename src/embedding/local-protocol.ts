@@ -21,7 +21,8 @@ export const modelThreadSettingsSchema = z.object({
   modelRoot: z.string().min(1),
   allowRemote: z.boolean(),
   quantized: z.boolean(),
-  threads: z.number().int().positive().optional(),
+  /** ONNX runtime intra-op threads. */
+  threads: z.number().int().positive(),
   /** Texts per inference (see DEFAULT_BATCH_SIZE in local.ts for why int8 embeds one at a time). */
   batchSize: z.number().int().positive(),
   maxTokens: z.number().int().positive(),

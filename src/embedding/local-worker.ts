@@ -74,7 +74,7 @@ async function load(
     ...options,
     device: 'cpu',
     dtype: s.quantized ? 'q8' : 'fp32',
-    ...(s.threads ? { session_options: { intraOpNumThreads: s.threads } } : {}),
+    session_options: { intraOpNumThreads: s.threads },
   });
   return { tokenizer, model };
 }

@@ -1,4 +1,5 @@
 import { existsSync, readFileSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { AutoTokenizer, env, type PreTrainedTokenizer } from '@huggingface/transformers';
@@ -33,6 +34,16 @@ export interface ModelProfile {
  * fp32 vectors do not depend on the batch, so fp32 batches.
  */
 const DEFAULT_BATCH_SIZE = { q8: 1, fp32: 32 } as const;
+/**
+ * The model's threads leave one core to the service's main thread (HTTP, PGlite, chunking). With the
+ * runtime's default (every core) the model ran beside the main thread on both cores of the 2-core
+ * benchmark machine and the load benchmark served about 20% fewer requests and embedded about a third
+ * fewer chunks than with one thread (BENCHMARKS.md, "Load: 64 clients"); the model alone, with nothing
+ * else running, is about 20% faster on both. Vectors do not depend on the thread count.
+ */
+function defaultModelThreads(): number {
+  return Math.max(1, os.availableParallelism() - 1);
+}
 const BGE_QUERY_INSTRUCTION = 'Represent this sentence for searching relevant passages: ';
 
 const poolingFileSchema = z.object({
@@ -333,7 +344,7 @@ export class LocalEmbedder implements Embedder {
       modelRoot: local ? path.dirname(modelDir) : modelDir,
       allowRemote: !local && config.allowRemote === true,
       quantized,
-      ...(config.threads ? { threads: config.threads } : {}),
+      threads: config.threads ?? defaultModelThreads(),
       batchSize: config.batchSize ?? DEFAULT_BATCH_SIZE[quantized ? 'q8' : 'fp32'],
       maxTokens: profile.maxTokens,
       pooling: profile.pooling,
