@@ -1,11 +1,13 @@
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os, { tmpdir } from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
-import type { Database } from '../src/db/database.ts';
+import type { Database, Queryable } from '../src/db/database.ts';
 import { openPglite } from '../src/db/pglite.ts';
 import { openPostgres } from '../src/db/postgres.ts';
+import type { Embedder } from '../src/embedding/index.ts';
+import { chunkMarkdown } from '../src/ingest/chunker.ts';
 import type { NativePostgres } from '../test/support/native-postgres.ts';
 
 /** Print rows as an aligned table (every benchmark prints one). */
@@ -23,8 +25,16 @@ export function printTable(title: string, rows: Array<Record<string, string>>): 
 /** Keep the raw numbers next to the table (bench/results is ignored by git). */
 export function writeResult(name: string, data: unknown): void {
   mkdirSync('bench/results', { recursive: true });
-  const machine = { cpus: os.cpus().length, cpu: os.cpus()[0]?.model, memGiB: Math.round(os.totalmem() / 2 ** 30), node: process.version };
-  writeFileSync(`bench/results/${name}.json`, JSON.stringify({ at: new Date().toISOString(), machine, data }, null, 2));
+  const machine = {
+    cpus: os.cpus().length,
+    cpu: os.cpus()[0]?.model,
+    memGiB: Math.round(os.totalmem() / 2 ** 30),
+    node: process.version,
+  };
+  writeFileSync(
+    `bench/results/${name}.json`,
+    JSON.stringify({ at: new Date().toISOString(), machine, data }, null, 2),
+  );
 }
 
 export function ndcgAt(ranked: string[], rel: Map<string, number>, k: number): number {
@@ -95,4 +105,127 @@ export function rng(seed: number): () => number {
     t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
     return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
   };
+}
+
+/** The 1, 5 and 15-minute load averages, printed beside measurements (the machine may be shared). */
+export function loadAverage(): string {
+  return readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ');
+}
+
+/** A comma-separated list of sizes (`--sizes`, `--steps`), ascending. */
+export function sizeList(arg: string): number[] {
+  return arg
+    .split(',')
+    .map(Number)
+    .sort((a, b) => a - b);
+}
+
+/** `--storage pglite,postgres`: the storage modes named, unknown names dropped. */
+export function storageModes(arg: string): Array<'pglite' | 'postgres'> {
+  return arg.split(',').filter((m): m is 'pglite' | 'postgres' => m === 'pglite' || m === 'postgres');
+}
+
+/**
+ * Bulk-insert indexed upload items of one organization (one row per id; titles and contents in the same
+ * order), as the benchmarks that load chunks with SQL make them.
+ */
+export async function insertBenchItems(
+  tx: Queryable,
+  orgId: string,
+  ids: string[],
+  titles: string[],
+  contents: string[],
+): Promise<void> {
+  await tx.query(
+    `INSERT INTO items (id, organization_id, title, content, content_hash, source_type, source_table_name,
+                        source_url, source_key, indexing_status)
+     SELECT u.id, $1, u.title, u.content, md5(u.content), 'upload', 'uploaded_documents',
+            'https://docs.example.com/' || u.id, 'upload:' || u.id, 'indexed'
+       FROM unnest($2::text[], $3::text[], $4::text[]) AS u(id, title, content)`,
+    [orgId, ids, titles, contents],
+  );
+}
+
+export interface ScifactChunk {
+  title: string;
+  text: string;
+  embedText: string;
+}
+
+/** The SciFact corpus chunked as the indexer chunks it (the embedder's tokenizer), at most `limit` chunks. */
+export function scifactChunks(embedder: Embedder, limit = Number.POSITIVE_INFINITY): ScifactChunk[] {
+  const chunks: ScifactChunk[] = [];
+  for (const d of readScifactJsonl<{ title: string; text: string }>('corpus.jsonl')) {
+    for (const c of chunkMarkdown(
+      { title: d.title, markdown: d.text },
+      { maxTokens: embedder.maxTokens, overlapTokens: 32, countTokens: (s) => embedder.countTokens(s) },
+    ))
+      chunks.push({ title: d.title, text: c.text, embedText: c.embedText });
+    if (chunks.length >= limit) break;
+  }
+  chunks.length = Math.min(chunks.length, limit);
+  return chunks;
+}
+
+const REPO = path.resolve(import.meta.dirname, '..');
+
+/**
+ * The first `n` SciFact chunks and their vectors from the real model, cached in
+ * .cache/bench/search-latency-<model>-<n>.f32 (shared by bench/search-latency.ts and bench/ceiling.ts).
+ * `report` prints where the vectors came from and how fast they were embedded (to stderr).
+ */
+export async function realScifactChunks(
+  embedder: Embedder,
+  n: number,
+  { report = false }: { report?: boolean } = {},
+): Promise<{ chunks: ScifactChunk[]; vectors: Float32Array[] }> {
+  const chunks = scifactChunks(embedder, n);
+  const dims = embedder.dimensions;
+  const cache = path.join(
+    REPO,
+    '.cache',
+    'bench',
+    `search-latency-${embedder.modelId.replace(/\W+/g, '_')}-${chunks.length}.f32`,
+  );
+  if (existsSync(cache)) {
+    const buf = readFileSync(cache);
+    const all = new Float32Array(buf.buffer, buf.byteOffset, buf.byteLength / 4);
+    if (all.length === chunks.length * dims) {
+      if (report)
+        process.stderr.write(`real vectors: ${chunks.length} from cache ${path.relative(REPO, cache)}\n`);
+      return { chunks, vectors: chunks.map((_, i) => all.slice(i * dims, (i + 1) * dims)) };
+    }
+  }
+  const vectors: Float32Array[] = [];
+  const t0 = performance.now();
+  for (let i = 0; i < chunks.length; i += 32) {
+    vectors.push(...(await embedder.embed(chunks.slice(i, i + 32).map((c) => c.embedText))));
+    process.stderr.write(`\rembedding real chunks ${vectors.length}/${chunks.length}`);
+  }
+  const seconds = (performance.now() - t0) / 1000;
+  process.stderr.write(
+    report ? ` (${seconds.toFixed(0)} s, ${(chunks.length / seconds).toFixed(1)} chunks/s)\n` : '\n',
+  );
+  mkdirSync(path.dirname(cache), { recursive: true });
+  const all = new Float32Array(chunks.length * dims);
+  for (const [i, v] of vectors.entries()) all.set(v, i * dims);
+  writeFileSync(cache, Buffer.from(all.buffer));
+  return { chunks, vectors };
+}
+
+function gaussian(r: () => number): number {
+  return Math.sqrt(-2 * Math.log(1 - r())) * Math.cos(2 * Math.PI * r());
+}
+
+/** A real vector plus small Gaussian noise (`sigma` per dimension), renormalized. */
+export function deriveVector(base: Float32Array, r: () => number, sigma: number): Float32Array {
+  const out = new Float32Array(base.length);
+  let norm = 0;
+  for (let i = 0; i < base.length; i++) {
+    out[i] = base[i]! + sigma * gaussian(r);
+    norm += out[i]! * out[i]!;
+  }
+  norm = Math.sqrt(norm);
+  for (let i = 0; i < out.length; i++) out[i]! /= norm;
+  return out;
 }

@@ -175,6 +175,34 @@ function registerLocalCommands(program: Command): void {
       }),
     );
 
+  program
+    .command('export-to-postgres')
+    .description(
+      'move the embedded data directory (service stopped) to a server Postgres with pgvector: every table, vectors as they are (src/export-to-postgres.ts)',
+    )
+    .argument('<DATABASE_URL>', 'the target, an empty database')
+    .option('--data-dir <dir>', 'the embedded data directory (default KB_DATA_DIR)')
+    .action(
+      local(async (url: string, opts: { dataDir?: string }) => {
+        const [{ loadConfig }, { exportToPostgres, encryptionKeyAdvice }] = await Promise.all([
+          import('./config.ts'),
+          import('./export-to-postgres.ts'),
+        ]);
+        const config = loadConfig();
+        const dataDir = opts.dataDir ?? config.dataDir;
+        const report = await exportToPostgres({
+          dataDir,
+          databaseUrl: url,
+          progress: (l) => process.stderr.write(`${l}\n`),
+        });
+        for (const t of report.tables) console.log(`${t.table}\t${t.source} rows -> ${t.target}`);
+        console.log(
+          `sequences set: ${report.sequences}; HNSW index ${report.vectorIndex ? 'built' : 'not needed (no model yet)'}`,
+        );
+        console.log(encryptionKeyAdvice(dataDir, Boolean(config.KB_ENCRYPTION_KEY)));
+      }),
+    );
+
   // Changing the embedding model is offline work: the service refuses to start on vectors of another
   // model, so this runs in its own process against the database (the remote `kb reembed` cannot).
   program

@@ -99,6 +99,7 @@ export function composeService(opts: {
   const crawler = createCrawlerRuntime({
     allowPrivate: config.KB_CRAWL_ALLOW_PRIVATE,
     publicUrl: config.KB_PUBLIC_URL,
+    db,
     overrides: parts.crawler,
   });
   const embedding = new EmbeddingRuntime(db, log, {

@@ -34,8 +34,16 @@ const envSchema = z.object({
   KB_PUBLIC_URL: optionalUrl,
   /** base64 of 32 random bytes; encrypts source credentials at rest. Generated into the data dir in embedded mode. */
   KB_ENCRYPTION_KEY: z.string().optional(),
-  KB_BODY_LIMIT_BYTES: z.coerce.number().int().min(1024).default(1024 * 1024),
-  KB_BULK_BODY_LIMIT_BYTES: z.coerce.number().int().min(1024).default(16 * 1024 * 1024),
+  KB_BODY_LIMIT_BYTES: z.coerce
+    .number()
+    .int()
+    .min(1024)
+    .default(1024 * 1024),
+  KB_BULK_BODY_LIMIT_BYTES: z.coerce
+    .number()
+    .int()
+    .min(1024)
+    .default(16 * 1024 * 1024),
   KB_RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(0).default(600),
   KB_LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   /** auto: readable lines on a terminal, JSON when piped or NODE_ENV=production (src/lib/logger.ts). */
@@ -43,6 +51,8 @@ const envSchema = z.object({
   KB_WORKERS: z.coerce.number().int().min(0).max(64).default(2),
   /** Server mode: connections in this process's pool (src/db/postgres.ts says how many it needs). */
   KB_DB_POOL_MAX: z.coerce.number().int().min(2).max(1000).default(DEFAULT_POOL_MAX),
+  /** Embedded mode: PGlite's shared_buffers in MB; unset, a quarter of the data dir, 128-512 (src/db/pglite.ts). */
+  KB_PGLITE_SHARED_BUFFERS_MB: z.coerce.number().int().min(16).max(4096).optional(),
 });
 
 export type Env = z.infer<typeof envSchema>;

@@ -1,5 +1,6 @@
 import { composeService } from './compose.ts';
 import type { Config } from './config.ts';
+import { logEmbeddedCeiling } from './db/embedded-ceiling.ts';
 import { buildApp } from './http/app.ts';
 import { closeGracefully } from './http/graceful-close.ts';
 import { startBanner } from './lib/banner.ts';
@@ -22,6 +23,7 @@ export async function startServer(config: Config, opts: { workers: boolean }): P
     nodeEnv: process.env['NODE_ENV'],
   });
   const log = createProcessLogger({ level: config.KB_LOG_LEVEL, format: logFormat });
+  await logEmbeddedCeiling(storage.db, log); // issue 15 point 4: says when the data dir nears embedded mode's ceiling
   const service = composeService({
     config,
     db: storage.db,

@@ -1702,7 +1702,7 @@ export interface paths {
                          * @default 1
                          */
                         page?: number;
-                        /** @description case-insensitive match on title and content */
+                        /** @description case-insensitive match on title and content: the item contains the search text and every word of it begins a word of the item (a word finds longer words it begins; several words match as a phrase, the last a prefix; the inside of a word does not match). %, _, \ and quotes are ordinary characters */
                         search?: string;
                     };
                 };
@@ -2731,6 +2731,19 @@ export interface paths {
                             checks: {
                                 [key: string]: string;
                             };
+                            /** @description embedded mode (PGlite) only */
+                            embedded?: {
+                                ceiling: {
+                                    chunks: number;
+                                    items: number;
+                                };
+                                chunks: number;
+                                items: number;
+                                /** @description share >= 0.8: time to move to server mode (kb export-to-postgres) */
+                                nearCeiling: boolean;
+                                /** @description the larger of items and chunks as a share of the ceiling */
+                                share: number;
+                            };
                             status: string;
                         };
                     };
@@ -2744,6 +2757,19 @@ export interface paths {
                         "application/json": {
                             checks: {
                                 [key: string]: string;
+                            };
+                            /** @description embedded mode (PGlite) only */
+                            embedded?: {
+                                ceiling: {
+                                    chunks: number;
+                                    items: number;
+                                };
+                                chunks: number;
+                                items: number;
+                                /** @description share >= 0.8: time to move to server mode (kb export-to-postgres) */
+                                nearCeiling: boolean;
+                                /** @description the larger of items and chunks as a share of the ceiling */
+                                share: number;
                             };
                             status: string;
                         };

@@ -1,7 +1,8 @@
 /**
  * Polite fetching of one page: conditional requests (ETag / Last-Modified), retries with backoff on 429
  * and 5xx honouring Retry-After, an HTML content-type check, and a per-host gate (concurrency and delay
- * between requests, Crawl-delay included) shared by every worker of a crawl.
+ * between requests, Crawl-delay included) shared by every worker of a process and, through its shared
+ * stage (host-slots.ts), by every worker process on one Postgres.
  */
 import {
   type OutboundFetch,
@@ -33,6 +34,25 @@ export interface HostGateOptions {
   concurrency?: number;
   /** Least time between the starts of two requests to one host, in ms. Default 250. */
   minDelayMs?: number;
+  /**
+   * The second stage, shared with other processes (host-slots.ts, over Postgres). Absent in the embedded
+   * service: one process, so this gate alone holds the host to its limits.
+   */
+  shared?: SharedHostSlots;
+}
+
+/**
+ * Per-host slots shared by several processes, with the same limits as the gate: a request takes one after
+ * its process's own gate let it through, so each process waits in memory first and only its requests that
+ * could start now ask the shared state.
+ */
+export interface SharedHostSlots {
+  /** Waits for a slot on `host` (lower case); resolves to the function that gives it back. */
+  acquire(host: string, signal?: AbortSignal): Promise<() => Promise<void>>;
+  /** Holds every process's requests to `host` back for `ms`. */
+  pause(host: string, ms: number): Promise<void>;
+  /** The host's robots.txt Crawl-delay, for every process; undefined clears it. */
+  setCrawlDelay(host: string, crawlDelayMs: number | undefined): Promise<void>;
 }
 
 interface Waiter {
@@ -41,7 +61,9 @@ interface Waiter {
 
 interface HostState {
   active: number;
-  nextStartAt: number;
+  /** When the last request was let start; the next waits the delay as it is then (a Crawl-delay learnt since included). */
+  lastStartAt: number;
+  pausedUntil: number;
   queue: Waiter[];
   timer: NodeJS.Timeout | undefined;
   crawlDelayMs: number | undefined;
@@ -50,31 +72,69 @@ interface HostState {
 /**
  * Per-host politeness shared by all workers of a process: at most `concurrency` requests in flight per
  * host and at least `minDelayMs` (or the host's Crawl-delay, when larger) between request starts. A host
- * with a Crawl-delay gets one request at a time.
+ * with a Crawl-delay gets one request at a time. With a `shared` stage the same limits hold across
+ * processes: a request passes this process's gate, then takes a shared slot.
  */
 export class HostGate {
   readonly #concurrency: number;
   readonly #minDelayMs: number;
+  readonly #shared: SharedHostSlots | undefined;
   readonly #hosts = new Map<string, HostState>();
 
   constructor(opts: HostGateOptions = {}) {
     this.#concurrency = Math.max(1, opts.concurrency ?? 2);
     this.#minDelayMs = Math.max(0, opts.minDelayMs ?? 250);
+    this.#shared = opts.shared;
   }
 
-  /** Applies a host's robots.txt Crawl-delay (ms); undefined clears it. */
-  setCrawlDelay(host: string, crawlDelayMs: number | undefined): void {
+  /** True when the limits are shared with other processes. */
+  get shared(): boolean {
+    return this.#shared !== undefined;
+  }
+
+  /**
+   * Applies a host's robots.txt Crawl-delay (ms); undefined clears it. This process's gate has it at once;
+   * the promise settles once the shared stage has it too.
+   */
+  async setCrawlDelay(host: string, crawlDelayMs: number | undefined): Promise<void> {
     this.#state(host).crawlDelayMs = crawlDelayMs;
+    // A failed write leaves other processes at the plain delay; this process still keeps the Crawl-delay,
+    // and a database that cannot be written fails the crawl's own statements soon after.
+    await this.#shared?.setCrawlDelay(host.toLowerCase(), crawlDelayMs).catch(() => {});
   }
 
   /** Holds every request to `host` back for `ms` (a 429 or 503 with Retry-After slows the whole host). */
   pause(host: string, ms: number): void {
     const s = this.#state(host);
-    s.nextStartAt = Math.max(s.nextStartAt, performance.now() + ms);
+    s.pausedUntil = Math.max(s.pausedUntil, performance.now() + ms);
+    // Other processes' requests too; this one's wait for its retry outlasts the write.
+    this.#shared?.pause(host.toLowerCase(), ms).catch(() => {});
   }
 
   /** Waits for a slot on `host`; call the returned function when the request is done. */
-  acquire(host: string, signal?: AbortSignal): Promise<() => void> {
+  async acquire(host: string, signal?: AbortSignal): Promise<() => void> {
+    const releaseLocal = await this.#acquireLocal(host, signal);
+    if (!this.#shared) return releaseLocal;
+    let releaseShared: () => Promise<void>;
+    try {
+      releaseShared = await this.#shared.acquire(host.toLowerCase(), signal);
+    } catch (err) {
+      releaseLocal();
+      throw err;
+    }
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      // This process's next request to the host waits until the shared slot is back: let through earlier,
+      // it would find the slot still taken and poll for it.
+      void releaseShared()
+        .catch(() => {})
+        .finally(releaseLocal);
+    };
+  }
+
+  #acquireLocal(host: string, signal?: AbortSignal): Promise<() => void> {
     if (signal?.aborted) return Promise.reject(signal.reason);
     const s = this.#state(host);
     return new Promise((resolve, reject) => {
@@ -109,7 +169,14 @@ export class HostGate {
     const key = host.toLowerCase();
     let s = this.#hosts.get(key);
     if (!s) {
-      s = { active: 0, nextStartAt: 0, queue: [], timer: undefined, crawlDelayMs: undefined };
+      s = {
+        active: 0,
+        lastStartAt: Number.NEGATIVE_INFINITY,
+        pausedUntil: 0,
+        queue: [],
+        timer: undefined,
+        crawlDelayMs: undefined,
+      };
       this.#hosts.set(key, s);
     }
     return s;
@@ -121,21 +188,22 @@ export class HostGate {
     while (s.queue.length > 0 && s.active < concurrency) {
       // A monotonic clock: a wall-clock step (NTP, VM resume) must neither stall a host nor skip its delay.
       const now = performance.now();
-      if (now < s.nextStartAt) {
+      const readyAt = Math.max(s.lastStartAt + delay, s.pausedUntil);
+      if (now < readyAt) {
         if (!s.timer) {
           s.timer = setTimeout(
             () => {
               s.timer = undefined;
               this.#pump(host, s);
             },
-            Math.ceil(s.nextStartAt - now),
+            Math.ceil(readyAt - now),
           );
         }
         return;
       }
       const waiter = s.queue.shift()!;
       s.active++;
-      s.nextStartAt = now + delay;
+      s.lastStartAt = now;
       let released = false;
       waiter.grant(() => {
         if (released) return;

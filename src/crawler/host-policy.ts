@@ -1,7 +1,7 @@
 /**
  * The hosts one crawl run talks to: each host's robots.txt, fetched once per run (its Crawl-delay goes to
- * the process's host gate), hosts whose address the outbound policy refuses, and the gated fetch that
- * robots.txt and sitemap requests share with pages.
+ * the host gate, which over Postgres shares it with every worker process), hosts whose address the
+ * outbound policy refuses, and the gated fetch that robots.txt and sitemap requests share with pages.
  */
 import { OutboundBlockedError, type OutboundFetch } from '../net/outbound.ts';
 import { fetchRobots, type RobotsRules } from './robots.ts';
@@ -29,8 +29,11 @@ export class HostPolicy {
         signal: this.#signal,
         maxCrawlDelayMs: this.#rt.settings.maxCrawlDelayMs,
       }).then(
-        (rules) => {
-          if (rules.crawlDelayMs !== undefined) this.#rt.gate.setCrawlDelay(host, rules.crawlDelayMs);
+        async (rules) => {
+          // Recorded before the run's first page request to the host, so other processes hold to it too;
+          // a robots.txt read without one clears what an earlier read recorded (an unreachable one says
+          // nothing: the host is not crawled at all).
+          if (rules.source !== 'unreachable') await this.#rt.gate.setCrawlDelay(host, rules.crawlDelayMs);
           this.#settled.set(host, rules);
           return rules;
         },

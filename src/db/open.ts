@@ -11,6 +11,8 @@ export interface StorageSettings {
   dataDir: string;
   /** Server mode: connections in the pool (default DEFAULT_POOL_MAX in postgres.ts). */
   KB_DB_POOL_MAX?: number | undefined;
+  /** Embedded mode: PGlite's shared_buffers; default scaled to the data dir (src/db/pglite.ts). */
+  KB_PGLITE_SHARED_BUFFERS_MB?: number | undefined;
 }
 
 /** Open the database the settings name: Postgres when DATABASE_URL is set, else PGlite in the data dir. */
@@ -20,5 +22,7 @@ export async function openDatabase(settings: StorageSettings): Promise<Database>
       settings.DATABASE_URL,
       settings.KB_DB_POOL_MAX ? { max: settings.KB_DB_POOL_MAX } : {},
     );
-  return openPglite(path.join(settings.dataDir, 'pgdata'));
+  return openPglite(path.join(settings.dataDir, 'pgdata'), {
+    sharedBuffersMb: settings.KB_PGLITE_SHARED_BUFFERS_MB,
+  });
 }

@@ -150,6 +150,31 @@ async function serve(tokenizer: PreTrainedTokenizer, model: PreTrainedModel): Pr
     }
   };
 
+  /**
+   * The texts of the next inference: up to `batchSize` of `call`'s, and when `call` is a query with room
+   * left, the texts of the queries queued behind it, so concurrent searches share one inference instead of
+   * waiting for one each. Only where the batch does not change the vectors: an int8 model embeds one text
+   * per inference (see DEFAULT_BATCH_SIZE in local.ts), so its queries still go one by one.
+   */
+  const takeInference = (call: Call): Array<{ call: Call; ids: number[] }> => {
+    const pieces: Array<{ call: Call; ids: number[] }> = [];
+    let room = settings.batchSize;
+    const take = (c: Call) => {
+      const ids = c.order.slice(c.next, c.next + room);
+      c.next += ids.length;
+      room -= ids.length;
+      if (ids.length > 0) pieces.push({ call: c, ids });
+    };
+    take(call);
+    if (call.priority === 'query') {
+      for (const other of lanes.query) {
+        if (room === 0) break;
+        if (other !== call && !other.cancelled) take(other);
+      }
+    }
+    return pieces;
+  };
+
   /** Runs inferences until both lanes are empty; one loop at a time. */
   const work = async (): Promise<void> => {
     if (working) return;
@@ -162,15 +187,16 @@ async function serve(tokenizer: PreTrainedTokenizer, model: PreTrainedModel): Pr
         const call = nextCall();
         if (!call) return;
         const documentsWait = lanes.document.length > 0;
-        const ids = call.order.slice(call.next, call.next + settings.batchSize);
-        call.next += ids.length;
+        const pieces = takeInference(call);
         const started = performance.now();
         let vectors: Float32Array[];
         try {
-          vectors = await infer(ids.map((i) => call.texts[i]!));
+          vectors = await infer(pieces.flatMap(({ call: c, ids }) => ids.map((i) => c.texts[i]!)));
         } catch (err) {
-          drop(call);
-          if (!call.cancelled) send({ type: 'failed', id: call.id, message: (err as Error).message });
+          for (const { call: c } of pieces) {
+            drop(c);
+            if (!c.cancelled) send({ type: 'failed', id: c.id, message: (err as Error).message });
+          }
           continue;
         } finally {
           const ms = performance.now() - started;
@@ -181,16 +207,16 @@ async function serve(tokenizer: PreTrainedTokenizer, model: PreTrainedModel): Pr
             queryTimeWhileDocumentsWait += ms;
           }
         }
-        if (call.cancelled) continue;
-        ids.forEach((id, k) => {
-          call.vectors[id] = vectors[k]!;
-        });
-        if (call.next < call.order.length) continue;
-        drop(call);
-        send(
-          { type: 'vectors', id: call.id, vectors: call.vectors },
-          call.vectors.map((v) => v.buffer as ArrayBuffer),
-        );
+        let k = 0;
+        for (const { call: c, ids } of pieces) {
+          for (const id of ids) c.vectors[id] = vectors[k++]!;
+          if (c.cancelled || c.next < c.order.length) continue;
+          drop(c);
+          send(
+            { type: 'vectors', id: c.id, vectors: c.vectors },
+            c.vectors.map((v) => v.buffer as ArrayBuffer),
+          );
+        }
       }
     } finally {
       working = false;

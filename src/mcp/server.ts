@@ -17,7 +17,7 @@ const INSTRUCTIONS =
   "This server is an organization's knowledge base: documents synced from sources (Notion, Zendesk, " +
   'Confluence, Shopify, GitBook), crawled websites and uploads, searchable by meaning. To answer a ' +
   'question, call search, then get_item for the documents whose passages matter, and cite their ' +
-  'source_url. list_items pages through items by title or substring; list_sources shows the connected ' +
+  'source_url. list_items pages through items by words of title or content; list_sources shows the connected ' +
   'sources. start_sync and start_crawl add or refresh content; get_job_progress follows them until done ' +
   'and indexed. Items are also resources, kb://items/{id}.';
 

@@ -224,7 +224,7 @@ export function registerTools(server: McpServer, client: KbClient, onError: Erro
       title: 'List items',
       description:
         "Page through the organization's items, newest first, optionally filtered by a case-insensitive " +
-        'substring of title or content (not semantic: use search for questions). Returns `items` (id, title, ' +
+        'word, word prefix or phrase of title or content (not semantic: use search for questions). Returns `items` (id, title, ' +
         'source_type, source_url, tags, visibility, indexing_status, dates; no content: use get_item) and ' +
         '`pagination` (current_page, total_pages, total_items, has_next_page).',
       inputSchema: LIST_ITEMS_INPUT,

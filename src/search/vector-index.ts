@@ -15,6 +15,15 @@ export function vectorExpr(dimensions: number, column = 'embedding'): string {
   return `(${column}::vector(${Math.trunc(dimensions)}))`;
 }
 
+/**
+ * The HNSW candidate list per search (pgvector's default is 40; 1000 is its maximum). On the bench's
+ * 100k chunks (2,000 real SciFact vectors, each with ~50 noisy near-copies: a hard case for recall),
+ * quiet machine, forced HNSW: recall@10 0.936 at 200, 0.966 at 300, 0.979 at 500, 0.991 at 800; through
+ * search() 600 gave 0.987 at p95 11.9 ms, the least that holds the issue's 0.98 (800: 0.991, 13.3 ms).
+ * m 24 instead of 16 gave no better recall on that data (BENCHMARKS.md "Search latency and recall").
+ */
+export const EF_SEARCH = 600;
+
 function indexName(dimensions: number): string {
   return `chunks_embedding_hnsw_${Math.trunc(dimensions)}`;
 }
@@ -29,7 +38,9 @@ function createIndexSql(dimensions: number): string {
 }
 
 export async function readStoredModel(q: Queryable): Promise<StoredModel | null> {
-  const rows = await q.query<{ value: StoredModel }>("SELECT value FROM service_settings WHERE key = 'embedding_model'");
+  const rows = await q.query<{ value: StoredModel }>(
+    "SELECT value FROM service_settings WHERE key = 'embedding_model'",
+  );
   return rows[0]?.value ?? null;
 }
 
@@ -60,10 +71,9 @@ export async function ensureVectorIndex(db: Database, model: StoredModel): Promi
         );
       }
     }
-    if (!stored || stored.id !== model.id || stored.dimensions !== model.dimensions) await writeStoredModel(tx, model);
-    await tx.exec(
-      createIndexSql(model.dimensions),
-    );
+    if (!stored || stored.id !== model.id || stored.dimensions !== model.dimensions)
+      await writeStoredModel(tx, model);
+    await tx.exec(createIndexSql(model.dimensions));
   });
 }
 
@@ -78,10 +88,10 @@ export async function resetForModel(db: Database, model: StoredModel): Promise<n
     // Staged generations (src/ingest/indexer.ts) go with the chunks they named.
     await tx.exec('TRUNCATE chunks, chunk_staging');
     await writeStoredModel(tx, model);
-    await tx.exec(
-      createIndexSql(model.dimensions),
+    await tx.exec(createIndexSql(model.dimensions));
+    const rows = await tx.query(
+      "UPDATE items SET indexing_status = 'pending', indexing_lease_until = NULL RETURNING id",
     );
-    const rows = await tx.query("UPDATE items SET indexing_status = 'pending', indexing_lease_until = NULL RETURNING id");
     return rows.length;
   });
 }

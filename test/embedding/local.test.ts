@@ -228,6 +228,33 @@ describe('LocalEmbedder thread (the model runs off the main thread)', () => {
     assert.ok(use.utilization < 0.5, `event loop busy ${(use.utilization * 100).toFixed(0)}% of the batch`);
   });
 
+  test('queries queued together: fp32 embeds them in one inference, int8 one by one; vectors as one at a time', async () => {
+    const queries = [
+      'how often do connectors sync?',
+      'ok',
+      'which index does pgvector use for approximate nearest neighbour search over chunk embeddings?',
+      'vaccines and the immune system',
+      'chunk overlap',
+      'what happens to an item deleted by a user when the next sync runs',
+    ];
+    for (const model of [fp32, embedder]) {
+      // A document call holds the model, so the queries queue behind its running inference and meet there.
+      const busy = model.embed(documents(4, 'busy'));
+      const together = await Promise.all(queries.map((q) => model.embedQuery(q)));
+      await busy;
+      for (const [i, q] of queries.entries()) {
+        const alone = await model.embedQuery(q);
+        if (model === embedder)
+          assert.deepEqual(together[i], alone, `int8 query ${i}: not batched, same bits`);
+        else
+          assert.ok(
+            dot(alone, together[i]!) > 0.99999,
+            `fp32 query ${i}: cosine ${dot(alone, together[i]!)}`,
+          );
+      }
+    }
+  });
+
   test('a query goes before the document inferences queued ahead of it; documents keep their order', async () => {
     const finished: string[] = [];
     const calls = Array.from({ length: 4 }, (_, c) =>

@@ -18,6 +18,8 @@ export const FAST_CRAWLER: CrawlerOverrides = {
   perHostConcurrency: 4,
   pageConcurrency: 4,
   retry: { maxAttempts: 3, baseDelayMs: 20, maxDelayMs: 2_000 },
+  // Over Postgres a killed worker's host slots come back after this (10 s by default): tests kill workers.
+  hostSlotLeaseMs: 2_000,
 };
 
 export const FAST_WORKERS: Partial<WorkerPoolOptions> = {

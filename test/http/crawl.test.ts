@@ -30,6 +30,15 @@ function h1Of(sitePath: string): string | null {
     : null;
 }
 
+/** A finished crawl leaves no URL of its frontier queued or claimed: every one was fetched or swept. */
+async function assertFrontierSettled(h: CrawlTestApp, jobId: string): Promise<void> {
+  const open = await h.t.db.query<{ state: string; n: number }>(
+    `SELECT state, count(*)::int AS n FROM crawl_frontier WHERE crawl_job_id = $1 AND state <> 'done' GROUP BY state`,
+    [jobId],
+  );
+  assert.deepEqual(open, [], `frontier rows left open: ${JSON.stringify(open)}`);
+}
+
 for (const mode of STORAGE_MODES) {
   describe(`crawl jobs API (${mode})`, () => {
     let h: CrawlTestApp;
@@ -146,7 +155,8 @@ for (const mode of STORAGE_MODES) {
       const job = await h.crawl({ url: `${site.origin}/tutorial/`, limit: 7 });
       const done = await h.waitDone(job.id);
       assert.equal(done.status, 'completed');
-      assert.equal(done.total_pages, 7);
+      await assertFrontierSettled(h, job.id);
+      assert.equal(done.total_pages, 7, JSON.stringify(done.outcomes));
       assert.equal(done.completed_pages, 7);
       const pageRequests = site.requests
         .slice(before)
@@ -165,7 +175,8 @@ for (const mode of STORAGE_MODES) {
         const job = await h.crawl({ url: `${site.origin}/`, limit: 1000 });
         const done = await h.waitDone(job.id, { timeoutMs: 60_000 });
         assert.equal(done.status, 'completed', JSON.stringify(done));
-        assert.equal(done.completed_pages, done.total_pages);
+        await assertFrontierSettled(h, job.id);
+        assert.equal(done.completed_pages, done.total_pages, JSON.stringify(done.outcomes));
         const sitemap = readFileSync(path.join(FASTAPI_DOCS, 'sitemap.xml'), 'utf8');
         const pages = [...sitemap.matchAll(/<loc>http:\/\/127\.0\.0\.1:8000([^<]*)<\/loc>/g)].map(
           (m) => m[1]!,

@@ -13,14 +13,12 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Database } from '../../src/db/database.ts';
-import { migrate } from '../../src/db/migrate.ts';
 import { itemStats } from '../../src/db/repositories/item-stats.ts';
 import { createOrganization } from '../../src/db/repositories/organizations.ts';
 import { Indexer, type IndexerOptions } from '../../src/ingest/indexer.ts';
 import { storeDocument } from '../../src/ingest/store.ts';
 import { search } from '../../src/search/search.ts';
-import { ensureVectorIndex } from '../../src/search/vector-index.ts';
-import { freshDatabase, STORAGE_MODES } from '../support/harness.ts';
+import { indexerDatabase, STORAGE_MODES } from '../support/harness.ts';
 import { hashEmbedder } from '../support/hash-embedder.ts';
 
 /** Words only one version of the document has: every chunk of a version carries its word. */
@@ -47,11 +45,7 @@ for (const mode of STORAGE_MODES) {
     const embedder = hashEmbedder({ dimensions: 64, maxTokens: 64 });
 
     before(async () => {
-      const fresh = await freshDatabase(mode);
-      db = fresh.db;
-      drop = fresh.drop;
-      await migrate(db);
-      await ensureVectorIndex(db, { id: embedder.modelId, dimensions: embedder.dimensions });
+      ({ db, drop } = await indexerDatabase(mode, embedder));
     });
     after(async () => drop?.());
 

@@ -7,13 +7,11 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { Database } from '../../src/db/database.ts';
-import { migrate } from '../../src/db/migrate.ts';
 import { createOrganization } from '../../src/db/repositories/organizations.ts';
 import type { ItemSourceType } from '../../src/db/repositories/items.ts';
 import { Indexer } from '../../src/ingest/indexer.ts';
 import { storeDocument } from '../../src/ingest/store.ts';
-import { ensureVectorIndex } from '../../src/search/vector-index.ts';
-import { freshDatabase, STORAGE_MODES } from '../support/harness.ts';
+import { indexerDatabase, STORAGE_MODES } from '../support/harness.ts';
 import { hashEmbedder } from '../support/hash-embedder.ts';
 
 const BATCH = 16;
@@ -25,11 +23,7 @@ for (const mode of STORAGE_MODES) {
     const embedder = hashEmbedder({ dimensions: 32, maxTokens: 64 });
 
     before(async () => {
-      const fresh = await freshDatabase(mode);
-      db = fresh.db;
-      drop = fresh.drop;
-      await migrate(db);
-      await ensureVectorIndex(db, { id: embedder.modelId, dimensions: embedder.dimensions });
+      ({ db, drop } = await indexerDatabase(mode, embedder));
     });
     after(async () => drop?.());
 

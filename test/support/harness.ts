@@ -8,11 +8,16 @@ import type { Database } from '../../src/db/database.ts';
 import { migrate } from '../../src/db/migrate.ts';
 import { openPglite } from '../../src/db/pglite.ts';
 import { openPostgres } from '../../src/db/postgres.ts';
-import { createApiKey, createOrganization, findOrganization } from '../../src/db/repositories/organizations.ts';
+import {
+  createApiKey,
+  createOrganization,
+  findOrganization,
+} from '../../src/db/repositories/organizations.ts';
 import { composeService, type Service, type ServiceParts } from '../../src/compose.ts';
 import { buildApp } from '../../src/http/app.ts';
 import type { App } from '../../src/http/context.ts';
 import { CredentialCipher } from '../../src/lib/crypto.ts';
+import { ensureVectorIndex } from '../../src/search/vector-index.ts';
 import { startNativePostgres } from './native-postgres.ts';
 
 export type StorageMode = 'pglite' | 'postgres';
@@ -35,7 +40,9 @@ async function adminUrl(): Promise<string> {
 }
 
 /** A fresh, empty database of the given mode (a new database on the native server, or PGlite in memory). */
-export async function freshDatabase(mode: StorageMode): Promise<{ db: Database; url?: string; drop(): Promise<void> }> {
+export async function freshDatabase(
+  mode: StorageMode,
+): Promise<{ db: Database; url?: string; drop(): Promise<void> }> {
   if (mode === 'pglite') {
     const db = await openPglite(null);
     return { db, drop: () => db.close() };
@@ -62,15 +69,29 @@ export async function freshDatabase(mode: StorageMode): Promise<{ db: Database; 
   };
 }
 
+/** A fresh database with the migrations applied and the vector index of `model` (the indexer's tests). */
+export async function indexerDatabase(
+  mode: StorageMode,
+  model: { modelId: string; dimensions: number },
+): Promise<{ db: Database; drop(): Promise<void> }> {
+  const fresh = await freshDatabase(mode);
+  await migrate(fresh.db);
+  await ensureVectorIndex(fresh.db, { id: model.modelId, dimensions: model.dimensions });
+  return { db: fresh.db, drop: fresh.drop };
+}
+
 /** `connectors`: extra sources a test registers, whose declared settings the config then reads. */
-export function testConfig(overrides: Record<string, string> = {}, connectors: readonly AnyConnector[] = []): Config {
+export function testConfig(
+  overrides: Record<string, string> = {},
+  connectors: readonly AnyConnector[] = [],
+): Config {
   return loadConfig(
     {
-    KB_DATA_DIR: '/nonexistent-test-data-dir',
-    KB_LOG_LEVEL: 'silent',
-    KB_RATE_LIMIT_PER_MINUTE: '0',
-    KB_ENCRYPTION_KEY: randomBytes(32).toString('base64'),
-    ...overrides,
+      KB_DATA_DIR: '/nonexistent-test-data-dir',
+      KB_LOG_LEVEL: 'silent',
+      KB_RATE_LIMIT_PER_MINUTE: '0',
+      KB_ENCRYPTION_KEY: randomBytes(32).toString('base64'),
+      ...overrides,
     },
     [...registeredConnectors, ...connectors],
   );
@@ -80,7 +101,11 @@ export function testConfig(overrides: Record<string, string> = {}, connectors: r
  * The composed service over a database the caller opened (migrated), with no model and no background
  * indexer unless `parts` say otherwise. Close it with `service.close()`.
  */
-export function composeTestService(db: Database, config: Config = testConfig(), parts: ServiceParts = {}): Service {
+export function composeTestService(
+  db: Database,
+  config: Config = testConfig(),
+  parts: ServiceParts = {},
+): Service {
   return composeService({
     config,
     db,

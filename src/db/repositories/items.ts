@@ -22,11 +22,38 @@ const VIEW_COLUMNS = `id, title, visibility, source_type, source_table_name, sou
   to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS created_at,
   to_char(updated_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS updated_at`;
 
-/** Escape LIKE wildcards so a user's `%` or `_` matches itself. */
-function likePattern(search: string): string {
-  return `%${search.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+/**
+ * The `search` of the items query as the index sees it: the search's words as Postgres's text-search
+ * parser splits them ('simple' configuration, lower-cased, as migration 013 stores items' words), each
+ * as a prefix ('word':*), all required. `exact` when the search is a single such word: a word of the
+ * item beginning with it is then exactly an occurrence of the search text at the start of a word, so the
+ * text needs no second check. Null when the search has no words (only punctuation, say).
+ */
+async function searchWords(
+  q: Queryable,
+  search: string,
+): Promise<{ tsquery: string; exact: boolean } | null> {
+  // Each lexeme is quoted for tsquery input (backslash and quote escaped), so no character of the search
+  // is read as tsquery syntax: the parser's tokens (host names, paths) may hold any character.
+  const [row] = await q.query<{ tsquery: string | null; exact: boolean | null }>(
+    `SELECT string_agg('''' || replace(replace(lexeme, '\\', '\\\\'), '''', '''''') || ''':*', ' & ') AS tsquery,
+            count(*) = 1 AND min(lexeme) = lower($1) AS exact
+       FROM unnest(to_tsvector('simple', $1))`,
+    [search],
+  );
+  return row?.tsquery ? { tsquery: row.tsquery, exact: row.exact === true } : null;
 }
 
+/**
+ * The organization's items, newest first, one page, with the number of all that match.
+ *
+ * `search`: an item matches when its title or its content contains the search text (case-insensitive;
+ * `%`, `_`, `\` and quotes are ordinary characters) and every word of the search begins a word of the
+ * item. So a word finds the words it begins ("quokk" finds "Quokkaline"), several words match as a
+ * phrase whose last word may be a prefix ("machine lear" finds "Machine learning"), and the inside of a
+ * word finds nothing ("okkaline"). The GIN index of migration 013 finds the items with the words; the
+ * text check runs on those only. A search without words (punctuation only) checks the text of every item.
+ */
 export async function queryItems(
   q: Queryable,
   organizationId: string,
@@ -34,26 +61,61 @@ export async function queryItems(
 ): Promise<{ items: ItemView[]; total: number }> {
   const params: unknown[] = [organizationId];
   let where = 'organization_id = $1';
-  if (opts.search) {
-    params.push(likePattern(opts.search));
-    where += ` AND (title ILIKE $2 OR content ILIKE $2)`;
-  }
-  const [countRow] = await q.query<{ n: number }>(
-    `SELECT count(*)::int AS n FROM items WHERE ${where}`,
-    params,
-  );
   const offset = (opts.page - 1) * opts.limit;
-  // Deferred join: page through the narrow (created_at, seq) index first, then fetch the page's rows.
-  // The ORDER BY names the table's columns: the view's `created_at` is a formatted string.
-  const items = await q.query<ItemView>(
-    `SELECT ${VIEW_COLUMNS} FROM items
-       JOIN (SELECT id AS page_id FROM items WHERE ${where}
-              ORDER BY items.created_at DESC, items.seq DESC LIMIT ${opts.limit} OFFSET ${offset}) AS page
-         ON page.page_id = items.id
+  if (!opts.search) {
+    const [countRow] = await q.query<{ n: number }>(
+      `SELECT count(*)::int AS n FROM items WHERE ${where}`,
+      params,
+    );
+    // Deferred join: page through the narrow (created_at, seq) index first, then fetch the page's rows.
+    // The ORDER BY names the table's columns: the view's `created_at` is a formatted string.
+    const items = await q.query<ItemView>(
+      `SELECT ${VIEW_COLUMNS} FROM items
+         JOIN (SELECT id AS page_id FROM items WHERE ${where}
+                ORDER BY items.created_at DESC, items.seq DESC LIMIT ${opts.limit} OFFSET ${offset}) AS page
+           ON page.page_id = items.id
+        ORDER BY items.created_at DESC, items.seq DESC`,
+      params,
+    );
+    return { items, total: countRow!.n };
+  }
+  const words = await searchWords(q, opts.search);
+  if (words) {
+    params.push(words.tsquery);
+    where += ' AND search_words @@ $2::tsquery';
+  }
+  if (!words?.exact) {
+    // lower() and strpos rather than ILIKE: no character of the search is a wildcard, and ILIKE folds only
+    // ASCII letters under the C collation embedded mode uses ('ÉCLAIR' would not find 'éclair'), where
+    // lower() folds as the index's words were folded.
+    params.push(opts.search);
+    const n = params.length;
+    where += ` AND (strpos(lower(title), lower($${n})) > 0 OR strpos(lower(content), lower($${n})) > 0)`;
+  }
+  // A search finds its matches once (MATERIALIZED), counts them and sorts them for the page. Walking the
+  // listing index and testing each item instead could stop early for a common word, but reads every
+  // item of the organization for a rare one, and without statistics (embedded mode has no autovacuum)
+  // the planner cannot tell which it has; the count reads all matches anyway, so this costs at most as
+  // much again.
+  const rows = await q.query<ItemView & { total: number }>(
+    `WITH matches AS MATERIALIZED (SELECT id, created_at, seq FROM items WHERE ${where}),
+          page AS (SELECT id AS page_id FROM matches ORDER BY created_at DESC, seq DESC
+                    LIMIT ${opts.limit} OFFSET ${offset})
+     SELECT (SELECT count(*)::int FROM matches) AS total, ${VIEW_COLUMNS}
+       FROM items JOIN page ON page.page_id = items.id
       ORDER BY items.created_at DESC, items.seq DESC`,
     params,
   );
-  return { items, total: countRow!.n };
+  let total = rows[0]?.total;
+  if (total === undefined) {
+    // No row: a page past the end, or no match at all; the count alone.
+    const [countRow] = await q.query<{ n: number }>(
+      `SELECT count(*)::int AS n FROM items WHERE ${where}`,
+      params,
+    );
+    total = countRow!.n;
+  }
+  return { items: rows.map(({ total: _total, ...item }) => item), total };
 }
 
 export async function getItem(q: Queryable, organizationId: string, id: string): Promise<ItemView | null> {

@@ -1,11 +1,38 @@
 import { z } from 'zod';
+import { cachedCeilingStatus } from '../../db/embedded-ceiling.ts';
 import type { App, RouteDeps } from '../context.ts';
+
+/**
+ * Embedded mode only: the data directory's size against the measured ceiling (src/db/embedded-ceiling.ts).
+ * Informational: a data directory near its ceiling still answers, so it does not make /readyz fail.
+ */
+const embeddedSchema = z
+  .object({
+    items: z.number().int(),
+    chunks: z.number().int(),
+    ceiling: z.object({ items: z.number().int(), chunks: z.number().int() }),
+    share: z.number().describe('the larger of items and chunks as a share of the ceiling'),
+    nearCeiling: z.boolean().describe('share >= 0.8: time to move to server mode (kb export-to-postgres)'),
+  })
+  .optional()
+  .describe('embedded mode (PGlite) only');
+const readySchema = z.object({
+  status: z.string(),
+  checks: z.record(z.string(), z.string()),
+  embedded: embeddedSchema,
+});
 
 /** `/healthz`: the process answers. `/readyz`: the database answers and every readiness check passes. */
 export function register(app: App, deps: RouteDeps): void {
   app.get(
     '/healthz',
-    { schema: { tags: ['operations'], security: [], response: { 200: z.object({ status: z.literal('ok') }) } } },
+    {
+      schema: {
+        tags: ['operations'],
+        security: [],
+        response: { 200: z.object({ status: z.literal('ok') }) },
+      },
+    },
     async () => ({ status: 'ok' as const }),
   );
   app.get(
@@ -14,7 +41,7 @@ export function register(app: App, deps: RouteDeps): void {
       schema: {
         tags: ['operations'],
         security: [],
-        response: { 200: z.object({ status: z.string(), checks: z.record(z.string(), z.string()) }), 503: z.object({ status: z.string(), checks: z.record(z.string(), z.string()) }) },
+        response: { 200: readySchema, 503: readySchema },
       },
     },
     async (_request, reply) => {
@@ -30,7 +57,21 @@ export function register(app: App, deps: RouteDeps): void {
         checks[name] = problem ?? 'ok';
       }
       const ready = Object.values(checks).every((v) => v === 'ok');
-      return reply.status(ready ? 200 : 503).send({ status: ready ? 'ready' : 'not_ready', checks });
+      let embedded: z.infer<typeof embeddedSchema>;
+      if (deps.db.kind === 'pglite' && checks['database'] === 'ok') {
+        const s = await cachedCeilingStatus(deps.db).catch(() => null);
+        if (s)
+          embedded = {
+            items: s.items,
+            chunks: s.chunks,
+            ceiling: s.ceiling,
+            share: s.share,
+            nearCeiling: s.near,
+          };
+      }
+      return reply
+        .status(ready ? 200 : 503)
+        .send({ status: ready ? 'ready' : 'not_ready', checks, embedded });
     },
   );
 }
