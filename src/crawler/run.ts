@@ -73,6 +73,18 @@ export interface CrawlRunDeps {
 /** Outcomes after which the organization's items changed (stored, or an item of an earlier crawl removed). */
 const ITEM_CHANGING_OUTCOMES = new Set([...STORED_OUTCOMES, 'removed', 'noindex', ...COLLAPSED_OUTCOMES]);
 
+/** Most pages written by one commit: bounds how long one transaction holds the crawl job's lock. */
+const MAX_COMMIT_GROUP = 16;
+
+interface QueuedCommit {
+  row: FrontierRow;
+  outcome: string;
+  detail: string | null;
+  work: (tx: Queryable, locked: LockedCrawlJob) => Promise<unknown>;
+  resolve: () => void;
+  reject: (err: unknown) => void;
+}
+
 /**
  * Runs (or resumes) one crawl job to its end. Resolves when the frontier is worked off; throws a
  * `CrawlFailure` (messages.ts) when the crawl cannot be done at all (start URL refused or unreachable),
@@ -102,6 +114,9 @@ class CrawlRun {
   readonly #admission: Admission;
   readonly #redirects: RedirectContext;
   readonly #pages: PageSettler;
+  /** Finished pages waiting for the next group commit (see #commit). */
+  readonly #commitQueue: QueuedCommit[] = [];
+  #committing = false;
 
   constructor(deps: CrawlRunDeps, job: CrawlJobRecord, signal: AbortSignal) {
     this.#itemsChanged = deps.itemsChanged;
@@ -287,27 +302,60 @@ class CrawlRun {
    * Commits a finished page: `work` runs under the lease and the crawl job's lock and may return the
    * outcome (else `outcome`) and detail; the frontier row is marked done, the counters move and the
    * row's URL pattern is counted (pushed back or forward when its verdict changes) in the same commit.
+   *
+   * Pages that finish while a commit is being written are written together in the next one (a group
+   * commit, up to {@link MAX_COMMIT_GROUP} pages): one transaction, one lease check, one lock and one save
+   * of the crawl job's counters for all of them, each page's work in turn seeing the ones before it (two
+   * identical pages in one group still collapse). On PGlite every statement holds the whole process, and
+   * these four were a fifth of a page's statements. A group that fails fails each of its pages, as one
+   * page failing failed the crawl attempt before (a retry resumes from the last commit).
    */
-  async #commit(
+  #commit(
     row: FrontierRow,
     outcome: string,
     detail: string | null,
     work: (tx: Queryable, locked: LockedCrawlJob) => Promise<unknown>,
   ): Promise<void> {
-    let final = outcome;
-    await this.#lease(async (tx) => {
-      const locked = await lockCrawlJob(tx, this.#job.id);
-      const returned = await work(tx, locked);
-      const result = returned as CommitResult | undefined;
-      final = typeof result === 'string' ? result : (result?.outcome ?? outcome);
-      const finalDetail = typeof result === 'object' ? result.detail : detail;
-      await finishFrontierRow(tx, this.#job.id, row.urlKey, final, finalDetail);
-      noteOutcome(locked, final, row.admitted);
-      if (row.admitted) await this.#notePattern(tx, row, COLLAPSED_OUTCOMES.has(final));
-      await saveCrawlJob(tx, this.#job.id, locked);
-      this.#admission.committed(locked);
+    return new Promise<void>((resolve, reject) => {
+      this.#commitQueue.push({ row, outcome, detail, work, resolve, reject });
+      if (!this.#committing) void this.#writeCommits();
     });
-    if (ITEM_CHANGING_OUTCOMES.has(final)) this.#itemsChanged?.();
+  }
+
+  /** Writes queued page commits, a group at a time, until none is left. */
+  async #writeCommits(): Promise<void> {
+    this.#committing = true;
+    try {
+      while (this.#commitQueue.length > 0) {
+        const group = this.#commitQueue.splice(0, MAX_COMMIT_GROUP);
+        let changed = false;
+        try {
+          await this.#lease(async (tx) => {
+            changed = false;
+            const locked = await lockCrawlJob(tx, this.#job.id);
+            for (const page of group) {
+              const returned = await page.work(tx, locked);
+              const result = returned as CommitResult | undefined;
+              const final = typeof result === 'string' ? result : (result?.outcome ?? page.outcome);
+              const finalDetail = typeof result === 'object' ? result.detail : page.detail;
+              await finishFrontierRow(tx, this.#job.id, page.row.urlKey, final, finalDetail);
+              noteOutcome(locked, final, page.row.admitted);
+              if (page.row.admitted) await this.#notePattern(tx, page.row, COLLAPSED_OUTCOMES.has(final));
+              if (ITEM_CHANGING_OUTCOMES.has(final)) changed = true;
+            }
+            await saveCrawlJob(tx, this.#job.id, locked);
+            this.#admission.committed(locked);
+          });
+        } catch (err) {
+          for (const page of group) page.reject(err);
+          continue;
+        }
+        for (const page of group) page.resolve();
+        if (changed) this.#itemsChanged?.();
+      }
+    } finally {
+      this.#committing = false;
+    }
   }
 
   /** Counts a fetched page for its URL pattern; a pattern whose pages keep collapsing is pushed back. */

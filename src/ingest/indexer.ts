@@ -148,6 +148,8 @@ export class Indexer {
     Pick<IndexerOptions, 'log' | 'onProgress' | 'afterCommitTransaction'>;
   #wake: (() => void) | null = null;
   #dirty = true;
+  /** Calls of notify() so far: a drain that saw none while it ran ends with the upkeep (see drain). */
+  #notifies = 0;
   #stopping = false;
   #loop: Promise<void> | null = null;
   #indexedSinceAnalyze = 0;
@@ -174,6 +176,7 @@ export class Indexer {
   /** Items were written: index them soon. */
   notify(): void {
     this.#dirty = true;
+    this.#notifies++;
     this.#wake?.();
   }
 
@@ -250,9 +253,14 @@ export class Indexer {
    * the model is kept busy. Returns the number of items indexed.
    */
   async drain(): Promise<number> {
+    const notifiesBefore = this.#notifies;
     const total = await this.#drainRounds();
-    await this.#vacuumPostings(0, true);
-    await this.#maybeAnalyze(total);
+    // Items written meanwhile (a notify during the drain) go to the model first: this upkeep waits for
+    // the drain that runs out of work, so a VACUUM or ANALYZE never stands between waiting items and the
+    // model (and a process killed then leaves them leased, not waiting unleased behind the upkeep).
+    const idle = this.#notifies === notifiesBefore;
+    await this.#vacuumPostings(0, idle);
+    await this.#maybeAnalyze(total, idle);
     return total;
   }
 
@@ -260,9 +268,10 @@ export class Indexer {
    * Embedded PGlite runs no autovacuum: refresh planner statistics after large changes so the items
    * listing and filters keep good plans (server-mode Postgres does this by itself).
    */
-  async #maybeAnalyze(indexed: number): Promise<void> {
-    if (this.#db.kind !== 'pglite' || indexed === 0) return;
+  async #maybeAnalyze(indexed: number, idle: boolean): Promise<void> {
+    if (this.#db.kind !== 'pglite') return;
     this.#indexedSinceAnalyze += indexed;
+    if (!idle || this.#indexedSinceAnalyze === 0) return;
     if (this.#indexedSinceAnalyze < 200 && Date.now() - this.#lastAnalyze < 10 * 60_000) return;
     this.#indexedSinceAnalyze = 0;
     this.#lastAnalyze = Date.now();

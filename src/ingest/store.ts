@@ -136,19 +136,20 @@ export async function storeDocument(
   );
   const row = rows[0];
   if (!row) {
-    const same = await q.query<{ id: string }>('SELECT id FROM items WHERE organization_id = $1 AND source_key = $2', [
-      organizationId,
-      doc.sourceKey,
-    ]);
+    const same = await q.query<{ id: string }>(
+      'SELECT id FROM items WHERE organization_id = $1 AND source_key = $2',
+      [organizationId, doc.sourceKey],
+    );
     return { outcome: 'unchanged', itemId: same[0]!.id };
   }
+  // A new item has no chunks yet.
+  if (row.inserted) return { outcome: 'created', itemId: row.id };
   // Chunks copy tags and visibility for filtering; keep them in step when only metadata changed.
   await q.query('UPDATE chunks SET tags = $2, visibility = $3 WHERE item_id = $1', [
     row.id,
     tags,
     doc.visibility,
   ]);
-  if (row.inserted) return { outcome: 'created', itemId: row.id };
   return { outcome: row.old_hash === hash ? 'unchanged' : 'updated', itemId: row.id };
 }
 

@@ -29,6 +29,11 @@ export interface ServeDirectoryOptions {
   rewriteOrigin?: string | false;
   /** Artificial latency per response, in ms. */
   delayMs?: number;
+  /**
+   * Requests past the first `after` wait for `open` before they are answered: a test that kills a crawler
+   * mid-crawl holds its fetches in flight, however fast the machine crawls the first ones.
+   */
+  gate?: { after: number; open: Promise<void> };
 }
 
 const CONTENT_TYPES: Record<string, string> = {
@@ -62,8 +67,10 @@ export async function serveDirectory(dir: string, opts: ServeDirectoryOptions = 
 
   const server = http.createServer((req, res) => {
     requests.push(req.url ?? '/');
+    const gated = opts.gate !== undefined && requests.length > opts.gate.after;
     const respond = async () => {
       if (opts.delayMs) await new Promise((r) => setTimeout(r, opts.delayMs));
+      if (gated) await opts.gate!.open;
       const reqUrl = new URL(req.url ?? '/', origin);
       let pathname: string;
       try {
