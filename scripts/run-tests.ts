@@ -233,6 +233,13 @@ function finish(results: FileResult[], wallMs: number, notes: string[] = [], ext
   process.exit(failed ? 1 : 0);
 }
 
+/**
+ * Files that need more than the per-file limit (seconds; KB_TEST_FILE_TIMEOUT_S raises it further when
+ * larger), started first so they run beside the rest instead of after it: the fuzzer's 64,000 requests
+ * took 3.4 min on one CI machine and 4.9 min on a slower 2-core one, where 300 s stopped it.
+ */
+const LONG_FILES: Record<string, number> = { 'test/ops/fuzz.test.ts': 600 };
+
 async function main(): Promise<void> {
   const wallStart = performance.now();
   const limitMs = positiveNumber('KB_TEST_FILE_TIMEOUT_S', 300) * 1000;
@@ -286,10 +293,12 @@ async function main(): Promise<void> {
   process.once('SIGINT', () => void stopAll('SIGINT'));
   process.once('SIGTERM', () => void stopAll('SIGTERM'));
 
-  const queue = [...files];
+  const isLong = (f: string) => LONG_FILES[path.normalize(f)] !== undefined;
+  const queue = [...files.filter(isLong), ...files.filter((f) => !isLong(f))];
   const worker = async () => {
     for (let file = queue.shift(); file !== undefined; file = queue.shift()) {
-      const result = await runFile(file, env, limitMs, countsDir);
+      const fileLimitMs = Math.max(limitMs, (LONG_FILES[path.normalize(file)] ?? 0) * 1000);
+      const result = await runFile(file, env, fileLimitMs, countsDir);
       results.push(result);
       printFile(result);
     }
