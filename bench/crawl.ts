@@ -5,7 +5,8 @@
  * the API and the job engine:
  * - `crawl`: fetch → extract → store (items pending), embedding excluded; PGlite and native Postgres;
  * - `crawl + embed`: the same with the indexer embedding concurrently (real local model), timed until the
- *   last chunk is stored;
+ *   last chunk is stored, then the model alone on the same chunk texts (as the indexer cuts and batches
+ *   them): "vs model" is the pipeline's chunks/s (pages/s x chunks/page) over the model's own;
  * - `crawl, default politeness`: the production per-host settings (2 in flight, 100 ms between starts);
  * - ceiling: `wget` (one connection, sequential) and `curl --parallel` (4 connections) fetching every
  *   sitemap URL on the same machine.
@@ -32,6 +33,9 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import type { CrawlerOverrides } from '../src/crawler/runtime.ts';
+import type { Database } from '../src/db/database.ts';
+import type { Embedder } from '../src/embedding/types.ts';
+import { chunkMarkdown } from '../src/ingest/chunker.ts';
 import { Indexer } from '../src/ingest/indexer.ts';
 import { serveCatalogue } from '../test/support/catalogue-site.ts';
 import { testEmbedder } from '../test/support/embedding.ts';
@@ -77,6 +81,9 @@ const SCENARIOS: Scenario[] = [
 
 interface Measured {
   id: string;
+  /** The model alone on the same chunk texts afterwards (embedding scenarios; 0 otherwise). */
+  rawChunks: number;
+  rawSeconds: number;
   pages: number;
   seconds: number;
   crawlSeconds: number;
@@ -136,7 +143,12 @@ async function runScenario(s: Scenario): Promise<Measured> {
     const seconds = (performance.now() - start) / 1000;
     const [c] = await t.db.query<{ n: number }>('SELECT count(*)::int AS n FROM chunks');
     const pages = (job.outcomes.created ?? 0) as number;
+    // Issue 16 point 3: the model's own rate on the same texts, measured after the pipeline in this process
+    // with nothing else running: the stored pages cut as the indexer cuts them, one call per 16 items.
+    const raw = indexer ? await rawModelRate(t.db, await testEmbedder()) : null;
     return {
+      rawChunks: raw?.chunks ?? 0,
+      rawSeconds: raw?.seconds ?? 0,
       id: s.id,
       pages,
       seconds,
@@ -153,6 +165,35 @@ async function runScenario(s: Scenario): Promise<Measured> {
     await t.close();
     await site.close();
   }
+}
+
+/** Items per indexing round and the chunk cap, as src/ingest/indexer.ts (its defaults). */
+const ROUND_ITEMS = 16;
+const MAX_CHUNK_TOKENS = 512;
+
+/** The raw model on the crawled items' chunk texts, in the indexer's calls (one per round of 16 items). */
+async function rawModelRate(db: Database, embedder: Embedder): Promise<{ chunks: number; seconds: number }> {
+  const items = await db.query<{ title: string; content: string }>(
+    `SELECT title, content FROM items WHERE source_type = 'crawl' ORDER BY created_at, seq`,
+  );
+  const perItem = items.map((i) =>
+    chunkMarkdown(
+      { title: i.title, markdown: i.content },
+      {
+        maxTokens: Math.min(embedder.maxTokens, MAX_CHUNK_TOKENS),
+        overlapTokens: 32,
+        countTokens: (x) => embedder.countTokens(x),
+      },
+    ).map((c) => c.embedText),
+  );
+  const t0 = performance.now();
+  let chunks = 0;
+  for (let r = 0; r < perItem.length; r += ROUND_ITEMS) {
+    const texts = perItem.slice(r, r + ROUND_ITEMS).flat();
+    await embedder.embed(texts);
+    chunks += texts.length;
+  }
+  return { chunks, seconds: (performance.now() - t0) / 1000 };
 }
 
 /** The ceiling: a plain client fetching every sitemap URL (no parsing, no storage). */
@@ -307,6 +348,8 @@ async function main(): Promise<void> {
       'pages/s': (r.pages / r.seconds).toFixed(1),
       seconds: r.seconds.toFixed(2),
       chunks: '-',
+      'chunks/s (model alone)': '-',
+      'vs model': '-',
       'peak RSS MiB (app start)': '-',
       'loop delay max/p99 ms': '-',
     });
@@ -324,6 +367,11 @@ async function main(): Promise<void> {
         ? `${m.seconds.toFixed(1)} (crawl ${m.crawlSeconds.toFixed(1)})`
         : m.seconds.toFixed(2),
       chunks: s.embed ? String(m.chunks) : '-',
+      // pages/s x chunks/page = chunks/s of the whole pipeline, against the model alone on the same texts.
+      'chunks/s (model alone)': s.embed
+        ? `${(m.chunks / m.seconds).toFixed(1)} (${(m.rawChunks / m.rawSeconds).toFixed(1)})`
+        : '-',
+      'vs model': s.embed ? (m.chunks / m.seconds / (m.rawChunks / m.rawSeconds)).toFixed(2) : '-',
       'peak RSS MiB (app start)': `${m.peakRssMiB.toFixed(0)} (${m.startRssMiB.toFixed(0)})`,
       'loop delay max/p99 ms': `${m.loopDelayMaxMs.toFixed(0)} / ${m.loopDelayP99Ms.toFixed(0)}`,
     });
