@@ -41,7 +41,7 @@ import { serveCatalogue } from '../test/support/catalogue-site.ts';
 import { testEmbedder } from '../test/support/embedding.ts';
 import { type StorageMode, startTestApp } from '../test/support/harness.ts';
 import { serveDirectory } from '../test/support/sites.ts';
-import { printTable, writeResult } from './lib.ts';
+import { embedInRounds, printTable, writeResult } from './lib.ts';
 
 const SITE = fileURLToPath(new URL('../../shared/data/sites/fastapi-docs', import.meta.url));
 const CONCURRENCY = Number(process.env['BENCH_CRAWL_CONCURRENCY'] ?? 4);
@@ -186,14 +186,7 @@ async function rawModelRate(db: Database, embedder: Embedder): Promise<{ chunks:
       },
     ).map((c) => c.embedText),
   );
-  const t0 = performance.now();
-  let chunks = 0;
-  for (let r = 0; r < perItem.length; r += ROUND_ITEMS) {
-    const texts = perItem.slice(r, r + ROUND_ITEMS).flat();
-    await embedder.embed(texts);
-    chunks += texts.length;
-  }
-  return { chunks, seconds: (performance.now() - t0) / 1000 };
+  return embedInRounds(embedder, perItem, ROUND_ITEMS);
 }
 
 /** The ceiling: a plain client fetching every sitemap URL (no parsing, no storage). */

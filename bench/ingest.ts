@@ -32,7 +32,14 @@ import { LocalEmbedder } from '../src/embedding/local.ts';
 import { composeTestService, testConfig } from '../test/support/harness.ts';
 import { testModelDir } from '../test/support/model.ts';
 import { type NativePostgres, startNativePostgres } from '../test/support/native-postgres.ts';
-import { openBenchDatabase, percentile, printTable, readScifactJsonl, writeResult } from './lib.ts';
+import {
+  embedInRounds,
+  openBenchDatabase,
+  percentile,
+  printTable,
+  readScifactJsonl,
+  writeResult,
+} from './lib.ts';
 
 const { values } = parseArgs({
   options: {
@@ -200,16 +207,7 @@ const chunkTexts = (docs: typeof corpus) =>
   );
 
 /** The raw model on a block's chunk texts, in the indexer's calls: one per round of 16 items. */
-async function rawBlock(perDoc: string[][]): Promise<{ chunks: number; seconds: number }> {
-  const t0 = performance.now();
-  let chunks = 0;
-  for (let r = 0; r < perDoc.length; r += ROUND_ITEMS) {
-    const texts = perDoc.slice(r, r + ROUND_ITEMS).flat();
-    await embedder.embed(texts);
-    chunks += texts.length;
-  }
-  return { chunks, seconds: (performance.now() - t0) / 1000 };
-}
+const rawBlock = (perDoc: string[][]) => embedInRounds(embedder, perDoc, ROUND_ITEMS);
 
 const native: NativePostgres | null = MODES.includes('postgres') ? await startNativePostgres() : null;
 const rows: Array<Record<string, string>> = [];

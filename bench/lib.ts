@@ -229,3 +229,22 @@ export function deriveVector(base: Float32Array, r: () => number, sigma: number)
   for (let i = 0; i < out.length; i++) out[i]! /= norm;
   return out;
 }
+
+/**
+ * The raw model on items' chunk texts, in the indexer's calls (one per round of `roundItems` items, 16 by
+ * default as src/ingest/indexer.ts): the reference the ingest benchmarks hold the pipeline to.
+ */
+export async function embedInRounds(
+  embedder: Embedder,
+  perItem: string[][],
+  roundItems = 16,
+): Promise<{ chunks: number; seconds: number }> {
+  const t0 = performance.now();
+  let chunks = 0;
+  for (let r = 0; r < perItem.length; r += roundItems) {
+    const texts = perItem.slice(r, r + roundItems).flat();
+    await embedder.embed(texts);
+    chunks += texts.length;
+  }
+  return { chunks, seconds: (performance.now() - t0) / 1000 };
+}
