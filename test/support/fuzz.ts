@@ -151,9 +151,43 @@ const BODY_LIMIT = 64 * 1024;
 const BULK_BODY_LIMIT = 256 * 1024;
 const TAGS = ['alpha', 'beta', 'gamma', 'docs', 'faq', 'Ünïcode', 'a b', 'x'.repeat(100)];
 const WORDS = [
-  'refund', 'policy', 'shipping', 'invoice', 'password', 'reset', 'account', 'billing', 'search', 'vector',
-  'crawl', 'sitemap', 'robots', 'markdown', 'token', 'webhook', 'pagination', 'café', 'naïve', 'données',
-  '検索', 'мир', 'AND', 'OR', 'NOT', '&', '|', '!', ':*', "'", '"', '\\', '(', ')', '<->', '%', '_',
+  'refund',
+  'policy',
+  'shipping',
+  'invoice',
+  'password',
+  'reset',
+  'account',
+  'billing',
+  'search',
+  'vector',
+  'crawl',
+  'sitemap',
+  'robots',
+  'markdown',
+  'token',
+  'webhook',
+  'pagination',
+  'café',
+  'naïve',
+  'données',
+  '検索',
+  'мир',
+  'AND',
+  'OR',
+  'NOT',
+  '&',
+  '|',
+  '!',
+  ':*',
+  "'",
+  '"',
+  '\\',
+  '(',
+  ')',
+  '<->',
+  '%',
+  '_',
 ];
 
 /**
@@ -234,7 +268,10 @@ async function startStubSource(): Promise<FakeServer> {
         },
       };
     }
-    return { status: 401, body: { object: 'error', status: 401, code: 'unauthorized', message: 'Unauthorized.' } };
+    return {
+      status: 401,
+      body: { object: 'error', status: 401, code: 'unauthorized', message: 'Unauthorized.' },
+    };
   });
 }
 
@@ -312,6 +349,9 @@ interface Target {
   close(): Promise<void>;
 }
 
+/** Items per organization beyond which replenish() removes the oldest the fuzzer created. */
+const ITEMS_KEPT = 100;
+
 async function startTarget(mode: StorageMode, persistent: boolean): Promise<Target> {
   const stub = await startStubSource();
   const dir = persistent && mode === 'pglite' ? mkdtempSync(path.join(tmpdir(), 'kb-fuzz-')) : null;
@@ -344,13 +384,23 @@ async function startTarget(mode: StorageMode, persistent: boolean): Promise<Targ
 
   const call = async (org: OrgKey, method: 'POST', url: string, body: unknown) => {
     const res = await t.call(method, url, { key: keyOf[org], body });
-    if (res.status !== 200) throw new Error(`fixture ${method} ${url}: ${res.status} ${JSON.stringify(res.body)}`);
+    if (res.status !== 200)
+      throw new Error(`fixture ${method} ${url}: ${res.status} ${JSON.stringify(res.body)}`);
     return res.body;
   };
   /** Rows valid requests can name; topped up between batches, since fuzzing deletes them. */
   const replenish = async ({ items = 8, states = 3 }: { items?: number; states?: number } = {}) => {
     for (const org of ['A', 'B'] as const) {
       const p = pools[org];
+      // Items the fuzzer creates (uploads, bulk uploads) pile up, and every later route then lists, searches
+      // and indexes more: beyond ITEMS_KEPT per organization the oldest that no pool names go, so a route's
+      // cost stays flat over the run (fixtures took 5.9 s at 400 requests a route, 103 s at 2,000).
+      await t.db.query(
+        `DELETE FROM items WHERE id IN (
+           SELECT id FROM items WHERE organization_id = $1 AND id <> ALL($2::text[])
+            ORDER BY created_at DESC, seq DESC OFFSET $3)`,
+        [orgIdOf[org], p.items, ITEMS_KEPT],
+      );
       const live = await t.db.query<{ n: number }>(
         'SELECT count(*)::int AS n FROM items WHERE organization_id = $1',
         [orgIdOf[org]],
@@ -390,12 +440,18 @@ async function startTarget(mode: StorageMode, persistent: boolean): Promise<Targ
       }
       for (const c of conns) remember(p.connections, c.id);
       if (p.crawls.length < 3) {
-        const body = await call(org, 'POST', '/api/connect/crawling/', { url: 'https://docs.example.com/start' });
+        const body = await call(org, 'POST', '/api/connect/crawling/', {
+          url: 'https://docs.example.com/start',
+        });
         remember(p.crawls, body.id);
       }
       // Consents of every OAuth source; B's send the browser on to a redirectUri (a 302 at the callback).
       const oauthSources = registeredConnectors.filter((c) => c.oauth);
-      for (let i = 0; p.states.length < (org === 'A' ? states : Math.ceil(states / 3)) && oauthSources.length; i++) {
+      for (
+        let i = 0;
+        p.states.length < (org === 'A' ? states : Math.ceil(states / 3)) && oauthSources.length;
+        i++
+      ) {
         const source = oauthSources[i % oauthSources.length]!;
         const body = await call(org, 'POST', '/api/connect/oauth/initiate', {
           type: source.type,
@@ -443,8 +499,12 @@ const HASH_SKIP = new Set([...BOOKKEEPING, 'items.content', 'chunks.text', 'chun
 export function migrationTables(): string[] {
   const dir = new URL('../../src/db/migrations/', import.meta.url);
   const tables: string[] = [];
-  for (const file of readdirSync(dir).filter((f) => f.endsWith('.sql')).sort()) {
-    for (const m of readFileSync(new URL(file, dir), 'utf8').matchAll(/CREATE TABLE (?:IF NOT EXISTS )?(\w+)/gi)) {
+  for (const file of readdirSync(dir)
+    .filter((f) => f.endsWith('.sql'))
+    .sort()) {
+    for (const m of readFileSync(new URL(file, dir), 'utf8').matchAll(
+      /CREATE TABLE (?:IF NOT EXISTS )?(\w+)/gi,
+    )) {
       if (!tables.includes(m[1]!)) tables.push(m[1]!);
     }
   }
@@ -470,7 +530,10 @@ interface Fingerprint {
  * Both live in a schema of their own (`kb_fuzz`), outside the tables they watch; the statements are in
  * PL/pgSQL functions, planned once per connection rather than on every call (5x faster on PGlite).
  */
-async function fingerprinter(db: Database, watched: string[]): Promise<(full: boolean) => Promise<Fingerprint>> {
+async function fingerprinter(
+  db: Database,
+  watched: string[],
+): Promise<(full: boolean) => Promise<Fingerprint>> {
   const tables = migrationTables();
   const cols = await db.query<{ table_name: string; column_name: string }>(
     `SELECT table_name, column_name FROM information_schema.columns
@@ -481,7 +544,8 @@ async function fingerprinter(db: Database, watched: string[]): Promise<(full: bo
     const names = cols
       .filter((c) => c.table_name === table && !HASH_SKIP.has(`${table}.${c.column_name}`))
       .map((c) => `x.${c.column_name}`);
-    if (names.length === 0) throw new Error(`fingerprint: table ${table} has no columns (migrations changed?)`);
+    if (names.length === 0)
+      throw new Error(`fingerprint: table ${table} has no columns (migrations changed?)`);
     return `SELECT '${table}'::text AS t, count(*)::text || ':' || coalesce(sum(hashtextextended(ROW(${names.join(', ')})::text, 0)::numeric), 0)::text AS h FROM ${table} x`;
   });
   const triggers = tables.map((table) => {
@@ -512,11 +576,17 @@ async function fingerprinter(db: Database, watched: string[]): Promise<(full: bo
   await db.query('INSERT INTO kb_fuzz.watched SELECT unnest($1::text[])', [watched]);
   return async (full) => {
     const writes = new Map(
-      (await db.query<{ t: string; n: string }>('SELECT t, n::text AS n FROM kb_fuzz.writes')).map((r) => [r.t, r.n]),
+      (await db.query<{ t: string; n: string }>('SELECT t, n::text AS n FROM kb_fuzz.writes')).map((r) => [
+        r.t,
+        r.n,
+      ]),
     );
     if (!full) return { writes };
     const rows = new Map(
-      (await db.query<{ t: string; h: string }>('SELECT * FROM kb_fuzz.fingerprint()')).map((r) => [r.t, r.h]),
+      (await db.query<{ t: string; h: string }>('SELECT * FROM kb_fuzz.fingerprint()')).map((r) => [
+        r.t,
+        r.h,
+      ]),
     );
     return { writes, rows };
   };
@@ -527,13 +597,17 @@ function organizationWrites(before: Fingerprint, after: Fingerprint, org: string
   const suffix = `@${org}`;
   return [...after.writes]
     .filter(([key, n]) => key.endsWith(suffix) && before.writes.get(key) !== n)
-    .map(([key, n]) => `${key.slice(0, -suffix.length)} (${Number(n) - Number(before.writes.get(key) ?? 0)} rows)`);
+    .map(
+      ([key, n]) =>
+        `${key.slice(0, -suffix.length)} (${Number(n) - Number(before.writes.get(key) ?? 0)} rows)`,
+    );
 }
 
 /** Tables that changed between two fingerprints (rows written, or, when both are full, contents), less `allowed`. */
 function fingerprintDiff(before: Fingerprint, after: Fingerprint, allowed: ReadonlySet<string>): string[] {
   const changed = new Set<string>();
-  for (const [table, n] of after.writes) if (!table.includes('@') && before.writes.get(table) !== n) changed.add(table);
+  for (const [table, n] of after.writes)
+    if (!table.includes('@') && before.writes.get(table) !== n) changed.add(table);
   if (before.rows && after.rows) {
     for (const [table, h] of after.rows) if (before.rows.get(table) !== h) changed.add(table);
   }
@@ -748,20 +822,30 @@ const textArb = (min: number, max: number) =>
     .map((s) => (s.length > max ? s.slice(0, max) : s.length < min ? s.padEnd(min, 'x') : s));
 
 function refArb(kind: Ref['kind'], otherWeight = 1): fc.Arbitrary<Ref> {
-  return fc
-    .tuple(fc.nat(), fc.nat(9))
-    .map(([n, o]) => new Ref(kind, n, o < otherWeight));
+  return fc.tuple(fc.nat(), fc.nat(9)).map(([n, o]) => new Ref(kind, n, o < otherWeight));
 }
 
 const urlArb = fc
   .tuple(
-    fc.constantFrom('https://docs.example.com', 'http://127.0.0.1:9', 'https://example.org', 'HTTPS://Example.COM:443'),
-    fc.array(fc.constantFrom('docs', 'guide', 'a b', 'ü', '%20', 'index.html', '..', 'x?y=1', '#frag'), { maxLength: 3 }),
+    fc.constantFrom(
+      'https://docs.example.com',
+      'http://127.0.0.1:9',
+      'https://example.org',
+      'HTTPS://Example.COM:443',
+    ),
+    fc.array(fc.constantFrom('docs', 'guide', 'a b', 'ü', '%20', 'index.html', '..', 'x?y=1', '#frag'), {
+      maxLength: 3,
+    }),
   )
   .map(([origin, segs]) => `${origin}/${segs.join('/')}`);
 
 /** Values for fields whose names say what they hold: ids of real rows, tokens the stub accepts, URLs. */
-function hintArb(route: Route, where: 'body' | 'query' | 'path', name: string, schema: Schema): fc.Arbitrary<unknown> | null {
+function hintArb(
+  route: Route,
+  where: 'body' | 'query' | 'path',
+  name: string,
+  schema: Schema,
+): fc.Arbitrary<unknown> | null {
   if (where === 'path' && name === 'id') {
     if (route.path.includes('/crawling/')) return refArb('crawl');
     if (route.path.startsWith('/api/connect/knowledgebase-items/')) return refArb('item');
@@ -769,20 +853,41 @@ function hintArb(route: Route, where: 'body' | 'query' | 'path', name: string, s
     if (route.path.includes('/keys/')) return refArb('key', 0);
   }
   if (route.extra === 'static' && name === 'file') {
-    return fc.constantFrom('index.css', 'swagger-ui.css', 'swagger-ui-bundle.js', 'logo.svg', 'nope.txt', 'theme.js');
+    return fc.constantFrom(
+      'index.css',
+      'swagger-ui.css',
+      'swagger-ui-bundle.js',
+      'logo.svg',
+      'nope.txt',
+      'theme.js',
+    );
   }
-  if (route.extra === 'unknown') return fc.constantFrom('api/connect/nothing', 'api', 'api/admin', 'favicon.ico', 'docs/json', 'api/connect/crawling');
+  if (route.extra === 'unknown')
+    return fc.constantFrom(
+      'api/connect/nothing',
+      'api',
+      'api/admin',
+      'favicon.ico',
+      'docs/json',
+      'api/connect/crawling',
+    );
   switch (name) {
     case 'ids':
-      return fc.array(fc.oneof({ weight: 4, arbitrary: refArb('item') }, { weight: 1, arbitrary: textArb(1, 40) }), {
-        minLength: 1,
-        maxLength: 5,
-      });
+      return fc.array(
+        fc.oneof({ weight: 4, arbitrary: refArb('item') }, { weight: 1, arbitrary: textArb(1, 40) }),
+        {
+          minLength: 1,
+          maxLength: 5,
+        },
+      );
     case 'id':
       if (where === 'body') return refArb('item');
       break;
     case 'connectionId':
-      return fc.oneof({ weight: 4, arbitrary: refArb('connection') }, { weight: 1, arbitrary: textArb(1, 40) });
+      return fc.oneof(
+        { weight: 4, arbitrary: refArb('connection') },
+        { weight: 1, arbitrary: textArb(1, 40) },
+      );
     case 'secretId':
       return fc.oneof({ weight: 4, arbitrary: refArb('secret') }, { weight: 1, arbitrary: textArb(1, 40) });
     case 'tenantId':
@@ -794,7 +899,11 @@ function hintArb(route: Route, where: 'body' | 'query' | 'path', name: string, s
         {
           weight: 2,
           arbitrary: fc
-            .tuple(fc.base64String({ minLength: 24, maxLength: 24 }), fc.integer({ min: -3600, max: 3600 }), fc.base64String({ minLength: 44, maxLength: 44 }))
+            .tuple(
+              fc.base64String({ minLength: 24, maxLength: 24 }),
+              fc.integer({ min: -3600, max: 3600 }),
+              fc.base64String({ minLength: 44, maxLength: 44 }),
+            )
             .map(([id, ttl, sig]) => {
               const url = (b: string) => b.replaceAll('+', '-').replaceAll('/', '_').replaceAll('=', '');
               return `${url(id).padEnd(16, 'A')}.${Math.floor(Date.now() / 1000) + ttl}.${url(sig)}`;
@@ -803,11 +912,18 @@ function hintArb(route: Route, where: 'body' | 'query' | 'path', name: string, s
         { weight: 1, arbitrary: textArb(1, 60) },
       );
     case 'code':
-      return fc.oneof(fc.nat().map((n) => `good-${n}`), textArb(1, 30));
+      return fc.oneof(
+        fc.nat().map((n) => `good-${n}`),
+        textArb(1, 30),
+      );
     case 'error':
     case 'error_description':
       // What a source sends when the user refused consent: now and then.
-      if (route.key === CALLBACK) return fc.oneof({ weight: 5, arbitrary: fc.constant(undefined) }, { weight: 1, arbitrary: textArb(1, 60) });
+      if (route.key === CALLBACK)
+        return fc.oneof(
+          { weight: 5, arbitrary: fc.constant(undefined) },
+          { weight: 1, arbitrary: textArb(1, 60) },
+        );
       break;
     case 'access_token':
       return fc.oneof(fc.constant(GOOD_SOURCE_TOKEN), textArb(1, 40));
@@ -821,7 +937,13 @@ function hintArb(route: Route, where: 'body' | 'query' | 'path', name: string, s
     case 'subdomain':
     case 'shop':
     case 'domain_name':
-      return fc.constantFrom('acme', 'acme.zendesk.com', 'acme.myshopify.com', 'acme.atlassian.net', 'docs.acme.com');
+      return fc.constantFrom(
+        'acme',
+        'acme.zendesk.com',
+        'acme.myshopify.com',
+        'acme.atlassian.net',
+        'docs.acme.com',
+      );
     case 'name':
       if (route.path.startsWith('/api/admin')) return fc.nat().map((n) => `fuzz-org-${n}`);
       break;
@@ -842,7 +964,10 @@ function stringArb(schema: Schema): fc.Arbitrary<string> {
   const min = Number(schema['minLength'] ?? 0);
   const max = Math.min(Number(schema['maxLength'] ?? 60), Math.max(min, 60));
   if (schema['pattern'] === '^\\d{1,15}$') {
-    return fc.oneof({ weight: 5, arbitrary: fc.integer({ min: 0, max: 120 }).map(String) }, { weight: 1, arbitrary: fc.stringMatching(/^\d{1,15}$/) });
+    return fc.oneof(
+      { weight: 5, arbitrary: fc.integer({ min: 0, max: 120 }).map(String) },
+      { weight: 1, arbitrary: fc.stringMatching(/^\d{1,15}$/) },
+    );
   }
   if (typeof schema['pattern'] === 'string') return fc.stringMatching(new RegExp(schema['pattern']));
   if (schema['format'] === 'uri') return urlArb;
@@ -855,7 +980,13 @@ function stringArb(schema: Schema): fc.Arbitrary<string> {
 }
 
 /** A valid value of `schema` (as far as JSON Schema says; refinements the schema cannot carry may fail). */
-function valueArb(doc: OpenApiDoc, route: Route, where: 'body' | 'query' | 'path', name: string, raw: Schema): fc.Arbitrary<unknown> {
+function valueArb(
+  doc: OpenApiDoc,
+  route: Route,
+  where: 'body' | 'query' | 'path',
+  name: string,
+  raw: Schema,
+): fc.Arbitrary<unknown> {
   const schema = deref(doc, raw);
   const hint = hintArb(route, where, name, schema);
   if (hint) return hint;
@@ -886,7 +1017,10 @@ function valueArb(doc: OpenApiDoc, route: Route, where: 'body' | 'query' | 'path
     case 'array': {
       const min = Number(schema['minItems'] ?? 0);
       const max = Math.min(Number(schema['maxItems'] ?? 5), Math.max(min, 5));
-      return fc.array(valueArb(doc, route, where, name, schema['items'] ?? {}), { minLength: min, maxLength: max });
+      return fc.array(valueArb(doc, route, where, name, schema['items'] ?? {}), {
+        minLength: min,
+        maxLength: max,
+      });
     }
     case 'object': {
       const props = (schema['properties'] ?? {}) as Record<string, Schema>;
@@ -907,15 +1041,23 @@ function validArb(doc: OpenApiDoc, route: Route): fc.Arbitrary<AbstractRequest> 
   const query: Record<string, fc.Arbitrary<unknown>> = {};
   for (const p of route.queryParams) query[p.name] = valueArb(doc, route, 'query', p.name, p.schema);
   // A source's redirect to the callback always carries both.
-  const requiredQuery = route.queryParams.filter((p) => p.required || (route.key === CALLBACK && (p.name === 'state' || p.name === 'code'))).map((p) => p.name);
+  const requiredQuery = route.queryParams
+    .filter((p) => p.required || (route.key === CALLBACK && (p.name === 'state' || p.name === 'code')))
+    .map((p) => p.name);
   const body = route.body ? valueArb(doc, route, 'body', '', route.body) : fc.constant(undefined);
   const auth: fc.Arbitrary<Auth> =
     route.auth === 'admin'
       ? fc.constant({ kind: 'admin' })
       : route.auth === 'apiKey'
-        ? fc.oneof({ weight: 4, arbitrary: fc.constant({ kind: 'own' as const }) }, { weight: 1, arbitrary: fc.constant({ kind: 'other' as const }) })
+        ? fc.oneof(
+            { weight: 4, arbitrary: fc.constant({ kind: 'own' as const }) },
+            { weight: 1, arbitrary: fc.constant({ kind: 'other' as const }) },
+          )
         : fc.constant({ kind: 'none' });
-  const method = route.extra === 'unknown' ? fc.constantFrom('GET', 'POST', 'PUT', 'PATCH', 'DELETE') : fc.constant(route.method);
+  const method =
+    route.extra === 'unknown'
+      ? fc.constantFrom('GET', 'POST', 'PUT', 'PATCH', 'DELETE')
+      : fc.constant(route.method);
   return fc
     .record({
       method,
@@ -933,7 +1075,8 @@ function validArb(doc: OpenApiDoc, route: Route): fc.Arbitrary<AbstractRequest> 
         auth: r.auth,
         mutation: 'valid',
       };
-      if (r.body !== undefined) req.body = { json: route.key === INITIATE ? withTenant(r.body) : oneOfEach(r.body) };
+      if (r.body !== undefined)
+        req.body = { json: route.key === INITIATE ? withTenant(r.body) : oneOfEach(r.body) };
       return req;
     });
 }
@@ -1064,17 +1207,79 @@ const WRONG_TYPES: Array<() => unknown> = [
   () => new RawJson('{"__proto__":{"polluted":true}}'),
 ];
 
-const EXTRA_KEYS = ['extra', '__proto__', 'constructor', 'prototype', 'toString', 'hasOwnProperty', '', ' ', 'ü', '\u0000', 'a'.repeat(300)];
+const EXTRA_KEYS = [
+  'extra',
+  '__proto__',
+  'constructor',
+  'prototype',
+  'toString',
+  'hasOwnProperty',
+  '',
+  ' ',
+  'ü',
+  '\u0000',
+  'a'.repeat(300),
+];
 
 const BAD_QUERY_VALUES = [
-  '', '-1', '1e308', '1.5', '0x10', '99999999999999999999', 'NaN', '+1', ' 1', '%20%31', '١', '%', '%zz', '%00', '%ff',
-  '%c3%28', '%ed%a0%80', '%u0041', 'a%', '%01%02', '%0a', 'true', '[]', '{}', 'null', 'undefined', overlong(101),
-  overlong(201), overlong(501), overlong(1999), overlong(2001), overlong(70_000),
+  '',
+  '-1',
+  '1e308',
+  '1.5',
+  '0x10',
+  '99999999999999999999',
+  'NaN',
+  '+1',
+  ' 1',
+  '%20%31',
+  '١',
+  '%',
+  '%zz',
+  '%00',
+  '%ff',
+  '%c3%28',
+  '%ed%a0%80',
+  '%u0041',
+  'a%',
+  '%01%02',
+  '%0a',
+  'true',
+  '[]',
+  '{}',
+  'null',
+  'undefined',
+  overlong(101),
+  overlong(201),
+  overlong(501),
+  overlong(1999),
+  overlong(2001),
+  overlong(70_000),
 ];
 
 const BAD_SEGMENTS = [
-  '%', '%zz', '%00', '%ff', '%c3%28', '%ed%a0%80', 'a%00b', '%01', '%2F', '%2f..%2f..', '..', '.', '%2e%2e', '%20', ' ',
-  '%F0%9F%98%80', 'ü', '~', "'", '%27%20OR%201%3D1', overlong(201), overlong(5000), `${overlong(199)}%C3%A9`,
+  '%',
+  '%zz',
+  '%00',
+  '%ff',
+  '%c3%28',
+  '%ed%a0%80',
+  'a%00b',
+  '%01',
+  '%2F',
+  '%2f..%2f..',
+  '..',
+  '.',
+  '%2e%2e',
+  '%20',
+  ' ',
+  '%F0%9F%98%80',
+  'ü',
+  '~',
+  "'",
+  '%27%20OR%201%3D1',
+  overlong(201),
+  overlong(5000),
+  `${overlong(199)}%C3%A9`,
 ];
 
 const CONTENT_TYPES: Array<string | null> = [
@@ -1181,7 +1386,11 @@ interface Choice {
 }
 
 /** Every place in a JSON value: [path, value]. */
-function jsonPaths(v: unknown, path: Array<string | number> = [], out: Array<Array<string | number>> = []): Array<Array<string | number>> {
+function jsonPaths(
+  v: unknown,
+  path: Array<string | number> = [],
+  out: Array<Array<string | number>> = [],
+): Array<Array<string | number>> {
   if (v instanceof Ref || v instanceof RawJson) {
     out.push(path);
     return out;
@@ -1189,7 +1398,8 @@ function jsonPaths(v: unknown, path: Array<string | number> = [], out: Array<Arr
   out.push(path);
   if (Array.isArray(v)) {
     for (let i = 0; i < v.length; i++) jsonPaths(v[i], [...path, i], out);
-  } else if (v !== null && typeof v === 'object') for (const [k, x] of Object.entries(v)) jsonPaths(x, [...path, k], out);
+  } else if (v !== null && typeof v === 'object')
+    for (const [k, x] of Object.entries(v)) jsonPaths(x, [...path, k], out);
   return out;
 }
 
@@ -1202,7 +1412,12 @@ function setAt(root: unknown, path: Array<string | number>, value: unknown, remo
       if (Array.isArray(copy)) copy.splice(head as number, 1);
       else delete copy[head as string];
     } else if (head === '__proto__') {
-      Object.defineProperty(copy, '__proto__', { value, enumerable: true, writable: true, configurable: true });
+      Object.defineProperty(copy, '__proto__', {
+        value,
+        enumerable: true,
+        writable: true,
+        configurable: true,
+      });
     } else copy[head!] = value;
     return copy;
   }
@@ -1260,13 +1475,21 @@ function mutate(route: Route, r: AbstractRequest, c: Choice): AbstractRequest {
       const depth = at([10, 65, 100, 1000, 5000], c.depth);
       const open = c.variant % 2 ? '{"a":' : '[';
       const close = c.variant % 2 ? '}' : ']';
-      req.body = { json: setAt(json ?? {}, leaf, new RawJson(`${open.repeat(depth)}1${close.repeat(depth)}`)) };
+      req.body = {
+        json: setAt(json ?? {}, leaf, new RawJson(`${open.repeat(depth)}1${close.repeat(depth)}`)),
+      };
       return describe(`body.${leaf.join('.')} nested ${depth} deep`);
     }
     case 'hugeArray': {
       const n = at([1001, 10_000, 30_000], c.depth);
       const item = at([() => 'x', () => 1, () => null, () => ({}), () => '\u0000'], c.variant)();
-      req.body = { json: setAt(json ?? {}, leaf, Array.from({ length: n }, () => item)) };
+      req.body = {
+        json: setAt(
+          json ?? {},
+          leaf,
+          Array.from({ length: n }, () => item),
+        ),
+      };
       return describe(`body.${leaf.join('.')} an array of ${n}`);
     }
     case 'rawBody': {
@@ -1282,7 +1505,10 @@ function mutate(route: Route, r: AbstractRequest, c: Choice): AbstractRequest {
       return describe(`content-type ${JSON.stringify(ct)}`);
     }
     case 'queryUnknown':
-      req.query.push([at(['unknown', 'limit[]', '__proto__', 'constructor', 'a.b', 'x'.repeat(300), 'ü', ''], c.pick), at(BAD_QUERY_VALUES)]);
+      req.query.push([
+        at(['unknown', 'limit[]', '__proto__', 'constructor', 'a.b', 'x'.repeat(300), 'ü', ''], c.pick),
+        at(BAD_QUERY_VALUES),
+      ]);
       return describe('unknown query parameter');
     case 'queryDuplicate': {
       const names = route.queryParams.map((p) => p.name);
@@ -1312,7 +1538,9 @@ function mutate(route: Route, r: AbstractRequest, c: Choice): AbstractRequest {
       return describe(`path ${name} = bad segment #${c.variant % BAD_SEGMENTS.length}`);
     }
     case 'method': {
-      const m = at(['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD', 'OPTIONS'].filter((x) => x !== route.method));
+      const m = at(
+        ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD', 'OPTIONS'].filter((x) => x !== route.method),
+      );
       req.method = m;
       return describe(`method ${m}`);
     }
@@ -1337,8 +1565,31 @@ function mutate(route: Route, r: AbstractRequest, c: Choice): AbstractRequest {
 }
 
 function mutationKinds(route: Route): string[] {
-  const kinds = ['auth', 'method', 'path', 'queryUnknown', 'queryDuplicate', 'queryBad', 'queryHuge', 'contentType', 'rawBody', 'headers'];
-  if (route.body) kinds.push('drop', 'extra', 'wrongType', 'badString', 'badString', 'badNumber', 'deep', 'hugeArray', 'rawBody', 'wrongType');
+  const kinds = [
+    'auth',
+    'method',
+    'path',
+    'queryUnknown',
+    'queryDuplicate',
+    'queryBad',
+    'queryHuge',
+    'contentType',
+    'rawBody',
+    'headers',
+  ];
+  if (route.body)
+    kinds.push(
+      'drop',
+      'extra',
+      'wrongType',
+      'badString',
+      'badString',
+      'badNumber',
+      'deep',
+      'hugeArray',
+      'rawBody',
+      'wrongType',
+    );
   if (route.pathParams.length) kinds.push('path', 'path');
   if (route.queryParams.length) kinds.push('queryBad', 'queryBad', 'queryDuplicate');
   return kinds;
@@ -1369,7 +1620,8 @@ function toJson(v: unknown, resolve: (r: Ref) => string): string {
   if (Array.isArray(v)) return `[${v.map((x) => (x === undefined ? 'null' : toJson(x, resolve))).join(',')}]`;
   if (v !== null && typeof v === 'object') {
     const parts: string[] = [];
-    for (const [k, x] of Object.entries(v)) if (x !== undefined) parts.push(`${JSON.stringify(k)}:${toJson(x, resolve)}`);
+    for (const [k, x] of Object.entries(v))
+      if (x !== undefined) parts.push(`${JSON.stringify(k)}:${toJson(x, resolve)}`);
     return `{${parts.join(',')}}`;
   }
   return JSON.stringify(v) ?? 'null';
@@ -1395,7 +1647,8 @@ function encodeLoose(s: string): string {
 
 function resolver(target: Target, org: OrgKey): (r: Ref) => string {
   const other: OrgKey = org === 'A' ? 'B' : 'A';
-  const pick = (list: string[], n: number, fallback: string) => (list.length ? list[n % list.length]! : fallback);
+  const pick = (list: string[], n: number, fallback: string) =>
+    list.length ? list[n % list.length]! : fallback;
   return (r) => {
     const p = target.pools[r.other ? other : org];
     switch (r.kind) {
@@ -1463,7 +1716,8 @@ function materialize(target: Target, route: Route, r: AbstractRequest): Concrete
       break;
     case 'revoked': {
       const revoked = target.pools.revoked;
-      headers['authorization'] = `Bearer ${revoked.length ? revoked[0]! : 'kb_0000000000000000_revokedrevokedrevoked'}`;
+      headers['authorization'] =
+        `Bearer ${revoked.length ? revoked[0]! : 'kb_0000000000000000_revokedrevokedrevoked'}`;
       break;
     }
     case 'header':
@@ -1478,7 +1732,14 @@ function materialize(target: Target, route: Route, r: AbstractRequest): Concrete
     if (r.contentType === undefined) headers['content-type'] = 'application/json';
     else if (r.contentType !== null) headers['content-type'] = r.contentType;
   }
-  const req: ConcreteRequest = { method: r.method, url, headers, mutation: r.mutation, org, asOtherOrganization: r.auth.kind === 'other' };
+  const req: ConcreteRequest = {
+    method: r.method,
+    url,
+    headers,
+    mutation: r.mutation,
+    org,
+    asOtherOrganization: r.auth.kind === 'other',
+  };
   if (payload !== undefined) req.payload = payload;
   return req;
 }
@@ -1486,7 +1747,12 @@ function materialize(target: Target, route: Route, r: AbstractRequest): Concrete
 const strictUtf8 = new TextDecoder('utf-8', { fatal: true });
 
 export function printable(req: ConcreteRequest): PrintableRequest {
-  const out: PrintableRequest = { method: req.method, url: req.url, headers: req.headers, mutation: req.mutation };
+  const out: PrintableRequest = {
+    method: req.method,
+    url: req.url,
+    headers: req.headers,
+    mutation: req.mutation,
+  };
   if (req.payload) {
     try {
       out.body = strictUtf8.decode(req.payload);
@@ -1504,7 +1770,8 @@ export function printable(req: ConcreteRequest): PrintableRequest {
 /** Statuses of the API table (API.md "Errors") plus the successes and the callback's redirect. */
 const API_STATUSES = new Set([200, 302, 400, 401, 403, 404, 409, 413, 415, 429]);
 const ECHO_LIMIT = 300;
-const LEAK = /\n\s+at |node_modules|file:\/\/|\.ts:\d+|syntax error at or near|violates \w+ constraint|relation "\w+" does not exist|invalid byte sequence|ZodError|FST_/;
+const LEAK =
+  /\n\s+at |node_modules|file:\/\/|\.ts:\d+|syntax error at or near|violates \w+ constraint|relation "\w+" does not exist|invalid byte sequence|ZodError|FST_/;
 
 function decodedInputs(req: ConcreteRequest): string {
   let url = req.url;
@@ -1529,7 +1796,13 @@ function echoed(message: string, req: ConcreteRequest): number {
   return 0;
 }
 
-function checkAnswer(route: Route, req: ConcreteRequest, status: number, body: string, contentType: string): string | null {
+function checkAnswer(
+  route: Route,
+  req: ConcreteRequest,
+  status: number,
+  body: string,
+  contentType: string,
+): string | null {
   if (status >= 500) return `answered ${status}`;
   // The docs UI's files also answer 206 to a Range and 304 to a conditional request.
   if (!API_STATUSES.has(status) && !(route.extra === 'static' && (status === 206 || status === 304))) {
@@ -1552,7 +1825,8 @@ function checkAnswer(route: Route, req: ConcreteRequest, status: number, body: s
   } catch {
     return 'an error answer that is not JSON';
   }
-  if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) return 'an error answer that is not an object';
+  if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed))
+    return 'an error answer that is not an object';
   const { error, message, ...rest } = parsed as Record<string, unknown>;
   if (typeof error !== 'string' || typeof message !== 'string' || message.length === 0) {
     return 'an error answer without string error and message';
@@ -1618,7 +1892,8 @@ function learn(target: Target, route: Route, req: ConcreteRequest, body: any): v
       break;
     }
     case 'DELETE /api/connect/connection':
-      if (body.connectionId) for (const org of ['A', 'B'] as const) forget(target.pools[org].connections, [body.connectionId]);
+      if (body.connectionId)
+        for (const org of ['A', 'B'] as const) forget(target.pools[org].connections, [body.connectionId]);
       break;
     case 'DELETE /api/admin/keys/{id}': {
       const key = target.pools.apiKeys.get(req.url.split('/').pop() ?? '');
@@ -1652,7 +1927,13 @@ function fail(state: RunState, f: FuzzFailure): void {
  * or with a method that may reach one, are fingerprinted one by one; read-only ones (GET, HEAD, OPTIONS
  * to a read-only route) once for the whole batch.
  */
-async function exercise(state: RunState, route: Route, requests: AbstractRequest[], first: number, stats: RouteStats | null): Promise<void> {
+async function exercise(
+  state: RunState,
+  route: Route,
+  requests: AbstractRequest[],
+  first: number,
+  stats: RouteStats | null,
+): Promise<void> {
   const { target, result } = state;
   const timing = result.timing;
   let readOnlySent = false;
@@ -1694,7 +1975,13 @@ async function exercise(state: RunState, route: Route, requests: AbstractRequest
       status: res.statusCode,
       response: res.body.slice(0, 2000),
     });
-    const problem = checkAnswer(route, req, res.statusCode, res.body, String(res.headers['content-type'] ?? ''));
+    const problem = checkAnswer(
+      route,
+      req,
+      res.statusCode,
+      res.body,
+      String(res.headers['content-type'] ?? ''),
+    );
     if (problem) fail(state, failure(problem));
     if (res.statusCode < 400) {
       let body: unknown;
@@ -1717,12 +2004,14 @@ async function exercise(state: RunState, route: Route, requests: AbstractRequest
     timing.fingerprintMs += performance.now() - t0;
     if (!accepted) {
       const changed = fingerprintDiff(state.before, after, route.mayChangeOnReject);
-      if (changed.length) fail(state, failure(`rejected (${res.statusCode}) but changed ${changed.join(', ')}`));
+      if (changed.length)
+        fail(state, failure(`rejected (${res.statusCode}) but changed ${changed.join(', ')}`));
     }
     // Tenancy: whatever B's key asks (A's ids included), no row of A changes.
     if (req.asOtherOrganization) {
       const touched = organizationWrites(state.before, after, target.orgIdOf.A);
-      if (touched.length) fail(state, failure(`a request with organization B's key changed A's rows: ${touched.join(', ')}`));
+      if (touched.length)
+        fail(state, failure(`a request with organization B's key changed A's rows: ${touched.join(', ')}`));
     }
     if (readOnly) {
       // `before` stays as it was: the batch's check compares against it, rows and writes.
@@ -1767,9 +2056,17 @@ export async function runFuzz(opts: FuzzOptions): Promise<FuzzResult> {
     undocumented: new Map(),
     timing: { generateMs: 0, injectMs: 0, fingerprintMs: 0, fixturesMs: 0 },
   };
-  const state: RunState = { target, result, maxFailures: opts.maxFailures ?? 25, before: await target.fingerprint(true), stale: false };
+  const state: RunState = {
+    target,
+    result,
+    maxFailures: opts.maxFailures ?? 25,
+    before: await target.fingerprint(true),
+    stale: false,
+  };
   try {
-    const routes = routesOf(target.openapi).filter((r) => !opts.routes?.length || opts.routes.includes(r.key));
+    const routes = routesOf(target.openapi).filter(
+      (r) => !opts.routes?.length || opts.routes.includes(r.key),
+    );
     const sample = (route: Route, arb: fc.Arbitrary<AbstractRequest>, b: number, n: number) => {
       const t0 = performance.now();
       const requests = fc.sample(arb, { seed: batchSeed(opts.seed, route.key, b), numRuns: n });
@@ -1778,7 +2075,13 @@ export async function runFuzz(opts: FuzzOptions): Promise<FuzzResult> {
     };
     for (const route of routes) {
       state.stale = true;
-      await exercise(state, route, sample(route, requestArb(target.openapi, route), -1, COLD_RUNS), -COLD_RUNS, null);
+      await exercise(
+        state,
+        route,
+        sample(route, requestArb(target.openapi, route), -1, COLD_RUNS),
+        -COLD_RUNS,
+        null,
+      );
     }
     for (const route of routes) {
       const stats: RouteStats = { route: route.key, requests: 0, statuses: new Map(), ms: 0 };
@@ -1789,7 +2092,13 @@ export async function runFuzz(opts: FuzzOptions): Promise<FuzzResult> {
         await target.replenish(ROUTE_NEEDS(batch)[route.key] ?? {});
         result.timing.fixturesMs += performance.now() - t0;
         state.stale = true;
-        await exercise(state, route, sample(route, arb, b, Math.min(batch, opts.runs - b * batch)), b * batch, stats);
+        await exercise(
+          state,
+          route,
+          sample(route, arb, b, Math.min(batch, opts.runs - b * batch)),
+          b * batch,
+          stats,
+        );
       }
       stats.ms = performance.now() - started;
       result.stats.push(stats);
