@@ -339,7 +339,8 @@ for (const mode of MODES) {
   await cleanup();
 }
 printTable('Ingest through the API against the raw model on the same texts (alternating blocks)', rows);
-printTable('Search (1 client, back to back) during ingest and alone', searchRows);
+const searchClient = SEARCH_PAUSE_MS > 0 ? `pausing ${SEARCH_PAUSE_MS} ms between calls` : 'back to back';
+printTable(`Search (1 client, ${searchClient}) during ingest and alone`, searchRows);
 writeResult('ingest', {
   threads: values.threads ?? null,
   bm25Triggers: BM25_TRIGGERS,
