@@ -24,9 +24,11 @@ import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { Database, Queryable } from './db/database.ts';
 import { migrate } from './db/migrate.ts';
+import { pgliteDataDir } from './db/open.ts';
 import { openPglite } from './db/pglite.ts';
 import { openPostgres } from './db/postgres.ts';
 import { ensureVectorIndex, readStoredModel } from './search/vector-index.ts';
+import { encryptionKeyFile } from './service.ts';
 import { UsageError } from './cli/errors.ts';
 
 /** Rows per batch: about 2 MB of chunks (a 384-dimension vector is about 3.5 KB as text). */
@@ -131,7 +133,7 @@ export interface ExportOptions {
 
 export async function exportToPostgres(opts: ExportOptions): Promise<ExportReport> {
   const say = opts.progress ?? (() => {});
-  const pgdata = path.join(opts.dataDir, 'pgdata');
+  const pgdata = pgliteDataDir(opts.dataDir);
   if (!existsSync(path.join(pgdata, 'PG_VERSION')))
     throw new UsageError(
       `no embedded database in ${opts.dataDir} (no pgdata/PG_VERSION); set KB_DATA_DIR or --data-dir`,
@@ -265,7 +267,7 @@ export async function exportToPostgres(opts: ExportOptions): Promise<ExportRepor
 export function encryptionKeyAdvice(dataDir: string, envKeySet: boolean): string {
   if (envKeySet)
     return 'Credentials are encrypted with KB_ENCRYPTION_KEY: start the server-mode service with the same KB_ENCRYPTION_KEY.';
-  const file = path.join(dataDir, 'encryption.key');
+  const file = encryptionKeyFile(dataDir);
   if (existsSync(file) && readFileSync(file, 'utf8').trim())
     return `Credentials are encrypted with the key in ${file}: start the server-mode service with KB_ENCRYPTION_KEY set to that file's content.`;
   return 'The data directory has no encryption key file (no credentials were ever stored); choose a new KB_ENCRYPTION_KEY.';

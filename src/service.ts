@@ -8,6 +8,11 @@ import { openDatabase } from './db/open.ts';
 import { countOrganizations, createApiKey, createOrganization } from './db/repositories/organizations.ts';
 import { CredentialCipher } from './lib/crypto.ts';
 
+/** Where embedded mode keeps the credential-encryption key it generated. */
+export function encryptionKeyFile(dataDir: string): string {
+  return path.join(dataDir, 'encryption.key');
+}
+
 /**
  * The credential-encryption key: from KB_ENCRYPTION_KEY, or (embedded mode only) generated once into
  * the data directory. Server mode requires it explicitly: several processes must share one key, and a
@@ -21,10 +26,10 @@ export function resolveEncryptionKey(config: Config): string {
   if (config.storage === 'postgres') {
     throw new ConfigError(
       'KB_ENCRYPTION_KEY is required with DATABASE_URL (base64 of 32 random bytes, the same for every process). ' +
-        'Make one with: node -e "console.log(require(\'crypto\').randomBytes(32).toString(\'base64\'))"',
+        "Make one with: node -e \"console.log(require('crypto').randomBytes(32).toString('base64'))\"",
     );
   }
-  const file = path.join(config.dataDir, 'encryption.key');
+  const file = encryptionKeyFile(config.dataDir);
   if (existsSync(file)) return readFileSync(file, 'utf8').trim();
   mkdirSync(config.dataDir, { recursive: true });
   const key = CredentialCipher.generateKey();

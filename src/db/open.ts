@@ -15,6 +15,11 @@ export interface StorageSettings {
   KB_PGLITE_SHARED_BUFFERS_MB?: number | undefined;
 }
 
+/** Where embedded mode keeps PGlite's files inside the data directory. */
+export function pgliteDataDir(dataDir: string): string {
+  return path.join(dataDir, 'pgdata');
+}
+
 /** Open the database the settings name: Postgres when DATABASE_URL is set, else PGlite in the data dir. */
 export async function openDatabase(settings: StorageSettings): Promise<Database> {
   if (settings.DATABASE_URL)
@@ -22,7 +27,7 @@ export async function openDatabase(settings: StorageSettings): Promise<Database>
       settings.DATABASE_URL,
       settings.KB_DB_POOL_MAX ? { max: settings.KB_DB_POOL_MAX } : {},
     );
-  return openPglite(path.join(settings.dataDir, 'pgdata'), {
+  return openPglite(pgliteDataDir(settings.dataDir), {
     sharedBuffersMb: settings.KB_PGLITE_SHARED_BUFFERS_MB,
   });
 }
