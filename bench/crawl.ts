@@ -35,8 +35,7 @@ import { promisify } from 'node:util';
 import type { CrawlerOverrides } from '../src/crawler/runtime.ts';
 import type { Database } from '../src/db/database.ts';
 import type { Embedder } from '../src/embedding/types.ts';
-import { chunkMarkdown } from '../src/ingest/chunker.ts';
-import { Indexer } from '../src/ingest/indexer.ts';
+import { chunkForIndexing, Indexer } from '../src/ingest/indexer.ts';
 import { serveCatalogue } from '../test/support/catalogue-site.ts';
 import { testEmbedder } from '../test/support/embedding.ts';
 import { type StorageMode, startTestApp } from '../test/support/harness.ts';
@@ -167,26 +166,13 @@ async function runScenario(s: Scenario): Promise<Measured> {
   }
 }
 
-/** Items per indexing round and the chunk cap, as src/ingest/indexer.ts (its defaults). */
-const ROUND_ITEMS = 16;
-const MAX_CHUNK_TOKENS = 512;
-
-/** The raw model on the crawled items' chunk texts, in the indexer's calls (one per round of 16 items). */
+/** The raw model on the crawled items' chunk texts, in the indexer's calls (one per round of its items). */
 async function rawModelRate(db: Database, embedder: Embedder): Promise<{ chunks: number; seconds: number }> {
   const items = await db.query<{ title: string; content: string }>(
     `SELECT title, content FROM items WHERE source_type = 'crawl' ORDER BY created_at, seq`,
   );
-  const perItem = items.map((i) =>
-    chunkMarkdown(
-      { title: i.title, markdown: i.content },
-      {
-        maxTokens: Math.min(embedder.maxTokens, MAX_CHUNK_TOKENS),
-        overlapTokens: 32,
-        countTokens: (x) => embedder.countTokens(x),
-      },
-    ).map((c) => c.embedText),
-  );
-  return embedInRounds(embedder, perItem, ROUND_ITEMS);
+  const perItem = items.map((i) => chunkForIndexing(embedder, i).map((c) => c.embedText));
+  return embedInRounds(embedder, perItem);
 }
 
 /** The ceiling: a plain client fetching every sitemap URL (no parsing, no storage). */

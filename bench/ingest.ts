@@ -27,7 +27,7 @@ import { parseArgs } from 'node:util';
 import { migrate } from '../src/db/migrate.ts';
 import { createApiKey, createOrganization } from '../src/db/repositories/organizations.ts';
 import { buildApp } from '../src/http/app.ts';
-import { chunkMarkdown } from '../src/ingest/chunker.ts';
+import { chunkForIndexing } from '../src/ingest/indexer.ts';
 import { LocalEmbedder } from '../src/embedding/local.ts';
 import { composeTestService, testConfig } from '../test/support/harness.ts';
 import { testModelDir } from '../test/support/model.ts';
@@ -62,10 +62,6 @@ const DOCS = Number(values.docs);
 const BLOCKS = Math.max(1, Number(values.blocks));
 const SEARCH_PAUSE_MS = Number(values['search-pause-ms']);
 const SEARCH_SECONDS = Number(values['search-seconds']);
-/** As the indexer: items per round, chunk size cap and overlap. */
-const ROUND_ITEMS = 16;
-const MAX_CHUNK_TOKENS = 512;
-const OVERLAP = 32;
 
 const load = () => os.loadavg()[0]!.toFixed(1);
 const f1 = (n: number) => n.toFixed(1);
@@ -195,19 +191,10 @@ embedder.embed = (texts, signal) => {
 };
 const starvedMs = () => starved.ms + (starved.outstanding === 0 ? performance.now() - starved.since : 0);
 const chunkTexts = (docs: typeof corpus) =>
-  docs.map((d) =>
-    chunkMarkdown(
-      { title: d.title, markdown: d.text },
-      {
-        maxTokens: Math.min(embedder.maxTokens, MAX_CHUNK_TOKENS),
-        overlapTokens: OVERLAP,
-        countTokens: (s) => embedder.countTokens(s),
-      },
-    ).map((c) => c.embedText),
-  );
+  docs.map((d) => chunkForIndexing(embedder, { title: d.title, content: d.text }).map((c) => c.embedText));
 
-/** The raw model on a block's chunk texts, in the indexer's calls: one per round of 16 items. */
-const rawBlock = (perDoc: string[][]) => embedInRounds(embedder, perDoc, ROUND_ITEMS);
+/** The raw model on a block's chunk texts, in the indexer's calls: one per round of its items. */
+const rawBlock = (perDoc: string[][]) => embedInRounds(embedder, perDoc);
 
 const native: NativePostgres | null = MODES.includes('postgres') ? await startNativePostgres() : null;
 const rows: Array<Record<string, string>> = [];

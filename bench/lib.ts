@@ -6,6 +6,7 @@ import pg from 'pg';
 import type { Database, Queryable } from '../src/db/database.ts';
 import { openPglite } from '../src/db/pglite.ts';
 import { openPostgres } from '../src/db/postgres.ts';
+import { DEFAULT_BATCH_ITEMS } from '../src/ingest/indexer.ts';
 import type { Embedder } from '../src/embedding/index.ts';
 import { chunkMarkdown } from '../src/ingest/chunker.ts';
 import type { NativePostgres } from '../test/support/native-postgres.ts';
@@ -231,13 +232,13 @@ export function deriveVector(base: Float32Array, r: () => number, sigma: number)
 }
 
 /**
- * The raw model on items' chunk texts, in the indexer's calls (one per round of `roundItems` items, 16 by
- * default as src/ingest/indexer.ts): the reference the ingest benchmarks hold the pipeline to.
+ * The raw model on items' chunk texts, in the indexer's calls (one per round of its items,
+ * DEFAULT_BATCH_ITEMS of src/ingest/indexer.ts): the reference the ingest benchmarks hold the pipeline to.
  */
 export async function embedInRounds(
   embedder: Embedder,
   perItem: string[][],
-  roundItems = 16,
+  roundItems = DEFAULT_BATCH_ITEMS,
 ): Promise<{ chunks: number; seconds: number }> {
   const t0 = performance.now();
   let chunks = 0;

@@ -21,6 +21,27 @@ interface PendingItem {
  */
 const MAX_CHUNK_TOKENS = 512;
 
+/** Items leased per round unless `batchItems` says otherwise. */
+export const DEFAULT_BATCH_ITEMS = 16;
+/** Tokens shared by consecutive chunks of a section unless `overlapTokens` says otherwise. */
+export const DEFAULT_OVERLAP_TOKENS = 32;
+
+/** An item cut into chunks as the indexer cuts it for `embedder` (benchmarks use it for the raw model's rate). */
+export function chunkForIndexing(
+  embedder: Embedder,
+  item: { title: string; content: string },
+  overlapTokens = DEFAULT_OVERLAP_TOKENS,
+): Chunk[] {
+  return chunkMarkdown(
+    { title: item.title, markdown: item.content },
+    {
+      maxTokens: Math.min(embedder.maxTokens, MAX_CHUNK_TOKENS),
+      overlapTokens,
+      countTokens: (s) => embedder.countTokens(s),
+    },
+  );
+}
+
 /**
  * Leases up to $1 pending items for $2 seconds, in turns across queues (see {@link Indexer}): `queues`
  * finds each queue once by skipping along items_indexing_queue_idx (a loose index scan: one index probe
@@ -161,8 +182,8 @@ export class Indexer {
     this.#db = db;
     this.#embedder = embedder;
     this.#opts = {
-      batchItems: opts.batchItems ?? 16,
-      overlapTokens: opts.overlapTokens ?? 32,
+      batchItems: opts.batchItems ?? DEFAULT_BATCH_ITEMS,
+      overlapTokens: opts.overlapTokens ?? DEFAULT_OVERLAP_TOKENS,
       leaseSeconds: opts.leaseSeconds ?? DEFAULT_LEASE_SECONDS,
       pollMs: opts.pollMs ?? 2000,
       reclaimOnStart: opts.reclaimOnStart ?? db.kind === 'pglite',
@@ -398,17 +419,7 @@ export class Indexer {
 
   /** A round's items in chunks of the model's tokens. */
   #chunk(items: PendingItem[]): Chunk[][] {
-    const e = this.#embedder;
-    return items.map((item) =>
-      chunkMarkdown(
-        { title: item.title, markdown: item.content },
-        {
-          maxTokens: Math.min(e.maxTokens, MAX_CHUNK_TOKENS),
-          overlapTokens: this.#opts.overlapTokens,
-          countTokens: (s) => e.countTokens(s),
-        },
-      ),
-    );
+    return items.map((item) => chunkForIndexing(this.#embedder, item, this.#opts.overlapTokens));
   }
 
   /** Write the round's chunks (see {@link Indexer}), then stop renewing its leases. */
