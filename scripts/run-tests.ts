@@ -218,11 +218,30 @@ function totalsLine(results: FileResult[], extraFailed = 0): string {
   return `${sum('passed')} passed, ${sum('failed') + extraFailed} failed, ${sum('skipped')} skipped`;
 }
 
+/** Lines kept per failed file in the closing summary: enough for an assertion and its stack's top. */
+const FAILURE_DETAIL_LINES = 60;
+
+/** The spec reporter's "failing tests" section of a file's output (what failed and why), capped. */
+function failureDetail(output: string): string | undefined {
+  const at = output.lastIndexOf('✖ failing tests:');
+  if (at < 0) return undefined;
+  const lines = output.slice(at).trimEnd().split('\n');
+  const kept = lines.slice(0, FAILURE_DETAIL_LINES);
+  if (lines.length > kept.length)
+    kept.push(`  … ${lines.length - kept.length} more lines in the file's output above`);
+  return kept.join('\n');
+}
+
 /** Prints the closing summary and exits; the totals are always the last line. */
 function finish(results: FileResult[], wallMs: number, notes: string[] = [], extraFailed = 0): never {
   const bad = results.filter((r) => r.problem || r.failed > 0);
   const lines = ['', `━━ ${results.length} files in ${seconds(wallMs)}`, ...notes];
   if (bad.length > 0) {
+    // CI shows only the tail of the output, so each failure's own message is repeated here, near the end.
+    for (const r of bad) {
+      const detail = failureDetail(r.output);
+      if (detail) lines.push(`━━ why ${r.file} failed`, detail);
+    }
     lines.push('failed files:');
     for (const r of bad) lines.push(`  ${r.file}: ${r.problem ?? `${r.failed} failed`}`);
   }

@@ -38,6 +38,13 @@ const STOP_TIMEOUT_MS = 10_000;
 // Bounds for this module's own clients: a server that stopped answering must fail the caller, not hang it.
 const CONNECT_TIMEOUT_MS = 10_000;
 const QUERY_TIMEOUT_MS = 60_000;
+/**
+ * How much longer a server run by a wrapper (an emulated CPU) gets for each bound above: qemu's
+ * translation makes start, connect and queries several times slower, more so on a loaded 2-core CI machine.
+ */
+function timeoutScale(wrapper: readonly string[] | undefined): number {
+  return wrapper?.length ? 6 : 1;
+}
 
 /** Options for {@link startNativePostgres}. */
 export interface NativePostgresOptions {
@@ -363,16 +370,17 @@ async function waitReadyAndCreateDb(
   port: number,
   password: string,
   logPath: string,
+  scale: number,
 ): Promise<void> {
-  await waitReady(child, dataDir, logPath);
+  await waitReady(child, dataDir, logPath, scale);
   const client = new pg.Client({
     host: '127.0.0.1',
     port,
     user: DB_USER,
     password,
     database: 'postgres',
-    connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
-    query_timeout: QUERY_TIMEOUT_MS,
+    connectionTimeoutMillis: CONNECT_TIMEOUT_MS * scale,
+    query_timeout: QUERY_TIMEOUT_MS * scale,
   });
   try {
     await client.connect();
@@ -386,8 +394,14 @@ async function waitReadyAndCreateDb(
   }
 }
 
-async function waitReady(child: ChildProcess, dataDir: string, logPath: string): Promise<void> {
-  const deadline = Date.now() + READY_TIMEOUT_MS;
+async function waitReady(
+  child: ChildProcess,
+  dataDir: string,
+  logPath: string,
+  scale: number,
+): Promise<void> {
+  const started = Date.now();
+  const deadline = started + READY_TIMEOUT_MS * scale;
   while (!(await postmasterReady(dataDir, child.pid))) {
     if (child.exitCode !== null || child.signalCode !== null) {
       throw new Error(
@@ -397,7 +411,7 @@ async function waitReady(child: ChildProcess, dataDir: string, logPath: string):
     }
     if (Date.now() > deadline) {
       throw new Error(
-        `postgres not ready after ${READY_TIMEOUT_MS} ms; server log:\n${await readLog(logPath)}`,
+        `postgres not ready after ${Date.now() - started} ms; server log:\n${await readLog(logPath)}`,
       );
     }
     await sleep(10);
@@ -478,7 +492,7 @@ async function startOnce(
     for (const [name, value] of Object.entries(serverSettings)) args.push('-c', `${name}=${value}`);
     const argv = runAs.wrap(args, { dieWithParent: true });
     child = spawnServer(argv, dir, logPath);
-    await waitReadyAndCreateDb(child, dataDir, port, password, logPath);
+    await waitReadyAndCreateDb(child, dataDir, port, password, logPath, timeoutScale(wrapper));
     return { dir, dataDir, password, child, logPath, argv };
   } catch (err) {
     if (child) {
@@ -544,19 +558,22 @@ export async function preflightNativePostgres(
   url: string,
   opts: { logPath?: string; binDir?: string; wrapper?: readonly string[] } = {},
 ): Promise<void> {
+  const scale = timeoutScale(opts.wrapper);
   const client = new pg.Client({
     connectionString: url,
-    connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
-    query_timeout: QUERY_TIMEOUT_MS,
+    connectionTimeoutMillis: CONNECT_TIMEOUT_MS * scale,
+    query_timeout: QUERY_TIMEOUT_MS * scale,
   });
   // A crashed backend closes the socket; the client reports it as an 'error' event besides the rejection.
   client.on('error', () => {});
   let step = 'connect';
+  let stepStarted = Date.now();
   try {
     await client.connect();
     await client.query('BEGIN');
     for (const s of PREFLIGHT_STEPS) {
       step = s.step;
+      stepStarted = Date.now();
       const res = await client.query(s.sql);
       const last = Array.isArray(res) ? res.at(-1) : res;
       const first = last?.rows?.[0] ? String(Object.values(last.rows[0])[0]) : undefined;
@@ -567,7 +584,11 @@ export async function preflightNativePostgres(
     }
     await client.query('ROLLBACK');
   } catch (err) {
-    throw new NativePostgresPreflightError(await preflightMessage(step, err as Error, opts));
+    // The step's duration tells a timeout on a slow (emulated, loaded) machine from a quick failure.
+    const failure = Object.assign(err as Error, {
+      message: `${(err as Error).message} (after ${Date.now() - stepStarted} ms)`,
+    });
+    throw new NativePostgresPreflightError(await preflightMessage(step, failure, opts));
   } finally {
     await client.end().catch(() => {});
   }
@@ -655,7 +676,7 @@ export async function startNativePostgres(opts: NativePostgresOptions = {}): Pro
     async start() {
       child = spawnServer(argv, dir, logPath);
       server.pid = child.pid ?? 0;
-      await waitReady(child, dataDir, logPath);
+      await waitReady(child, dataDir, logPath, timeoutScale(opts.wrapper));
     },
     stop() {
       stopping ??= (async () => {
