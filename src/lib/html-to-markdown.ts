@@ -37,7 +37,15 @@ export function elementToMarkdown(root: Element, opts: HtmlToMarkdownOptions = {
   if (opts.baseUrl) absolutizeUrls(root, opts.baseUrl);
   markCodeLanguages(root);
   prepareTables(root);
-  return tidyMarkdown(turndown.turndown(root.outerHTML));
+  // The parsed tree itself, in a fragment (turndown converts a node's children, and the root's own
+  // element, a <pre> or <table> say, must be converted too), rather than its HTML parsed again by
+  // turndown's own parser: that second parse was a third of a crawled page's extraction time.
+  // linkedom keeps a decoded entity (`&gt;`) as a text node of its own; turndown escapes each text node
+  // as if it began a line (`\>`), so adjacent text is joined first, as a browser's parser would have.
+  root.normalize();
+  const fragment = root.ownerDocument.createDocumentFragment();
+  fragment.appendChild(root);
+  return tidyMarkdown(turndown.turndown(fragment as unknown as HTMLElement));
 }
 
 // `language-x` (Prism, highlight.js, GitHub, CommonMark renderers), `lang-x` (Prettify), `highlight-x` and
@@ -90,6 +98,34 @@ export function absolutizeUrls(root: ParentNode, base: string): void {
 }
 
 const turndown = createTurndown();
+
+/**
+ * linkedom's tables have no `rows`, which the GFM plugin reads (`table.rows[0]`) to find a heading row:
+ * the DOM's definition, defined once on linkedom's table element (thead's rows first, then the table's
+ * own and its tbodies' in order, tfoot's last).
+ */
+function addTableRows(): void {
+  const { document } = parseHTML('<html><body><table></table></body></html>');
+  const proto = Object.getPrototypeOf(document.querySelector('table')) as object;
+  if ('rows' in proto) return;
+  Object.defineProperty(proto, 'rows', {
+    configurable: true,
+    get(this: Element) {
+      const head: Element[] = [];
+      const body: Element[] = [];
+      const foot: Element[] = [];
+      for (const child of Array.from(this.children)) {
+        if (child.tagName === 'TR') body.push(child);
+        else if (child.tagName === 'THEAD' || child.tagName === 'TBODY' || child.tagName === 'TFOOT') {
+          const rows = Array.from(child.children).filter((c) => c.tagName === 'TR');
+          (child.tagName === 'THEAD' ? head : child.tagName === 'TFOOT' ? foot : body).push(...rows);
+        }
+      }
+      return [...head, ...body, ...foot];
+    },
+  });
+}
+addTableRows();
 
 function createTurndown(): TurndownService {
   const td = new TurndownService({
