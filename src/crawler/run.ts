@@ -18,6 +18,7 @@
  */
 import type { Database, Queryable } from '../db/database.ts';
 import {
+  type ClaimLease,
   claimNextFrontierRow,
   countFrontierOutcomes,
   type FrontierRow,
@@ -67,6 +68,11 @@ export interface CrawlRunDeps {
   itemsChanged?: () => void;
   /** Transaction that first checks this worker still holds the job; default a plain transaction. */
   withLease?: <T>(fn: (tx: Queryable) => Promise<T>) => Promise<T>;
+  /**
+   * The lease that claims of frontier URLs check (one statement each, outside `withLease`'s
+   * transactions, claimNextFrontierRow), and the error to throw when it no longer holds.
+   */
+  claimLease?: ClaimLease & { lost: () => Error };
   log?: Logger;
 }
 
@@ -107,6 +113,7 @@ class CrawlRun {
   readonly #job: CrawlJobRecord;
   readonly #signal: AbortSignal;
   readonly #lease: <T>(fn: (tx: Queryable) => Promise<T>) => Promise<T>;
+  readonly #claimLease: CrawlRunDeps['claimLease'];
   readonly #log: Logger | undefined;
   readonly #scope: CrawlScope;
   readonly #tags: string[];
@@ -125,6 +132,7 @@ class CrawlRun {
     this.#job = job;
     this.#signal = signal;
     this.#lease = deps.withLease ?? ((fn) => this.#db.transaction(fn));
+    this.#claimLease = deps.claimLease;
     this.#log = deps.log;
     const filters = compilePathFilters(job.options.includePaths, job.options.excludePaths);
     const start = canonicalizeUrl(job.url);
@@ -167,7 +175,7 @@ class CrawlRun {
     if (startRobots === null) throw startAddressRefused(this.#scope.startUrl);
 
     await this.#seedStart(startRobots);
-    const startRow = await this.#lease((tx) => claimNextFrontierRow(tx, id, { key: this.#scope.startKey }));
+    const startRow = await this.#claim({ key: this.#scope.startKey });
     if (startRow) await this.#process(startRow);
 
     if (!this.#job.sitemapsDone && this.#job.options.maxDepth === undefined)
@@ -244,12 +252,27 @@ class CrawlRun {
       changed?.();
       changed = null;
     };
+    // Claims are one statement each and made one at a time, each counting the pages claimed before it
+    // as in flight (they may each store a page: none is claimed that the page limit could not take).
+    let claimTurn: Promise<unknown> = Promise.resolve();
+    const claimNext = (): Promise<FrontierRow | null> => {
+      const turn = claimTurn.then(async () => {
+        const row = await this.#claim({ inFlight });
+        if (row) inFlight++;
+        return row;
+      });
+      claimTurn = turn.catch(() => {});
+      return turn;
+    };
     const worker = async () => {
       while (!inner.signal.aborted) {
-        // Fetches in flight may each store a page: none is claimed that the page limit could not take.
-        const row = await this.#lease((tx) => claimNextFrontierRow(tx, this.#job.id, { inFlight }));
+        const row = await claimNext();
         if (!row) {
-          if (inFlight === 0) return;
+          if (inFlight === 0) {
+            // Rows still `fetching` now are none of this run's: a claim raced a lease being taken back.
+            if ((await this.#lease((tx) => requeueInFlight(tx, this.#job.id))) > 0) continue;
+            return;
+          }
           await new Promise<void>((resolve) => {
             const prev = changed;
             changed = () => {
@@ -259,7 +282,6 @@ class CrawlRun {
           });
           continue;
         }
-        inFlight++;
         try {
           await this.#process(row, inner.signal);
         } finally {
@@ -283,6 +305,17 @@ class CrawlRun {
     }
     this.#signal.throwIfAborted();
     if (failure) throw (failure as { err: unknown }).err;
+  }
+
+  /** Claims a frontier URL (claimNextFrontierRow); throws the lease's error when it no longer holds. */
+  async #claim(opts: { key?: string; inFlight?: number }): Promise<FrontierRow | null> {
+    const lease = this.#claimLease;
+    const claimed = await claimNextFrontierRow(this.#db, this.#job.id, {
+      ...opts,
+      ...(lease ? { lease: { jobId: lease.jobId, token: lease.token } } : {}),
+    });
+    if (!claimed.leaseHeld) throw lease!.lost();
+    return claimed.row;
   }
 
   /** Fetches one frontier URL (redirects followed hop by hop, redirects.ts) and commits what it yielded. */
@@ -339,6 +372,9 @@ class CrawlRun {
               const final = typeof result === 'string' ? result : (result?.outcome ?? page.outcome);
               const finalDetail = typeof result === 'object' ? result.detail : page.detail;
               await finishFrontierRow(tx, this.#job.id, page.row.urlKey, final, finalDetail);
+              // The fetch is counted here, with its page (claims only read the counters). At most the cap:
+              // an attempt before this rule counted its fetches in flight when claimed.
+              locked.fetched = Math.min(locked.fetchLimit, locked.fetched + 1);
               noteOutcome(locked, final, page.row.admitted);
               if (page.row.admitted) await this.#notePattern(tx, page.row, COLLAPSED_OUTCOMES.has(final));
               if (ITEM_CHANGING_OUTCOMES.has(final)) changed = true;

@@ -9,7 +9,7 @@ import type { CrawlerRuntime } from '../crawler/runtime.ts';
 import { crawlBounds } from '../crawler/settings.ts';
 import type { Database, Queryable } from '../db/database.ts';
 import { insertCrawlJob, type NewCrawlJob } from '../db/repositories/crawl-jobs.ts';
-import { enqueueJob } from './queue.ts';
+import { enqueueJob, JobLostError } from './queue.ts';
 import { defineJobKind, JobError, type JobKind } from './registry.ts';
 
 export const CRAWL_JOB_KIND = 'crawl';
@@ -53,7 +53,16 @@ export function crawlJobKind(deps: CrawlJobDeps): JobKind {
       if (!payload.success) throw new JobError('The crawl job payload is malformed.');
       try {
         await runCrawlJob(
-          { ...deps, withLease: jc.withLease, log: jc.log },
+          {
+            ...deps,
+            withLease: jc.withLease,
+            claimLease: {
+              jobId: jc.job.id,
+              token: jc.job.leaseToken,
+              lost: () => new JobLostError(jc.job.id),
+            },
+            log: jc.log,
+          },
           payload.data.crawlJobId,
           jc.signal,
         );

@@ -65,6 +65,91 @@ for (const mode of STORAGE_MODES) {
       }
     });
 
+    test('a row left fetching by a claim that raced a lease being taken back is settled at the end', async () => {
+      // Claims read the lease without locking the job's row (claimNextFrontierRow), so one made as the
+      // lease is taken back can still mark a row `fetching` after the new holder requeued the old ones.
+      // Stood in for here: while the pages are held at the gate, a queued row is set `fetching` behind
+      // the run's back. The run must requeue it once it has nothing else, and settle it.
+      let open!: () => void;
+      const gate = { after: 4, open: new Promise<void>((resolve) => (open = resolve)) };
+      const site = await serveDirectory(FASTAPI_DOCS, { gate });
+      h.startWorkers();
+      try {
+        const job = await h.crawl({ url: `${site.origin}/`, limit: 12 });
+        let stray: { url_key: string; url: string } | undefined;
+        const deadline = Date.now() + 15_000;
+        while (!stray) {
+          assert.ok(Date.now() < deadline, 'the crawl queued pages');
+          [stray] = await h.t.db.query<{ url_key: string; url: string }>(
+            `UPDATE crawl_frontier SET state = 'fetching'
+              WHERE crawl_job_id = $1 AND url_key = (
+                SELECT url_key FROM crawl_frontier WHERE crawl_job_id = $1 AND state = 'queued' AND admitted
+                 ORDER BY priority, seq LIMIT 1)
+              RETURNING url_key, url`,
+            [job.id],
+          );
+          if (!stray) await sleep(5);
+        }
+        open();
+        const finished = await h.waitDone(job.id);
+        assert.equal(finished.status, 'completed', JSON.stringify(finished));
+        const [row] = await h.t.db.query<{ state: string; outcome: string }>(
+          'SELECT state, outcome FROM crawl_frontier WHERE crawl_job_id = $1 AND url_key = $2',
+          [job.id, stray.url_key],
+        );
+        // Queued again, it was crawled or (the limit reached first) swept as budget: not left `fetching`.
+        assert.equal(row!.state, 'done', 'the stray row was taken up again');
+        assert.ok(row!.outcome, 'with an outcome');
+        const stuck = await h.t.db.query<{ n: number }>(
+          `SELECT count(*)::int AS n FROM crawl_frontier WHERE crawl_job_id = $1 AND state <> 'done'`,
+          [job.id],
+        );
+        assert.equal(stuck[0]!.n, 0);
+        assert.ok(finished.fetched_pages <= finished.fetch_limit);
+      } finally {
+        open();
+        await h.pool?.stop();
+        h.pool = null;
+        await site.close();
+      }
+    });
+
+    test('a claim under a lease taken back takes nothing and ends the run with the lease error', async () => {
+      const site = await serveDirectory(FASTAPI_DOCS);
+      try {
+        const job = await h.crawl({ url: `${site.origin}/`, limit: 5 });
+        const claimed = (await claimJob(h.t.db, { kinds: ['crawl'], workerId: 'loser' }))!;
+        // Taken back before the run starts: its first claim finds the lease gone.
+        await h.t.db.query(`UPDATE jobs SET lease_token = 'someone-else' WHERE id = $1`, [claimed.id]);
+        const lost = new Error('lease lost');
+        await assert.rejects(
+          runCrawlJob(
+            {
+              db: h.t.db,
+              crawler: h.t.service.crawler,
+              // Only the claims check the lease here: the run's transactions would have refused too.
+              claimLease: { jobId: claimed.id, token: claimed.leaseToken, lost: () => lost },
+            },
+            job.id,
+            new AbortController().signal,
+          ),
+          (err) => err === lost,
+        );
+        const fetching = await h.t.db.query<{ n: number }>(
+          `SELECT count(*)::int AS n FROM crawl_frontier WHERE crawl_job_id = $1 AND state = 'fetching'`,
+          [job.id],
+        );
+        assert.equal(fetching[0]!.n, 0, 'nothing was claimed');
+        assert.deepEqual(
+          site.requests.filter((p) => p !== '/robots.txt'),
+          [],
+          'no page was requested under the lost lease',
+        );
+      } finally {
+        await site.close();
+      }
+    });
+
     test('a crawl whose worker died is taken back by the reaper and completes', async () => {
       const site = await serveDirectory(FASTAPI_DOCS, { delayMs: 20 });
       try {

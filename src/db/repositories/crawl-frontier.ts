@@ -84,61 +84,74 @@ export async function insertFrontierRows(
 }
 
 /**
- * Rows a dead attempt left mid-fetch go back to the queue (only one worker holds a job at a time), and
- * their fetches are not counted twice. Takes the crawl job's row lock first, like every writer of it.
+ * Rows left mid-fetch go back to the queue: a dead attempt's at the start of the next (only one worker
+ * holds a job at a time), and at the end of a drain any a claim made under a lease that was being taken
+ * back at that instant. Their fetches were never counted (a fetch is counted when its page commits).
  */
 export async function requeueInFlight(q: Queryable, crawlJobId: string): Promise<number> {
-  await q.query('SELECT 1 FROM crawl_jobs WHERE id = $1 FOR UPDATE', [crawlJobId]);
   const rows = await q.query(
     `UPDATE crawl_frontier SET state = 'queued' WHERE crawl_job_id = $1 AND state = 'fetching' RETURNING url_key`,
     [crawlJobId],
   );
-  if (rows.length > 0) {
-    await q.query('UPDATE crawl_jobs SET fetched_pages = greatest(0, fetched_pages - $2) WHERE id = $1', [
-      crawlJobId,
-      rows.length,
-    ]);
-  }
   return rows.length;
 }
 
 const ROW_COLUMNS = `url_key AS "urlKey", url, depth, admitted, pattern`;
 
+/** The job-engine lease a claim is made under (`jobs` row id and lease token). */
+export interface ClaimLease {
+  jobId: number;
+  token: string;
+}
+
 /**
- * Takes the next queued URL (lowest priority first, then in discovery order), or a given one, and counts
- * the fetch. Under the crawl job's row lock: nothing is taken once the fetch cap is reached, nor (for
- * the next URL) while the pages stored plus the `inFlight` fetches already reach the page limit - so
- * the limit is exact and no fetch is made that could only be thrown away.
+ * Takes the next queued URL (lowest priority first, then in discovery order), or a given one, while the
+ * fetches counted plus the `inFlight` ones stay under the fetch cap and (for the next URL) the pages
+ * stored plus the `inFlight` ones under the page limit: so the limit is exact and no fetch is made that
+ * could only be thrown away. `inFlight` counts every page claimed and not yet committed, so counters read
+ * while a commit is being written (they are read, not locked) can only be low by pages still counted
+ * there. The fetch itself is counted when its page commits (crawl/run.ts), under the crawl job's lock.
  *
- * One statement, where it was three (a crawl claims once per page, and on PGlite every statement costs
- * the whole process its time): the job's row is locked first (the `job` CTE, which `pick` reads), so
- * the counters the checks read are the latest, and the frontier row is taken with SKIP LOCKED and
- * rechecked on its newest version, so two claims never take one row.
+ * One statement, outside any transaction, and it takes no lock a page commit holds (the crawl job's row,
+ * the job's row): claims go on while pages are committed, and on PGlite a claim is one statement where it
+ * was four. The frontier row is taken with SKIP LOCKED and rechecked on its newest version, so two claims
+ * never take one row. With `lease`, nothing is taken unless the job's row still names it (`leaseHeld`
+ * false then); a lease taken back during the claim itself can leave a row `fetching`, which the run
+ * requeues at the end of its drain (`requeueInFlight`).
  */
 export async function claimNextFrontierRow(
   q: Queryable,
   crawlJobId: string,
-  opts: { key?: string; inFlight?: number } = {},
-): Promise<FrontierRow | null> {
-  const rows = await q.query<FrontierRow>(
-    `WITH job AS (
-       SELECT stored_pages, page_limit, fetched_pages, fetch_limit FROM crawl_jobs WHERE id = $1 FOR UPDATE),
+  opts: { key?: string; inFlight?: number; lease?: ClaimLease } = {},
+): Promise<{ row: FrontierRow | null; leaseHeld: boolean }> {
+  const params: unknown[] = [crawlJobId, opts.key ?? null, opts.inFlight ?? 0];
+  let lease = 'SELECT 1';
+  if (opts.lease) {
+    params.push(opts.lease.jobId, opts.lease.token);
+    // The job engine's row (src/jobs/queue.ts): read, not locked, so the claim never waits on a commit.
+    lease = `SELECT 1 FROM jobs WHERE id = $4 AND lease_token = $5 AND status = 'running'`;
+  }
+  const [result] = await q.query<FrontierRow & { leaseHeld: boolean; urlKey: string | null }>(
+    `WITH lease AS (${lease}),
+     job AS (
+       SELECT stored_pages, page_limit, fetched_pages, fetch_limit FROM crawl_jobs WHERE id = $1),
      pick AS (
        SELECT f.url_key FROM crawl_frontier f, job
-        WHERE f.crawl_job_id = $1 AND f.state = 'queued' AND ($2::text IS NULL OR f.url_key = $2)
-          AND job.fetched_pages < job.fetch_limit
+        WHERE EXISTS (SELECT 1 FROM lease)
+          AND f.crawl_job_id = $1 AND f.state = 'queued' AND ($2::text IS NULL OR f.url_key = $2)
+          AND job.fetched_pages + $3::int < job.fetch_limit
           AND ($2::text IS NOT NULL OR job.stored_pages + $3::int < job.page_limit)
         ORDER BY f.priority, f.seq LIMIT 1 FOR UPDATE OF f SKIP LOCKED),
      claimed AS (
        UPDATE crawl_frontier f SET state = 'fetching' FROM pick
         WHERE f.crawl_job_id = $1 AND f.url_key = pick.url_key
-        RETURNING f.url_key AS "urlKey", f.url, f.depth, f.admitted, f.pattern),
-     counted AS (
-       UPDATE crawl_jobs SET fetched_pages = fetched_pages + 1 WHERE id = $1 AND EXISTS (SELECT 1 FROM claimed))
-     SELECT * FROM claimed`,
-    [crawlJobId, opts.key ?? null, opts.inFlight ?? 0],
+        RETURNING f.url_key AS "urlKey", f.url, f.depth, f.admitted, f.pattern)
+     SELECT EXISTS (SELECT 1 FROM lease) AS "leaseHeld", claimed.*
+       FROM (SELECT 1) AS one LEFT JOIN claimed ON true`,
+    params,
   );
-  return rows[0] ?? null;
+  const { leaseHeld, ...row } = result!;
+  return { row: row.urlKey === null ? null : (row as FrontierRow), leaseHeld };
 }
 
 /**
