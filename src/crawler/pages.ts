@@ -14,7 +14,6 @@
 import type { Queryable } from '../db/database.ts';
 import {
   claimCrawlText,
-  crawlTextHolder,
   type FrontierRow,
   type FrontierRowState,
   getFrontierRow,
@@ -24,7 +23,8 @@ import type { LockedCrawlJob } from '../db/repositories/crawl-jobs.ts';
 import {
   countVariant,
   deletePageMemory,
-  fingerprintCandidates,
+  type FingerprintCandidate,
+  pageTwins,
   type PageMemory,
   refreshVariantsTag,
   savePageMemory,
@@ -235,15 +235,21 @@ export class PageSettler {
           return { outcome: 'canonical', detail: `canonical: ${target.url}` };
         }
       }
-      const holder = await crawlTextHolder(tx, this.#job.id, textHash);
+      const twins = await pageTwins(tx, {
+        crawlJobId: this.#job.id,
+        organizationId: org,
+        textHash,
+        bands,
+        exceptSourceKey: sourceKey,
+      });
+      const holder = twins.sameText;
       if (holder && holder.key !== finalKey) {
         noteRefusals(locked, [{ url: finalUrl, reason: 'duplicate', of: holder.url }]);
         await this.#dropOwnItem(tx, sourceKey);
         await countVariant(tx, org, crawlSourceKey(holder.key), this.#job.id);
         return { outcome: 'duplicate', detail: `duplicate of ${holder.url}` };
       }
-      const near =
-        page.signature && bands ? await this.#nearDuplicateOf(tx, page.signature, bands, sourceKey) : null;
+      const near = page.signature ? nearestDuplicate(page.signature, twins.candidates) : null;
       if (near) {
         noteRefusals(locked, [{ url: finalUrl, reason: 'near_duplicate', of: near.url }]);
         await this.#dropOwnItem(tx, sourceKey);
@@ -277,36 +283,41 @@ export class PageSettler {
         { respectTombstones: !lift },
       );
       if (stored.outcome === 'tombstoned') return 'tombstoned';
-      await claimCrawlText(tx, this.#job.id, textHash, finalKey);
-      const variants = await savePageMemory(tx, org, sourceKey, this.#job.id, {
-        etag: res.etag ?? null,
-        lastModified: res.lastModified ?? null,
-        textHash,
-        links: page.links,
-        signature: page.signature,
-        bands,
-      });
+      // The text is this page's now (a later fetch of the same text is its duplicate).
+      const variants = await savePageMemory(
+        tx,
+        org,
+        sourceKey,
+        this.#job.id,
+        {
+          etag: res.etag ?? null,
+          lastModified: res.lastModified ?? null,
+          textHash,
+          links: page.links,
+          signature: page.signature,
+          bands,
+        },
+        finalKey,
+      );
       // Pages this crawl collapsed into this one before it was stored again.
       if (variants > 0) await setVariantsTag(tx, org, sourceKey, variants);
       return stored.outcome;
     });
   }
+}
 
-  /** The most similar stored page of the host at or above the threshold, if any. */
-  async #nearDuplicateOf(
-    tx: Queryable,
-    signature: number[],
-    bands: number[],
-    sourceKey: string,
-  ): Promise<{ sourceKey: string; url: string; similarity: number } | null> {
-    let best: { sourceKey: string; url: string; similarity: number } | null = null;
-    for (const c of await fingerprintCandidates(tx, this.#job.organizationId, bands, sourceKey)) {
-      const similarity = signatureSimilarity(signature, c.signature);
-      if (similarity >= NEAR_DUPLICATE_SIMILARITY && similarity > (best?.similarity ?? 0))
-        best = { sourceKey: c.sourceKey, url: c.url, similarity };
-    }
-    return best;
+/** The most similar candidate page at or above the near-duplicate threshold, if any. */
+function nearestDuplicate(
+  signature: number[],
+  candidates: readonly FingerprintCandidate[],
+): { sourceKey: string; url: string; similarity: number } | null {
+  let best: { sourceKey: string; url: string; similarity: number } | null = null;
+  for (const c of candidates) {
+    const similarity = signatureSimilarity(signature, c.signature);
+    if (similarity >= NEAR_DUPLICATE_SIMILARITY && similarity > (best?.similarity ?? 0))
+      best = { sourceKey: c.sourceKey, url: c.url, similarity };
   }
+  return best;
 }
 
 /**

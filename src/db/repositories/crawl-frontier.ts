@@ -214,22 +214,6 @@ export async function countFrontierOutcomes(
   return rows[0]?.n ?? 0;
 }
 
-/** The page (key and URL) that took this text in this crawl, if one did. */
-export async function crawlTextHolder(
-  q: Queryable,
-  crawlJobId: string,
-  textHash: string,
-): Promise<{ key: string; url: string } | null> {
-  const rows = await q.query<{ key: string; url: string | null }>(
-    `SELECT t.url_key AS key, f.url FROM crawl_texts t
-       LEFT JOIN crawl_frontier f ON f.crawl_job_id = t.crawl_job_id AND f.url_key = t.url_key
-      WHERE t.crawl_job_id = $1 AND t.text_hash = $2`,
-    [crawlJobId, textHash],
-  );
-  const row = rows[0];
-  return row ? { key: row.key, url: row.url ?? `http:${row.key}` } : null;
-}
-
 /**
  * Counts one fetched page of `pattern`, collapsed or not, and says whether the pattern's push-back
  * changed (`decide` gets the new counts and says whether it is pushed back now).

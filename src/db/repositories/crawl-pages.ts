@@ -54,7 +54,9 @@ export async function getPageMemory(
 
 /**
  * Saves a page's memory after it was stored by crawl `crawlJobId`; returns how many pages this crawl
- * already collapsed into it (0 when none or when the count is an earlier crawl's).
+ * already collapsed into it (0 when none or when the count is an earlier crawl's). With `textKey`, the
+ * same statement records the page's text hash as taken by that frontier key in the crawl (`crawl_texts`,
+ * kept by the first page that took it), which pages.ts did in a statement of its own.
  */
 export async function savePageMemory(
   q: Queryable,
@@ -62,9 +64,13 @@ export async function savePageMemory(
   sourceKey: string,
   crawlJobId: string,
   m: SavedPageMemory,
+  textKey?: string,
 ): Promise<number> {
   const rows = await q.query<{ variants: number }>(
-    `INSERT INTO crawl_pages AS p (organization_id, source_key, etag, last_modified, text_hash, links, signature, bands)
+    `WITH text AS (
+       INSERT INTO crawl_texts (crawl_job_id, text_hash, url_key) SELECT $9, $5, $10::text WHERE $10::text IS NOT NULL
+       ON CONFLICT (crawl_job_id, text_hash) DO NOTHING)
+     INSERT INTO crawl_pages AS p (organization_id, source_key, etag, last_modified, text_hash, links, signature, bands)
      VALUES ($1, $2, $3, $4, $5, $6::text[], $7::int[], $8::int[])
      ON CONFLICT (organization_id, source_key) DO UPDATE SET etag = EXCLUDED.etag,
        last_modified = EXCLUDED.last_modified, text_hash = EXCLUDED.text_hash, links = EXCLUDED.links,
@@ -80,6 +86,7 @@ export async function savePageMemory(
       m.signature,
       m.bands,
       crawlJobId,
+      textKey ?? null,
     ],
   );
   return rows[0]?.variants ?? 0;
@@ -103,23 +110,49 @@ export interface FingerprintCandidate {
   signature: number[];
 }
 
+/** What a fetched page may be a copy of (see {@link pageTwins}). */
+export interface PageTwins {
+  /** The page of this crawl that took the same text first (its frontier key and URL), if any. */
+  sameText: { key: string; url: string } | null;
+  /** Near-duplicate candidates: their signatures are compared by the caller. */
+  candidates: FingerprintCandidate[];
+}
+
 /**
- * The organization's crawled pages (their items still present) whose LSH bands overlap `bands`, but the
- * page `exceptSourceKey` itself. Bands are salted with organization and host, so these are pages of the
- * same host; the caller compares signatures.
+ * In one statement, what a fetched page may be a copy of: the page of crawl `crawlJobId` that took the
+ * same text (`crawl_texts`, the frontier's), and the organization's crawled pages (their items still
+ * present) whose LSH bands overlap `bands`, but the page `exceptSourceKey` itself. Bands are salted with
+ * organization and host, so these are pages of the same host. Both are read whatever the first answers
+ * (each is one index lookup): a crawl stores most pages it fetches, and on PGlite every statement holds
+ * the whole process.
  */
-export async function fingerprintCandidates(
+export async function pageTwins(
   q: Queryable,
-  organizationId: string,
-  bands: readonly number[],
-  exceptSourceKey: string,
-): Promise<FingerprintCandidate[]> {
-  return q.query<FingerprintCandidate>(
-    `SELECT p.source_key AS "sourceKey", i.source_url AS url, p.signature
+  opts: {
+    crawlJobId: string;
+    organizationId: string;
+    textHash: string;
+    bands: readonly number[] | null;
+    exceptSourceKey: string;
+  },
+): Promise<PageTwins> {
+  const rows = await q.query<{ near: boolean; key: string; url: string | null; signature: number[] | null }>(
+    `SELECT false AS near, t.url_key AS key, f.url, NULL::int[] AS signature FROM crawl_texts t
+       LEFT JOIN crawl_frontier f ON f.crawl_job_id = t.crawl_job_id AND f.url_key = t.url_key
+      WHERE t.crawl_job_id = $1 AND t.text_hash = $2
+     UNION ALL
+     SELECT true, p.source_key, i.source_url, p.signature
        FROM crawl_pages p JOIN items i ON i.organization_id = p.organization_id AND i.source_key = p.source_key
-      WHERE p.bands && $2::int[] AND p.organization_id = $1 AND p.source_key <> $3`,
-    [organizationId, bands, exceptSourceKey],
+      WHERE $4::int[] IS NOT NULL AND p.bands && $4::int[] AND p.organization_id = $3 AND p.source_key <> $5`,
+    [opts.crawlJobId, opts.textHash, opts.organizationId, opts.bands, opts.exceptSourceKey],
   );
+  let sameText: PageTwins['sameText'] = null;
+  const candidates: FingerprintCandidate[] = [];
+  for (const r of rows) {
+    if (r.near) candidates.push({ sourceKey: r.key, url: r.url ?? '', signature: r.signature ?? [] });
+    else sameText ??= { key: r.key, url: r.url ?? `http:${r.key}` };
+  }
+  return { sameText, candidates };
 }
 
 /**
