@@ -32,6 +32,9 @@ export interface CrawlScope {
   maxDepth: number | undefined;
 }
 
+/** Discovered URLs whose canonical form a run keeps (see `Admission.#canonical`). */
+const CANONICAL_CACHE_SIZE = 20_000;
+
 export class Admission {
   readonly #jobId: string;
   /** URLs the frontier holds at most. */
@@ -42,6 +45,12 @@ export class Admission {
   readonly #refusedKeys = new Set<string>();
   /** Keys known to be in the frontier (a cache; the database decides). */
   readonly #known = new Set<string>();
+  /**
+   * Discovered URL → its canonical form, key and pattern (null: not an http(s) URL), for this run: a
+   * site's navigation repeats the same links on every page (~200 a page on fastapi-docs), and parsing
+   * each again was the crawl thread's largest cost of our own. Bounded; emptied when full.
+   */
+  readonly #canonical = new Map<string, { url: string; key: string; pattern: string } | null>();
   /** Admitted so far, as of the last commit (a cache, for skipping robots look-ups once the budget is spent). */
   #admittedSoFar = 0;
 
@@ -110,16 +119,10 @@ export class Admission {
     const out: Candidate[] = [];
     const hosts = new Map<string, string>();
     for (const u of urls) {
-      const url = canonicalizeUrl(u);
-      const key = url ? urlKey(url) : null;
-      if (!url || !key) continue;
-      out.push({
-        url,
-        key,
-        depth,
-        priority: basePriority(url, depth, opts.fromSitemap ?? false),
-        pattern: urlPattern(url),
-      });
+      const known = this.#canonicalOf(u);
+      if (!known) continue;
+      const { url, key, pattern } = known;
+      out.push({ url, key, depth, priority: basePriority(url, depth, opts.fromSitemap ?? false), pattern });
       if (this.#known.has(key) || this.#refusedKeys.has(key)) continue;
       if (this.#admittedSoFar >= this.#limit) continue;
       const pre = admit(url, {
@@ -136,6 +139,18 @@ export class Admission {
     }
     await Promise.all([...hosts.values()].map((u) => this.#hosts.robotsFor(u)));
     return out;
+  }
+
+  #canonicalOf(u: string): { url: string; key: string; pattern: string } | null {
+    let found = this.#canonical.get(u);
+    if (found === undefined) {
+      const url = canonicalizeUrl(u);
+      const key = url ? urlKey(url) : null;
+      found = url && key ? { url, key, pattern: urlPattern(url) } : null;
+      if (this.#canonical.size >= CANONICAL_CACHE_SIZE) this.#canonical.clear();
+      this.#canonical.set(u, found);
+    }
+    return found;
   }
 
   /** Admits candidates under the lock and records refusals once per URL per run. */
