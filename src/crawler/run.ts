@@ -371,12 +371,14 @@ class CrawlRun {
               const result = returned as CommitResult | undefined;
               const final = typeof result === 'string' ? result : (result?.outcome ?? page.outcome);
               const finalDetail = typeof result === 'object' ? result.detail : page.detail;
-              await finishFrontierRow(tx, this.#job.id, page.row.urlKey, final, finalDetail);
+              const finish = { key: page.row.urlKey, outcome: final, detail: finalDetail };
+              if (page.row.admitted)
+                await this.#notePattern(tx, page.row, COLLAPSED_OUTCOMES.has(final), finish);
+              else await finishFrontierRow(tx, this.#job.id, finish.key, final, finalDetail);
               // The fetch is counted here, with its page (claims only read the counters). At most the cap:
               // an attempt before this rule counted its fetches in flight when claimed.
               locked.fetched = Math.min(locked.fetchLimit, locked.fetched + 1);
               noteOutcome(locked, final, page.row.admitted);
-              if (page.row.admitted) await this.#notePattern(tx, page.row, COLLAPSED_OUTCOMES.has(final));
               if (ITEM_CHANGING_OUTCOMES.has(final)) changed = true;
             }
             await saveCrawlJob(tx, this.#job.id, locked);
@@ -394,10 +396,18 @@ class CrawlRun {
     }
   }
 
-  /** Counts a fetched page for its URL pattern; a pattern whose pages keep collapsing is pushed back. */
-  async #notePattern(tx: Queryable, row: FrontierRow, collapsed: boolean): Promise<void> {
+  /**
+   * Marks a fetched page's row done and counts it for its URL pattern (one statement); a pattern whose
+   * pages keep collapsing is pushed back.
+   */
+  async #notePattern(
+    tx: Queryable,
+    row: FrontierRow,
+    collapsed: boolean,
+    finish: { key: string; outcome: string; detail: string | null },
+  ): Promise<void> {
     const pattern = row.pattern || urlPattern(row.url);
-    const verdict = await notePatternPage(tx, this.#job.id, pattern, collapsed, isPushedBack);
+    const verdict = await notePatternPage(tx, this.#job.id, pattern, collapsed, isPushedBack, finish);
     if (verdict.changed)
       await shiftPatternPriority(tx, this.#job.id, pattern, verdict.pushedBack ? PUSH_BACK : -PUSH_BACK);
   }
