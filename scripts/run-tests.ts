@@ -312,11 +312,11 @@ async function main(): Promise<void> {
   process.once('SIGINT', () => void stopAll('SIGINT'));
   process.once('SIGTERM', () => void stopAll('SIGTERM'));
 
-  const isLong = (f: string) => LONG_FILES[path.normalize(f)] !== undefined;
-  const queue = [...files.filter(isLong), ...files.filter((f) => !isLong(f))];
+  const longLimitS = (f: string): number | undefined => LONG_FILES[path.normalize(f)];
+  const queue = [...files.filter(longLimitS), ...files.filter((f) => !longLimitS(f))];
   const worker = async () => {
     for (let file = queue.shift(); file !== undefined; file = queue.shift()) {
-      const fileLimitMs = Math.max(limitMs, (LONG_FILES[path.normalize(file)] ?? 0) * 1000);
+      const fileLimitMs = Math.max(limitMs, (longLimitS(file) ?? 0) * 1000);
       const result = await runFile(file, env, fileLimitMs, countsDir);
       results.push(result);
       printFile(result);

@@ -312,7 +312,7 @@ class CrawlRun {
     const lease = this.#claimLease;
     const claimed = await claimNextFrontierRow(this.#db, this.#job.id, {
       ...opts,
-      ...(lease ? { lease: { jobId: lease.jobId, token: lease.token } } : {}),
+      ...(lease ? { lease } : {}),
     });
     if (!claimed.leaseHeld) throw lease!.lost();
     return claimed.row;
@@ -371,10 +371,8 @@ class CrawlRun {
               const result = returned as CommitResult | undefined;
               const final = typeof result === 'string' ? result : (result?.outcome ?? page.outcome);
               const finalDetail = typeof result === 'object' ? result.detail : page.detail;
-              const finish = { key: page.row.urlKey, outcome: final, detail: finalDetail };
-              if (page.row.admitted)
-                await this.#notePattern(tx, page.row, COLLAPSED_OUTCOMES.has(final), finish);
-              else await finishFrontierRow(tx, this.#job.id, finish.key, final, finalDetail);
+              if (page.row.admitted) await this.#finishCounted(tx, page.row, final, finalDetail);
+              else await finishFrontierRow(tx, this.#job.id, page.row.urlKey, final, finalDetail);
               // The fetch is counted here, with its page (claims only read the counters). At most the cap:
               // an attempt before this rule counted its fetches in flight when claimed.
               locked.fetched = Math.min(locked.fetchLimit, locked.fetched + 1);
@@ -397,16 +395,18 @@ class CrawlRun {
   }
 
   /**
-   * Marks a fetched page's row done and counts it for its URL pattern (one statement); a pattern whose
+   * Marks an admitted page's row done and counts it for its URL pattern (one statement); a pattern whose
    * pages keep collapsing is pushed back.
    */
-  async #notePattern(
+  async #finishCounted(
     tx: Queryable,
     row: FrontierRow,
-    collapsed: boolean,
-    finish: { key: string; outcome: string; detail: string | null },
+    outcome: string,
+    detail: string | null,
   ): Promise<void> {
     const pattern = row.pattern || urlPattern(row.url);
+    const collapsed = COLLAPSED_OUTCOMES.has(outcome);
+    const finish = { key: row.urlKey, outcome, detail };
     const verdict = await notePatternPage(tx, this.#job.id, pattern, collapsed, isPushedBack, finish);
     if (verdict.changed)
       await shiftPatternPriority(tx, this.#job.id, pattern, verdict.pushedBack ? PUSH_BACK : -PUSH_BACK);

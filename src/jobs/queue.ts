@@ -136,8 +136,8 @@ export class JobLostError extends Error {
  * reap that committed first wins and nothing is written for a job its worker lost.
  */
 export async function assertLease(q: Queryable, id: number, leaseToken: string): Promise<void> {
-  // One statement (the UPDATE locks the row as FOR UPDATE did): a crawl runs this twice a page, and on
-  // PGlite every statement holds the whole process.
+  // One statement (the UPDATE locks the row as FOR UPDATE did): a crawl runs this for every commit of
+  // its pages, and on PGlite every statement holds the whole process.
   const rows = await q.query(
     `UPDATE jobs SET heartbeat_at = now(), updated_at = now()
       WHERE id = $1 AND lease_token = $2 AND status = 'running' RETURNING 1`,

@@ -31,7 +31,8 @@ export function htmlToMarkdown(html: string, opts: HtmlToMarkdownOptions = {}): 
 
 /**
  * Converts a subtree the caller already parsed (the crawler holds the page's DOM). The subtree is changed
- * in place (URLs resolved, tables flattened), so pass one the caller no longer needs as it was.
+ * in place (URLs resolved, tables flattened) and taken out of its document, so pass one the caller no
+ * longer needs.
  */
 export function elementToMarkdown(root: Element, opts: HtmlToMarkdownOptions = {}): string {
   if (opts.baseUrl) absolutizeUrls(root, opts.baseUrl);

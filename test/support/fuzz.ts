@@ -1221,6 +1221,9 @@ const EXTRA_KEYS = [
   'a'.repeat(300),
 ];
 
+/** Percent-encodings that decode to nothing valid: a lone or bad escape, NUL, bytes that are not UTF-8. */
+const BROKEN_PERCENT = ['%', '%zz', '%00', '%ff', '%c3%28', '%ed%a0%80'];
+
 const BAD_QUERY_VALUES = [
   '',
   '-1',
@@ -1233,12 +1236,7 @@ const BAD_QUERY_VALUES = [
   ' 1',
   '%20%31',
   '١',
-  '%',
-  '%zz',
-  '%00',
-  '%ff',
-  '%c3%28',
-  '%ed%a0%80',
+  ...BROKEN_PERCENT,
   '%u0041',
   'a%',
   '%01%02',
@@ -1257,12 +1255,7 @@ const BAD_QUERY_VALUES = [
 ];
 
 const BAD_SEGMENTS = [
-  '%',
-  '%zz',
-  '%00',
-  '%ff',
-  '%c3%28',
-  '%ed%a0%80',
+  ...BROKEN_PERCENT,
   'a%00b',
   '%01',
   '%2F',
