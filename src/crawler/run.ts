@@ -35,6 +35,7 @@ import {
   getCrawlJobRecord,
   type LockedCrawlJob,
   lockCrawlJob,
+  lockCrawlJobUnderLease,
   markSitemapsDone,
   saveCrawlJob,
 } from '../db/repositories/crawl-jobs.ts';
@@ -68,12 +69,21 @@ export interface CrawlRunDeps {
   itemsChanged?: () => void;
   /** Transaction that first checks this worker still holds the job; default a plain transaction. */
   withLease?: <T>(fn: (tx: Queryable) => Promise<T>) => Promise<T>;
-  /**
-   * The lease that claims of frontier URLs check (one statement each, outside `withLease`'s
-   * transactions, claimNextFrontierRow), and the error to throw when it no longer holds.
-   */
-  claimLease?: ClaimLease & { lost: () => Error };
+  /** The job's lease as the run's own statements check it (see {@link RunLease}). */
+  lease?: RunLease;
   log?: Logger;
+}
+
+/**
+ * The job engine's lease, for the statements that check it themselves: each claim of a frontier URL (one
+ * statement outside any transaction, claimNextFrontierRow) and each commit of pages (its lock of the
+ * crawl job, lockCrawlJobUnderLease, in a `transaction` taken in turn with the job's other writes to its
+ * row: JobContext.leaseTransaction). `lost` is the error to throw when it no longer holds. Without it,
+ * claims check nothing and commits go through `withLease`.
+ */
+export interface RunLease extends ClaimLease {
+  lost: () => Error;
+  transaction?: <T>(fn: (tx: Queryable) => Promise<T>) => Promise<T>;
 }
 
 /** Outcomes after which the organization's items changed (stored, or an item of an earlier crawl removed). */
@@ -113,7 +123,7 @@ class CrawlRun {
   readonly #job: CrawlJobRecord;
   readonly #signal: AbortSignal;
   readonly #lease: <T>(fn: (tx: Queryable) => Promise<T>) => Promise<T>;
-  readonly #claimLease: CrawlRunDeps['claimLease'];
+  readonly #runLease: RunLease | undefined;
   readonly #log: Logger | undefined;
   readonly #scope: CrawlScope;
   readonly #tags: string[];
@@ -132,7 +142,7 @@ class CrawlRun {
     this.#job = job;
     this.#signal = signal;
     this.#lease = deps.withLease ?? ((fn) => this.#db.transaction(fn));
-    this.#claimLease = deps.claimLease;
+    this.#runLease = deps.lease;
     this.#log = deps.log;
     const filters = compilePathFilters(job.options.includePaths, job.options.excludePaths);
     const start = canonicalizeUrl(job.url);
@@ -309,10 +319,10 @@ class CrawlRun {
 
   /** Claims a frontier URL (claimNextFrontierRow); throws the lease's error when it no longer holds. */
   async #claim(opts: { key?: string; inFlight?: number }): Promise<FrontierRow | null> {
-    const lease = this.#claimLease;
+    const lease = this.#runLease;
     const claimed = await claimNextFrontierRow(this.#db, this.#job.id, {
       ...opts,
-      ...(lease ? { lease } : {}),
+      ...(lease ? { lease: { jobId: lease.jobId, token: lease.token } } : {}),
     });
     if (!claimed.leaseHeld) throw lease!.lost();
     return claimed.row;
@@ -363,9 +373,8 @@ class CrawlRun {
         const group = this.#commitQueue.splice(0, MAX_COMMIT_GROUP);
         let changed = false;
         try {
-          await this.#lease(async (tx) => {
+          await this.#commitTransaction(async (tx, locked) => {
             changed = false;
-            const locked = await lockCrawlJob(tx, this.#job.id);
             for (const page of group) {
               const returned = await page.work(tx, locked);
               const result = returned as CommitResult | undefined;
@@ -392,6 +401,20 @@ class CrawlRun {
     } finally {
       this.#committing = false;
     }
+  }
+
+  /**
+   * A transaction under the lease with the crawl job's row locked: with the run's own lease, the lock and
+   * the lease check are one statement (lockCrawlJobUnderLease), else `withLease` checks it first.
+   */
+  #commitTransaction(fn: (tx: Queryable, locked: LockedCrawlJob) => Promise<void>): Promise<void> {
+    const lease = this.#runLease;
+    if (!lease?.transaction) return this.#lease(async (tx) => fn(tx, await lockCrawlJob(tx, this.#job.id)));
+    return lease.transaction(async (tx) => {
+      const locked = await lockCrawlJobUnderLease(tx, this.#job.id, lease);
+      if (!locked) throw lease.lost();
+      await fn(tx, locked);
+    });
   }
 
   /**

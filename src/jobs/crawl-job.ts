@@ -56,10 +56,11 @@ export function crawlJobKind(deps: CrawlJobDeps): JobKind {
           {
             ...deps,
             withLease: jc.withLease,
-            claimLease: {
+            lease: {
               jobId: jc.job.id,
               token: jc.job.leaseToken,
               lost: () => new JobLostError(jc.job.id),
+              transaction: jc.leaseTransaction,
             },
             log: jc.log,
           },

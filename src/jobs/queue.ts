@@ -13,6 +13,7 @@ import { randomBytes } from 'node:crypto';
 import type { Queryable } from '../db/database.ts';
 import type { JobStatus } from '../db/job-status.ts';
 import { statusesLeadingTo } from '../db/job-status.ts';
+import { leaseRefreshSql } from '../db/repositories/job-lease.ts';
 
 /** The channel of Postgres NOTIFY wake-ups (`wake` or `cancel:<id>`). */
 export const JOBS_CHANNEL = 'kb_jobs';
@@ -138,11 +139,7 @@ export class JobLostError extends Error {
 export async function assertLease(q: Queryable, id: number, leaseToken: string): Promise<void> {
   // One statement (the UPDATE locks the row as FOR UPDATE did): a crawl runs this for every commit of
   // its pages, and on PGlite every statement holds the whole process.
-  const rows = await q.query(
-    `UPDATE jobs SET heartbeat_at = now(), updated_at = now()
-      WHERE id = $1 AND lease_token = $2 AND status = 'running' RETURNING 1`,
-    [id, leaseToken],
-  );
+  const rows = await q.query(leaseRefreshSql('$1', '$2'), [id, leaseToken]);
   if (rows.length === 0) throw new JobLostError(id);
 }
 

@@ -28,6 +28,13 @@ export interface JobContext {
    * (throws `JobLostError` otherwise); also counts as a heartbeat.
    */
   withLease<T>(fn: (tx: Queryable) => Promise<T>): Promise<T>;
+  /**
+   * Run `fn` in a transaction in turn with this job's other writes to its row (withLease, heartbeats) but
+   * without the lease check: for a handler whose own first statement checks the lease
+   * (src/db/repositories/job-lease.ts `leaseRefreshSql`), one statement a transaction fewer. `fn` must
+   * write nothing unless that check held.
+   */
+  leaseTransaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T>;
 }
 
 /** How a handler ended a job that did not throw. */
@@ -63,7 +70,8 @@ export class JobError extends Error {
 
 /** Checks a kind's name (it is stored and matched in SQL). */
 export function defineJobKind(kind: JobKind): JobKind {
-  if (!/^[a-z][a-z0-9_-]{0,63}$/.test(kind.kind)) throw new Error(`invalid job kind ${JSON.stringify(kind.kind)}`);
+  if (!/^[a-z][a-z0-9_-]{0,63}$/.test(kind.kind))
+    throw new Error(`invalid job kind ${JSON.stringify(kind.kind)}`);
   return kind;
 }
 

@@ -162,6 +162,9 @@ export function startWorkerPool(db: Database, opts: WorkerPoolOptions): WorkerPo
         }),
       );
 
+    const leaseTransaction = <T>(fn: (tx: Queryable) => Promise<T>): Promise<T> =>
+      onJobRow(() => db.transaction(fn));
+
     try {
       const registered = handlers.get(job.kind);
       if (!registered) throw new JobError(`No handler for jobs of kind "${job.kind}" in this worker.`);
@@ -171,6 +174,7 @@ export function startWorkerPool(db: Database, opts: WorkerPoolOptions): WorkerPo
         signal: controller.signal,
         log: jobLog,
         withLease,
+        leaseTransaction,
       });
       const finished = await finishJob(db, job.id, job.leaseToken, result.status, result.note ?? null);
       jobLog.info({ status: result.status, recorded: finished }, 'job finished');

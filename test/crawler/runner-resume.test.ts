@@ -128,7 +128,7 @@ for (const mode of STORAGE_MODES) {
               db: h.t.db,
               crawler: h.t.service.crawler,
               // Only the claims check the lease here: the run's transactions would have refused too.
-              claimLease: { jobId: claimed.id, token: claimed.leaseToken, lost: () => lost },
+              lease: { jobId: claimed.id, token: claimed.leaseToken, lost: () => lost },
             },
             job.id,
             new AbortController().signal,
@@ -145,6 +145,44 @@ for (const mode of STORAGE_MODES) {
           [],
           'no page was requested under the lost lease',
         );
+      } finally {
+        await site.close();
+      }
+    });
+
+    test('pages in flight when the lease is taken back commit nothing', async () => {
+      const site = await serveDirectory(FASTAPI_DOCS, { delayMs: 150 });
+      try {
+        const job = await h.crawl({ url: `${site.origin}/`, limit: 20 });
+        const claimed = (await claimJob(h.t.db, { kinds: ['crawl'], workerId: 'loser' }))!;
+        const lost = new Error('lease lost');
+        const running = runCrawlJob(
+          {
+            db: h.t.db,
+            crawler: h.t.service.crawler,
+            // Commits check the lease in their lock of the crawl job (lockCrawlJobUnderLease).
+            lease: {
+              jobId: claimed.id,
+              token: claimed.leaseToken,
+              lost: () => lost,
+              transaction: (fn) => h.t.db.transaction(fn),
+            },
+          },
+          job.id,
+          new AbortController().signal,
+        ).then(
+          () => null,
+          (err: unknown) => err,
+        );
+        while ((await h.get(job.id)).completed_pages < 2) await sleep(10);
+        await h.t.db.query(`UPDATE jobs SET lease_token = 'someone-else' WHERE id = $1`, [claimed.id]);
+        const atTakeover = await h.get(job.id);
+        const itemsAtTakeover = (await h.crawledItems()).length;
+        assert.equal(await running, lost, 'the run ends with the lease error');
+        const after = await h.get(job.id);
+        assert.equal(after.completed_pages, atTakeover.completed_pages, 'no page counted after the takeover');
+        assert.equal((await h.crawledItems()).length, itemsAtTakeover, 'no item stored after the takeover');
+        assert.ok(site.requests.length > atTakeover.completed_pages, 'pages were in flight at the takeover');
       } finally {
         await site.close();
       }

@@ -7,6 +7,7 @@
  * first (`lockCrawlJob` in crawl-jobs.ts), so a check and the insert after it are one atomic step.
  */
 import type { Queryable } from '../database.ts';
+import { leaseHeldSql } from './job-lease.ts';
 
 /** A URL in the frontier. */
 export interface FrontierRow {
@@ -128,8 +129,8 @@ export async function claimNextFrontierRow(
   let lease = 'SELECT 1';
   if (opts.lease) {
     params.push(opts.lease.jobId, opts.lease.token);
-    // The job engine's row (src/jobs/queue.ts): read, not locked, so the claim never waits on a commit.
-    lease = `SELECT 1 FROM jobs WHERE id = $4 AND lease_token = $5 AND status = 'running'`;
+    // The job engine's row: read, not locked, so the claim never waits on a commit.
+    lease = leaseHeldSql('$4', '$5');
   }
   const [result] = await q.query<FrontierRow & { leaseHeld: boolean; urlKey: string | null }>(
     `WITH lease AS (${lease}),

@@ -4,6 +4,7 @@
  * SQL lives in crawl-frontier.ts, a page's memory across crawls in crawl-pages.ts.
  */
 import type { Queryable } from '../database.ts';
+import { leaseRefreshSql } from './job-lease.ts';
 
 /** The crawl's options as the caller sent them (defaults applied). */
 export interface CrawlOptions {
@@ -185,19 +186,42 @@ export interface LockedCrawlJob {
   refused: RefusalSummary;
 }
 
+/** The counters a commit reads and writes back (saveCrawlJob), as LockedCrawlJob's fields. */
+const LOCKED_COLUMNS = `admitted_pages AS admitted, settled_pages AS settled, stored_pages AS stored,
+  page_limit AS "limit", fetched_pages AS fetched, fetch_limit AS "fetchLimit", outcomes, refused`;
+
 /**
  * Locks the crawl job's row: admission and counting run under this lock, so the budget check and the
  * insert after it are one step however many pages finish at once (the table's CHECK backs this up).
  */
 export async function lockCrawlJob(q: Queryable, crawlJobId: string): Promise<LockedCrawlJob> {
   const rows = await q.query<LockedCrawlJob>(
-    `SELECT admitted_pages AS admitted, settled_pages AS settled, stored_pages AS stored, page_limit AS "limit",
-            fetched_pages AS fetched, fetch_limit AS "fetchLimit", outcomes, refused
-       FROM crawl_jobs WHERE id = $1 FOR UPDATE`,
+    `SELECT ${LOCKED_COLUMNS} FROM crawl_jobs WHERE id = $1 FOR UPDATE`,
     [crawlJobId],
   );
   if (!rows[0]) throw new Error(`crawl job ${crawlJobId} does not exist`);
   return rows[0];
+}
+
+/**
+ * {@link lockCrawlJob} and the job engine's lease check in one statement (job-lease.ts: the heartbeat is
+ * refreshed and the job's row locked, as `withLease` does in a statement of its own): null when the lease
+ * no longer holds, and then the caller must write nothing. A crawl takes this lock once a commit of its
+ * pages, so on PGlite, where every statement holds the whole process, it is one statement a commit fewer.
+ */
+export async function lockCrawlJobUnderLease(
+  q: Queryable,
+  crawlJobId: string,
+  lease: { jobId: number; token: string },
+): Promise<LockedCrawlJob | null> {
+  const rows = await q.query<LockedCrawlJob & { leaseHeld: boolean }>(
+    `WITH lease AS (${leaseRefreshSql('$2', '$3')})
+     SELECT EXISTS (SELECT 1 FROM lease) AS "leaseHeld", ${LOCKED_COLUMNS} FROM crawl_jobs WHERE id = $1 FOR UPDATE`,
+    [crawlJobId, lease.jobId, lease.token],
+  );
+  if (!rows[0]) throw new Error(`crawl job ${crawlJobId} does not exist`);
+  const { leaseHeld, ...locked } = rows[0];
+  return leaseHeld ? locked : null;
 }
 
 /** Writes the locked row's counters back. */
