@@ -1,8 +1,8 @@
 import { type Dirent, mkdirSync, readdirSync, statSync } from 'node:fs';
 import path from 'node:path';
-import { PGlite, type Transaction } from '@electric-sql/pglite';
+import { PGlite, parse, protocol, type Transaction } from '@electric-sql/pglite';
 import { vector } from '@electric-sql/pglite-pgvector';
-import type { Database, Queryable } from './database.ts';
+import type { Database } from './database.ts';
 
 /**
  * Embedded Postgres (PGlite, WASM) with pgvector, persisted in `dataDir` (or in memory when null).
@@ -28,28 +28,148 @@ export function pgliteStartParams(sharedBuffersMb: number): string[] {
 
 /** A PGlite instance as a Database (benchmarks that open PGlite with other options wrap theirs with it). */
 export function pgliteDatabase(pg: PGlite): Database {
-  const wrap = (q: PGlite | Transaction): Queryable => ({
-    async query<T>(sql: string, params?: readonly unknown[]) {
-      const res = await q.query<T>(sql, params as unknown[] | undefined);
-      return res.rows;
-    },
-    async exec(sql: string) {
-      await q.exec(sql);
-    },
-  });
-  const base = wrap(pg);
+  const statements = new PreparedStatements(pg);
+  // Inside a transaction PGlite's transaction lock is held already: only its statement lock is taken.
+  const query =
+    (tx: Transaction | null) =>
+    async <T>(sql: string, params?: readonly unknown[]): Promise<T[]> => {
+      if (STARTS_SCHEMA_CHANGE.test(sql)) {
+        // A one-off (tests alter tables this way): not kept prepared, and what is prepared is dropped.
+        const res = await (tx ?? pg).query<T>(sql, params as unknown[] | undefined);
+        await statements.forgetAll();
+        return res.rows;
+      }
+      const run = () => pg._runExclusiveQuery(() => statements.run<T>(sql, params ?? [], !tx));
+      if (tx) return run();
+      await pg._checkReady();
+      return pg._runExclusiveTransaction(run);
+    };
   let closed = false;
   return {
     kind: 'pglite',
-    query: base.query,
-    exec: base.exec,
-    transaction: (fn) => pg.transaction((tx) => fn(wrap(tx))),
+    query: query(null),
+    exec: async (sql) => {
+      await pg.exec(sql);
+      if (CHANGES_SCHEMA.test(sql)) await statements.forgetAll();
+    },
+    transaction: (fn) =>
+      pg.transaction((tx) =>
+        fn({
+          query: query(tx),
+          async exec(sql: string) {
+            await tx.exec(sql);
+            if (CHANGES_SCHEMA.test(sql)) await pg._runExclusiveQuery(() => statements.forgetAllHeld());
+          },
+        }),
+      ),
     async close() {
       if (closed) return;
       closed = true;
       await pg.close();
     },
   };
+}
+
+/**
+ * Scripts that can change what a prepared statement returns (its columns): after one, every prepared
+ * statement is closed, so none fails with "cached plan must not change result type".
+ */
+const CHANGES_SCHEMA = /\b(CREATE|ALTER|DROP)\b/i;
+const STARTS_SCHEMA_CHANGE = /^\s*(CREATE|ALTER|DROP)\b/i;
+
+/** Most statements kept prepared at once (the service has about 150); the least recently used is closed beyond it. */
+const MAX_PREPARED = 200;
+
+/**
+ * Runs queries as named prepared statements in one call into PGlite each, instead of `PGlite.query`
+ * (which parses, describes, binds, describes and executes the unnamed statement in five calls into the
+ * WASM module, and plans it every time). A statement is parsed once per SQL text; Postgres plans the
+ * first five runs for their parameters, then keeps a generic plan when it costs no more (its
+ * `plan_cache_mode = auto`, as every driver that prepares statements gets). Replaying the statements of a
+ * crawl of fastapi-docs one by one: 13.7 ms of PGlite a page through `query`, 9.1 ms prepared
+ * (BENCHMARKS.md "Prepared statements on PGlite"). Parameters and rows are converted by PGlite's own
+ * serializers and parsers, as `query` does.
+ */
+class PreparedStatements {
+  readonly #pg: PGlite;
+  readonly #byText = new Map<string, { name: string; paramTypes: number[] }>();
+  #next = 0;
+
+  constructor(pg: PGlite) {
+    this.#pg = pg;
+  }
+
+  /** The caller holds PGlite's statement lock (`_runExclusiveQuery`). */
+  async run<T>(sql: string, params: readonly unknown[], syncToFs: boolean): Promise<T[]> {
+    const statement = await this.#prepared(sql);
+    const values = params.map((value, i) => {
+      if (value === null || value === undefined) return null;
+      const serialize = this.#pg.serializers[statement.paramTypes[i] ?? 0];
+      return serialize ? serialize(value) : String(value);
+    });
+    const messages = await this.#pg.execProtocolStream(
+      concat([
+        protocol.serialize.bind({ statement: statement.name, values }),
+        protocol.serialize.describe({ type: 'P' }),
+        protocol.serialize.execute({}),
+        protocol.serialize.sync(),
+      ]),
+      { syncToFs: false },
+    );
+    if (syncToFs) await this.#pg.syncToFs();
+    return (parse.parseResults(messages, this.#pg.parsers)[0]?.rows ?? []) as T[];
+  }
+
+  /** Closes every prepared statement (after a schema change); takes the statement lock. */
+  forgetAll(): Promise<void> {
+    return this.#pg._runExclusiveQuery(() => this.forgetAllHeld());
+  }
+
+  /** {@link forgetAll} for a caller that holds the statement lock. */
+  async forgetAllHeld(): Promise<void> {
+    if (this.#byText.size === 0) return;
+    const closes = [...this.#byText.values()].map((s) =>
+      protocol.serialize.close({ type: 'S', name: s.name }),
+    );
+    this.#byText.clear();
+    await this.#pg.execProtocolStream(concat([...closes, protocol.serialize.sync()]), { syncToFs: false });
+  }
+
+  async #prepared(sql: string): Promise<{ name: string; paramTypes: number[] }> {
+    const known = this.#byText.get(sql);
+    if (known) {
+      // Most recently used last: the first entry is the one to close when the map is full.
+      this.#byText.delete(sql);
+      this.#byText.set(sql, known);
+      return known;
+    }
+    const messages: Uint8Array[] = [];
+    if (this.#byText.size >= MAX_PREPARED) {
+      const [oldestText, oldest] = this.#byText.entries().next().value!;
+      this.#byText.delete(oldestText);
+      messages.push(protocol.serialize.close({ type: 'S', name: oldest.name }));
+    }
+    const name = `kb_${this.#next++}`;
+    messages.push(
+      protocol.serialize.parse({ name, text: sql }),
+      protocol.serialize.describe({ type: 'S', name }),
+      protocol.serialize.sync(),
+    );
+    const described = await this.#pg.execProtocolStream(concat(messages), { syncToFs: false });
+    const statement = { name, paramTypes: parse.parseDescribeStatementResults(described) };
+    this.#byText.set(sql, statement);
+    return statement;
+  }
+}
+
+function concat(parts: readonly Uint8Array[]): Uint8Array {
+  const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
+  let at = 0;
+  for (const p of parts) {
+    out.set(p, at);
+    at += p.length;
+  }
+  return out;
 }
 
 /** PGlite's own shared_buffers, and the most the default grows to (RSS grows by about as much). */
