@@ -22,7 +22,10 @@
  * Rows: items stored, distinct among them, products reached (stored under their own URL), fetches and
  * fetches per stored item, near-duplicates collapsed, pages fetched per second.
  *
- * Options: BENCH_SCENARIOS (comma list of scenario ids), BENCH_CRAWL_CONCURRENCY (default 4).
+ * Options: BENCH_SCENARIOS (comma list of scenario ids), BENCH_CRAWL_CONCURRENCY (default 4),
+ * BENCH_PGLITE_DIR=1 (PGlite scenarios in a data directory, as `kb serve` runs, instead of in memory).
+ * "app CPU ms/page" is the CPU time of the scenario's process (both threads; not Postgres' backends) per page:
+ * steadier than pages/s on a machine whose speed drifts from run to run.
  */
 import { execFile, spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -102,7 +105,11 @@ interface Measured {
 async function runScenario(s: Scenario): Promise<Measured> {
   const site = await serveDirectory(SITE);
   let indexer: Indexer | null = null;
-  const dataDir = s.storage === 'pglite' && process.env['BENCH_PGLITE_DIR'] ? mkdtempSync(path.join(os.tmpdir(), 'kb-crawl-pglite-')) : null;
+  // PGlite in memory (as the tests run it), or with BENCH_PGLITE_DIR=1 in a data directory (as `kb serve`).
+  const dataDir =
+    s.storage === 'pglite' && process.env['BENCH_PGLITE_DIR']
+      ? mkdtempSync(path.join(os.tmpdir(), 'kb-crawl-pglite-'))
+      : null;
   const t = await startTestApp(s.storage as StorageMode, {
     ...(dataDir ? { pgliteDir: dataDir } : {}),
     config: { KB_CRAWL_ALLOW_PRIVATE: 'true' },
@@ -177,6 +184,7 @@ async function runScenario(s: Scenario): Promise<Measured> {
     await pool.stop();
     await t.close();
     await site.close();
+    if (dataDir) rmSync(dataDir, { recursive: true, force: true });
   }
 }
 
