@@ -99,6 +99,40 @@ interface Measured {
   loopDelayP99Ms: number;
   /** CPU time of this process (every thread) from the crawl's request until it completed. */
   crawlCpuSeconds: number;
+  /** Time the model had no call of the indexer to work on, while the crawl ran and after it (embed scenarios). */
+  modelIdleCrawlSeconds: number;
+  modelIdleAfterSeconds: number;
+}
+
+/**
+ * When the indexer's model had nothing to do: its calls are counted as they go out and come back, from
+ * the crawl's request on. The pipeline's own loss, whatever share of the CPU the model gets meanwhile.
+ */
+class ModelBusy {
+  #outstanding = 0;
+  #since = performance.now();
+  #idle = 0;
+
+  watch(embedder: Embedder): Embedder {
+    const embed = embedder.embed.bind(embedder);
+    embedder.embed = (texts, signal) => {
+      if (this.#outstanding++ === 0) this.#idle += performance.now() - this.#since;
+      return embed(texts, signal).finally(() => {
+        if (--this.#outstanding === 0) this.#since = performance.now();
+      });
+    };
+    return embedder;
+  }
+
+  /** Milliseconds idle since the crawl's request (reset then). */
+  idleMs(): number {
+    return this.#idle + (this.#outstanding === 0 ? performance.now() - this.#since : 0);
+  }
+
+  reset(): void {
+    this.#idle = 0;
+    this.#since = performance.now();
+  }
 }
 
 /** One scenario, in this process (the parent spawns one process per scenario). */
@@ -120,10 +154,11 @@ async function runScenario(s: Scenario): Promise<Measured> {
     },
   });
   const startRssMiB = process.resourceUsage().maxRSS / 1024;
+  const busy = new ModelBusy();
   if (s.embed) {
     const embedder = await testEmbedder();
     await t.service.embedding.use(embedder);
-    indexer = new Indexer(t.db, embedder, { pollMs: 200 });
+    indexer = new Indexer(t.db, busy.watch(embedder), { pollMs: 200 });
   }
   const pool = t.service.startWorkers({ concurrency: 1, pollMs: 20, periodicTasks: [], listenUrl: null });
   const loop = monitorEventLoopDelay({ resolution: 10 });
@@ -131,6 +166,7 @@ async function runScenario(s: Scenario): Promise<Measured> {
     const start = performance.now();
     const startedAt = Date.now();
     const cpuAtStart = process.cpuUsage();
+    busy.reset();
     loop.enable();
     indexer?.start();
     const res = await t.call('POST', '/api/connect/crawling/', {
@@ -142,6 +178,7 @@ async function runScenario(s: Scenario): Promise<Measured> {
     // 250 ms, and each costs the service statements and an HTTP request (at 20 ms they were ~8% of a
     // PGlite crawl's main thread).
     const crawlSeconds = (Date.parse(job.completed_at) - startedAt) / 1000;
+    const idleInCrawl = busy.idleMs();
     const cpu = process.cpuUsage(cpuAtStart);
     loop.disable();
     if (indexer) {
@@ -154,6 +191,7 @@ async function runScenario(s: Scenario): Promise<Measured> {
       }
     }
     const seconds = indexer ? (performance.now() - start) / 1000 : crawlSeconds;
+    const idleTotal = busy.idleMs();
     const [c] = await t.db.query<{ n: number }>('SELECT count(*)::int AS n FROM chunks');
     // When the first page was stored: what a crawl spends before its pages flow (the job's pick-up,
     // robots.txt, the start page, the extraction thread's start).
@@ -176,6 +214,8 @@ async function runScenario(s: Scenario): Promise<Measured> {
       peakRssMiB: process.resourceUsage().maxRSS / 1024,
       startRssMiB,
       crawlCpuSeconds: (cpu.user + cpu.system) / 1e6,
+      modelIdleCrawlSeconds: idleInCrawl / 1000,
+      modelIdleAfterSeconds: (idleTotal - idleInCrawl) / 1000,
       loopDelayMaxMs: loop.max / 1e6,
       loopDelayP99Ms: loop.percentile(99) / 1e6,
     };
@@ -359,6 +399,7 @@ async function main(): Promise<void> {
       chunks: '-',
       'chunks/s (model alone)': '-',
       'vs model': '-',
+      'model idle s (crawl / after)': '-',
       'peak RSS MiB (app start)': '-',
       'loop delay max/p99 ms': '-',
     });
@@ -385,6 +426,9 @@ async function main(): Promise<void> {
         ? `${(m.chunks / m.seconds).toFixed(1)} (${(m.rawChunks / m.rawSeconds).toFixed(1)})`
         : '-',
       'vs model': s.embed ? (m.chunks / m.seconds / (m.rawChunks / m.rawSeconds)).toFixed(2) : '-',
+      'model idle s (crawl / after)': s.embed
+        ? `${m.modelIdleCrawlSeconds.toFixed(1)} / ${m.modelIdleAfterSeconds.toFixed(1)}`
+        : '-',
       'peak RSS MiB (app start)': `${m.peakRssMiB.toFixed(0)} (${m.startRssMiB.toFixed(0)})`,
       'loop delay max/p99 ms': `${m.loopDelayMaxMs.toFixed(0)} / ${m.loopDelayP99Ms.toFixed(0)}`,
     });

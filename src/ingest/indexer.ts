@@ -75,12 +75,16 @@ const LEASE_SQL = `
 
 interface Round {
   items: PendingItem[];
-  perItem: Chunk[][];
+  /** The round's items as they are written: their chunks, and their vectors once their calls answer. */
+  writes: ItemWrite[];
+  /** The round's transactions (planTransactions), in the order they are written. */
+  transactions: Part[][];
   /**
-   * One vector per chunk, in the order of `perItem.flat()`: the round's one call to the model, made when
-   * the round is leased and awaited when it is written (a rejection is handled there).
+   * The round's calls to the model, made when the round is leased, in order: each covers transactions
+   * `from` to `to` (exclusive) and answers one vector per chunk of theirs, in their order. Awaited when
+   * they are written (a rejection is handled there).
    */
-  vectors: Promise<Float32Array[]>;
+  calls: Array<{ from: number; to: number; vectors: Promise<Float32Array[]> }>;
   /** Stops renewing the round's leases (after its commit). */
   release: () => void;
 }
@@ -98,6 +102,16 @@ export const DEFAULT_LEASE_SECONDS = 30;
  * database for 0.2-0.8 s. Smaller parts cost no measurable throughput (BENCHMARKS.md "Indexer commits").
  */
 export const DEFAULT_COMMIT_CHUNKS = 32;
+
+/**
+ * See {@link IndexerOptions.embedCallChunks}. Most chunks in one call to the model, in whole commit
+ * transactions: a round is embedded in several
+ * calls, and each call's transactions are written as soon as it answers while the model works on the
+ * next. With one call a round, a round of a large page (1,800 chunks) was written only after all of it was
+ * embedded: 12.5 s of PGlite commits with the model idle, at the end of a crawl (BENCHMARKS.md "Crawl +
+ * embed: a round written as its calls answer"). Large enough that a remote model's requests stay few.
+ */
+export const DEFAULT_EMBED_CALL_CHUNKS = 128;
 
 /**
  * Embedded mode: items indexed between two VACUUMs of the BM25 postings during a drain. About 1,000
@@ -131,6 +145,11 @@ export interface IndexerOptions {
    * parts under a staged generation. Default {@link DEFAULT_COMMIT_CHUNKS}.
    */
   commitChunks?: number;
+  /**
+   * The most chunks in one call to the model (whole commit transactions; one transaction larger than
+   * this is a call of its own). Default {@link DEFAULT_EMBED_CALL_CHUNKS}.
+   */
+  embedCallChunks?: number;
   /** Called after each committed round with the number of items indexed. */
   onProgress?: (indexed: number) => void;
   /**
@@ -188,6 +207,7 @@ export class Indexer {
       pollMs: opts.pollMs ?? 2000,
       reclaimOnStart: opts.reclaimOnStart ?? db.kind === 'pglite',
       commitChunks: Math.max(1, opts.commitChunks ?? DEFAULT_COMMIT_CHUNKS),
+      embedCallChunks: Math.max(1, opts.embedCallChunks ?? DEFAULT_EMBED_CALL_CHUNKS),
       log: opts.log,
       onProgress: opts.onProgress,
       afterCommitTransaction: opts.afterCommitTransaction,
@@ -355,9 +375,10 @@ export class Indexer {
   }
 
   /**
-   * Lease pending items, chunk them and hand their chunks to the model in one call (no transaction held
-   * meanwhile). Returns once the call is made, not when its vectors are in: the model's queue is the
-   * embedder's (the local model's thread keeps it, and cuts the call into inferences, queries first).
+   * Lease pending items, chunk them and hand their chunks to the model in calls of whole commit
+   * transactions, at most `embedCallChunks` chunks each (no transaction held meanwhile). Returns
+   * once the calls are made, not when their vectors are in: the model's queue is the embedder's (the local
+   * model's thread keeps it, and cuts each call into inferences, queries first).
    */
   async #prepare(): Promise<Round | null> {
     const items = await this.#db.query<PendingItem>(LEASE_SQL, [
@@ -367,14 +388,32 @@ export class Indexer {
     if (items.length === 0) return null;
     const release = this.#keepLeased(items.map((i) => i.id));
     try {
-      const perItem = this.#chunk(items);
-      const vectors = this.#embedder.embed(
-        perItem.flat().map((c) => c.embedText),
-        this.#abort.signal,
-      );
-      // Awaited in #commit; a round given back unwritten never awaits it.
-      vectors.catch(() => {});
-      return { items, perItem, vectors, release };
+      const writes: ItemWrite[] = this.#chunk(items).map((chunks, n) => ({
+        item: items[n]!,
+        chunks,
+        vectors: new Array<Float32Array>(chunks.length),
+        generation: null,
+        dropped: false,
+      }));
+      const transactions = planTransactions(writes, this.#opts.commitChunks);
+      const calls: Round['calls'] = [];
+      let from = 0;
+      let texts: string[] = [];
+      const call = (to: number) => {
+        const vectors = this.#embedder.embed(texts, this.#abort.signal);
+        // Awaited in #commitRound; a round given back unwritten never awaits it.
+        vectors.catch(() => {});
+        calls.push({ from, to, vectors });
+        from = to;
+        texts = [];
+      };
+      for (const [n, parts] of transactions.entries()) {
+        const partTexts = parts.flatMap((p) => p.write.chunks.slice(p.from, p.to).map((c) => c.embedText));
+        if (texts.length > 0 && texts.length + partTexts.length > this.#opts.embedCallChunks) call(n);
+        texts.push(...partTexts);
+      }
+      if (texts.length > 0 || from < transactions.length) call(transactions.length);
+      return { items, writes, transactions, calls, release };
     } catch (err) {
       release();
       throw err;
@@ -433,43 +472,39 @@ export class Indexer {
 
   /**
    * Writes the round in transactions of at most `commitChunks` chunks: small items whole, several to a
-   * transaction; a larger item in parts under a staged generation, flipped visible by its last part.
+   * transaction; a larger item in parts under a staged generation, flipped visible by its last part. A
+   * call's transactions are written once it answers, while the model works on the round's next calls.
    * Between transactions the event loop turns, and on PGlite the queries that queued meanwhile run.
    */
-  async #commitRound({ items, perItem, vectors: embedding }: Round): Promise<number> {
-    const vectors = await embedding;
-    const writes: ItemWrite[] = [];
-    let v = 0;
-    for (const [n, item] of items.entries()) {
-      const chunks = perItem[n]!;
-      writes.push({
-        item,
-        chunks,
-        vectors: vectors.slice(v, v + chunks.length),
-        generation: null,
-        dropped: false,
-      });
-      v += chunks.length;
-    }
-    for (const parts of planTransactions(writes, this.#opts.commitChunks)) {
-      if (this.#stopping) {
-        // A large item's staged part stays behind, unseen by search and removed by the item's next
-        // attempt (or the next start): what a crash here leaves too. The round's items not written yet
-        // are given back now rather than when their leases run out.
-        await this.#db.query(
-          `UPDATE items SET indexing_lease_until = NULL WHERE id = ANY($1::text[]) AND indexing_status = 'pending'`,
-          [items.map((i) => i.id)],
-        );
-        throw new IndexerStoppedError();
-      }
-      await this.#db.transaction(async (tx) => {
+  async #commitRound({ items, transactions, calls }: Round): Promise<number> {
+    for (const { from, to, vectors: answer } of calls) {
+      const vectors = await answer;
+      let v = 0;
+      for (const parts of transactions.slice(from, to)) {
         for (const part of parts) {
-          if (part.write.dropped) continue;
-          await this.#writePart(tx, part);
+          for (let i = part.from; i < part.to; i++) part.write.vectors[i] = vectors[v++]!;
         }
-      });
-      await this.#opts.afterCommitTransaction?.();
-      await new Promise<void>((resolve) => setImmediate(resolve));
+      }
+      for (const parts of transactions.slice(from, to)) {
+        if (this.#stopping) {
+          // A large item's staged part stays behind, unseen by search and removed by the item's next
+          // attempt (or the next start): what a crash here leaves too. The round's items not written yet
+          // are given back now rather than when their leases run out.
+          await this.#db.query(
+            `UPDATE items SET indexing_lease_until = NULL WHERE id = ANY($1::text[]) AND indexing_status = 'pending'`,
+            [items.map((i) => i.id)],
+          );
+          throw new IndexerStoppedError();
+        }
+        await this.#db.transaction(async (tx) => {
+          for (const part of parts) {
+            if (part.write.dropped) continue;
+            await this.#writePart(tx, part);
+          }
+        });
+        await this.#opts.afterCommitTransaction?.();
+        await new Promise<void>((resolve) => setImmediate(resolve));
+      }
     }
     this.#opts.onProgress?.(items.length);
     return items.length;

@@ -1,7 +1,9 @@
 /**
  * Issue 15, point 5: the indexer keeps the model busy. The next round is leased, chunked and handed to
  * the model before the current one is written, so the model never waits for a commit, a lease or
- * chunking; rounds leased ahead and not written are given back when the indexer stops.
+ * chunking; a round is handed over in several calls and written call by call, so its last commit is all
+ * that is left after the model's last call; rounds leased ahead and not written are given back when the
+ * indexer stops.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
@@ -93,7 +95,7 @@ for (const mode of STORAGE_MODES) {
       const drained = indexer.drain();
       await gate.made(2);
       // The first round's vectors are not in yet, and the second round is already queued at the model.
-      assert.equal(gate.calls[0]!.texts.length, BATCH, 'one call per round');
+      assert.equal(gate.calls[0]!.texts.length, BATCH, 'one call per round (a small one)');
       assert.equal(gate.calls[1]!.texts.length, BATCH);
       const leased = await states(ids);
       assert.equal(leased.filter((s) => s.leased).length, 2 * BATCH, 'two rounds leased, no more');
@@ -105,6 +107,35 @@ for (const mode of STORAGE_MODES) {
       gate.calls[1]!.go();
       gate.calls[2]!.go();
       assert.equal(await drained, 3 * BATCH);
+      assert.ok((await states(ids)).every((s) => s.status === 'indexed' && !s.leased));
+    });
+
+    test('a round is written call by call while the model embeds the rest of it', async () => {
+      const ids = await store(2 * BATCH, 'calls');
+      const gate = gatedEmbedder(inner);
+      // One chunk an item, one item a transaction, two transactions a call: two calls a round.
+      const indexer = new Indexer(db, gate.embedder, {
+        batchItems: BATCH,
+        commitChunks: 1,
+        embedCallChunks: 2,
+      });
+      const drained = indexer.drain();
+      await gate.made(4);
+      assert.deepEqual(
+        gate.calls.map((c) => c.texts.length),
+        [2, 2, 2, 2],
+        'both rounds handed over in calls of two chunks',
+      );
+      gate.calls[0]!.go();
+      const deadline = Date.now() + 10_000;
+      while ((await states(ids)).filter((s) => s.status === 'indexed').length < 2) {
+        assert.ok(Date.now() < deadline, 'the first call’s items were written');
+        await new Promise((r) => setTimeout(r, 10));
+      }
+      // Written while the round's second call is still with the model.
+      assert.equal((await states(ids)).filter((s) => s.status === 'indexed').length, 2);
+      for (const c of gate.calls.slice(1)) c.go();
+      assert.equal(await drained, 2 * BATCH);
       assert.ok((await states(ids)).every((s) => s.status === 'indexed' && !s.leased));
     });
 
