@@ -43,7 +43,7 @@ import { serveCatalogue } from '../test/support/catalogue-site.ts';
 import { testEmbedder } from '../test/support/embedding.ts';
 import { type StorageMode, startTestApp } from '../test/support/harness.ts';
 import { serveDirectory } from '../test/support/sites.ts';
-import { embedInRounds, printTable, writeResult } from './lib.ts';
+import { embedInRounds, ModelIdle, printTable, writeResult } from './lib.ts';
 
 const SITE = fileURLToPath(new URL('../../shared/data/sites/fastapi-docs', import.meta.url));
 const CONCURRENCY = Number(process.env['BENCH_CRAWL_CONCURRENCY'] ?? 4);
@@ -104,37 +104,6 @@ interface Measured {
   modelIdleAfterSeconds: number;
 }
 
-/**
- * When the indexer's model had nothing to do: its calls are counted as they go out and come back, from
- * the crawl's request on. The pipeline's own loss, whatever share of the CPU the model gets meanwhile.
- */
-class ModelBusy {
-  #outstanding = 0;
-  #since = performance.now();
-  #idle = 0;
-
-  watch(embedder: Embedder): Embedder {
-    const embed = embedder.embed.bind(embedder);
-    embedder.embed = (texts, signal) => {
-      if (this.#outstanding++ === 0) this.#idle += performance.now() - this.#since;
-      return embed(texts, signal).finally(() => {
-        if (--this.#outstanding === 0) this.#since = performance.now();
-      });
-    };
-    return embedder;
-  }
-
-  /** Milliseconds idle since the crawl's request (reset then). */
-  idleMs(): number {
-    return this.#idle + (this.#outstanding === 0 ? performance.now() - this.#since : 0);
-  }
-
-  reset(): void {
-    this.#idle = 0;
-    this.#since = performance.now();
-  }
-}
-
 /** One scenario, in this process (the parent spawns one process per scenario). */
 async function runScenario(s: Scenario): Promise<Measured> {
   const site = await serveDirectory(SITE);
@@ -154,11 +123,11 @@ async function runScenario(s: Scenario): Promise<Measured> {
     },
   });
   const startRssMiB = process.resourceUsage().maxRSS / 1024;
-  const busy = new ModelBusy();
+  const idle = new ModelIdle();
   if (s.embed) {
     const embedder = await testEmbedder();
     await t.service.embedding.use(embedder);
-    indexer = new Indexer(t.db, busy.watch(embedder), { pollMs: 200 });
+    indexer = new Indexer(t.db, idle.watch(embedder), { pollMs: 200 });
   }
   const pool = t.service.startWorkers({ concurrency: 1, pollMs: 20, periodicTasks: [], listenUrl: null });
   const loop = monitorEventLoopDelay({ resolution: 10 });
@@ -166,7 +135,7 @@ async function runScenario(s: Scenario): Promise<Measured> {
     const start = performance.now();
     const startedAt = Date.now();
     const cpuAtStart = process.cpuUsage();
-    busy.reset();
+    const idleAtStart = idle.ms();
     loop.enable();
     indexer?.start();
     const res = await t.call('POST', '/api/connect/crawling/', {
@@ -178,7 +147,7 @@ async function runScenario(s: Scenario): Promise<Measured> {
     // 250 ms, and each costs the service statements and an HTTP request (at 20 ms they were ~8% of a
     // PGlite crawl's main thread).
     const crawlSeconds = (Date.parse(job.completed_at) - startedAt) / 1000;
-    const idleInCrawl = busy.idleMs();
+    const idleInCrawl = idle.ms() - idleAtStart;
     const cpu = process.cpuUsage(cpuAtStart);
     loop.disable();
     if (indexer) {
@@ -191,7 +160,7 @@ async function runScenario(s: Scenario): Promise<Measured> {
       }
     }
     const seconds = indexer ? (performance.now() - start) / 1000 : crawlSeconds;
-    const idleTotal = busy.idleMs();
+    const idleTotal = idle.ms() - idleAtStart;
     const [c] = await t.db.query<{ n: number }>('SELECT count(*)::int AS n FROM chunks');
     // When the first page was stored: what a crawl spends before its pages flow (the job's pick-up,
     // robots.txt, the start page, the extraction thread's start).

@@ -34,6 +34,7 @@ import { testModelDir } from '../test/support/model.ts';
 import { type NativePostgres, startNativePostgres } from '../test/support/native-postgres.ts';
 import {
   embedInRounds,
+  ModelIdle,
   openBenchDatabase,
   percentile,
   printTable,
@@ -176,20 +177,12 @@ const embedder = await LocalEmbedder.load({
 });
 const BM25_TRIGGERS = values['bm25-triggers'] !== 'off';
 /**
- * How long the model had no document call to work on: the indexer's calls are counted as they go out and
- * come back. Time with none outstanding while a block is being indexed is time the pipeline left the model
- * idle, whatever the machine's load (the chunks/s ratio, by contrast, also moves with the CPU share the
- * other processes leave this one).
+ * How long the model had no document call of the indexer to work on while a block is indexed: the
+ * pipeline's own loss, whatever the machine's load (the chunks/s ratio, by contrast, also moves with the CPU
+ * share the other processes leave this one).
  */
-const starved = { outstanding: 0, since: performance.now(), ms: 0 };
-const embedDocuments = embedder.embed.bind(embedder);
-embedder.embed = (texts, signal) => {
-  if (starved.outstanding++ === 0) starved.ms += performance.now() - starved.since;
-  return embedDocuments(texts, signal).finally(() => {
-    if (--starved.outstanding === 0) starved.since = performance.now();
-  });
-};
-const starvedMs = () => starved.ms + (starved.outstanding === 0 ? performance.now() - starved.since : 0);
+const modelIdle = new ModelIdle();
+modelIdle.watch(embedder);
 const chunkTexts = (docs: typeof corpus) =>
   docs.map((d) => chunkForIndexing(embedder, { title: d.title, content: d.text }).map((c) => c.embedText));
 
@@ -248,11 +241,11 @@ for (const mode of MODES) {
       queryOffset: b * 97,
     });
     const t0 = performance.now();
-    const idle0 = starvedMs();
+    const idle0 = modelIdle.ms();
     const uploadSeconds = await clients.go();
     while ((await pending()) > 0) await sleep(100);
     const seconds = (performance.now() - t0) / 1000;
-    const modelIdle = (starvedMs() - idle0) / 1000 / seconds;
+    const idleShare = (modelIdle.ms() - idle0) / 1000 / seconds;
     const searchTimes = await clients.stop();
     duringIngest.push(...searchTimes);
     const chunks = perDoc.reduce((n, c) => n + c.length, 0);
@@ -270,7 +263,7 @@ for (const mode of MODES) {
       docs: String(docs.length),
       chunks: String(chunks),
       'upload s': f1(uploadSeconds),
-      'model idle': `${(modelIdle * 100).toFixed(0)}%`,
+      'model idle': `${(idleShare * 100).toFixed(0)}%`,
       'to indexed s': f1(seconds),
       'pipeline chunks/s': f1(pipeRate),
       'raw chunks/s': f1(rawRate),

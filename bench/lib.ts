@@ -249,3 +249,30 @@ export async function embedInRounds(
   }
   return { chunks, seconds: (performance.now() - t0) / 1000 };
 }
+
+/**
+ * How long a model had no document call to work on: its `embed` calls are counted as they go out and come
+ * back (wrap the embedder the indexer uses with `watch`). Time with none outstanding while items wait is
+ * time the pipeline left the model idle, whatever the machine's load; take `ms()` before and after.
+ */
+export class ModelIdle {
+  #outstanding = 0;
+  #since = performance.now();
+  #idle = 0;
+
+  watch<E extends Embedder>(embedder: E): E {
+    const embed = embedder.embed.bind(embedder);
+    embedder.embed = (texts, signal) => {
+      if (this.#outstanding++ === 0) this.#idle += performance.now() - this.#since;
+      return embed(texts, signal).finally(() => {
+        if (--this.#outstanding === 0) this.#since = performance.now();
+      });
+    };
+    return embedder;
+  }
+
+  /** Milliseconds without a call outstanding since the embedder was watched. */
+  ms(): number {
+    return this.#idle + (this.#outstanding === 0 ? performance.now() - this.#since : 0);
+  }
+}

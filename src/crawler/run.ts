@@ -78,12 +78,12 @@ export interface CrawlRunDeps {
  * The job engine's lease, for the statements that check it themselves: each claim of a frontier URL (one
  * statement outside any transaction, claimNextFrontierRow) and each commit of pages (its lock of the
  * crawl job, lockCrawlJobUnderLease, in a `transaction` taken in turn with the job's other writes to its
- * row: JobContext.leaseTransaction). `lost` is the error to throw when it no longer holds. Without it,
- * claims check nothing and commits go through `withLease`.
+ * row: JobContext.leaseTransaction). `lost` is the error to throw when it no longer holds. Without a
+ * lease (tests of the run alone), claims check nothing and commits go through `withLease`.
  */
 export interface RunLease extends ClaimLease {
   lost: () => Error;
-  transaction?: <T>(fn: (tx: Queryable) => Promise<T>) => Promise<T>;
+  transaction: <T>(fn: (tx: Queryable) => Promise<T>) => Promise<T>;
 }
 
 /** Outcomes after which the organization's items changed (stored, or an item of an earlier crawl removed). */
@@ -409,7 +409,7 @@ class CrawlRun {
    */
   #commitTransaction(fn: (tx: Queryable, locked: LockedCrawlJob) => Promise<void>): Promise<void> {
     const lease = this.#runLease;
-    if (!lease?.transaction) return this.#lease(async (tx) => fn(tx, await lockCrawlJob(tx, this.#job.id)));
+    if (!lease) return this.#lease(async (tx) => fn(tx, await lockCrawlJob(tx, this.#job.id)));
     return lease.transaction(async (tx) => {
       const locked = await lockCrawlJobUnderLease(tx, this.#job.id, lease);
       if (!locked) throw lease.lost();

@@ -75,9 +75,10 @@ const LEASE_SQL = `
 
 interface Round {
   items: PendingItem[];
-  /** The round's items as they are written: their chunks, and their vectors once their calls answer. */
-  writes: ItemWrite[];
-  /** The round's transactions (planTransactions), in the order they are written. */
+  /**
+   * The round's transactions (planTransactions), in the order they are written; their items' vectors are
+   * filled in as their calls answer.
+   */
   transactions: Part[][];
   /**
    * The round's calls to the model, made when the round is leased, in order: each covers transactions
@@ -104,12 +105,11 @@ export const DEFAULT_LEASE_SECONDS = 30;
 export const DEFAULT_COMMIT_CHUNKS = 32;
 
 /**
- * See {@link IndexerOptions.embedCallChunks}. Most chunks in one call to the model, in whole commit
- * transactions: a round is embedded in several
- * calls, and each call's transactions are written as soon as it answers while the model works on the
- * next. With one call a round, a round of a large page (1,800 chunks) was written only after all of it was
- * embedded: 12.5 s of PGlite commits with the model idle, at the end of a crawl (BENCHMARKS.md "Crawl +
- * embed: a round written as its calls answer"). Large enough that a remote model's requests stay few.
+ * See {@link IndexerOptions.embedCallChunks}. A round is embedded in several calls of whole commit
+ * transactions, and each call's transactions are written as soon as it answers while the model works on
+ * the next. With one call a round, a round with a large page (1,800 chunks) was written only after all of
+ * it was embedded: 12.5 s of PGlite commits with the model idle at the end of a crawl (BENCHMARKS.md
+ * "Crawl + embed: a round written call by call"). Large enough that a remote model's requests stay few.
  */
 export const DEFAULT_EMBED_CALL_CHUNKS = 128;
 
@@ -412,8 +412,9 @@ export class Indexer {
         if (texts.length > 0 && texts.length + partTexts.length > this.#opts.embedCallChunks) call(n);
         texts.push(...partTexts);
       }
-      if (texts.length > 0 || from < transactions.length) call(transactions.length);
-      return { items, writes, transactions, calls, release };
+      // The rest (an item without chunks alone makes an empty call, which the embedder answers at once).
+      if (from < transactions.length) call(transactions.length);
+      return { items, transactions, calls, release };
     } catch (err) {
       release();
       throw err;

@@ -154,16 +154,13 @@ export function startWorkerPool(db: Database, opts: WorkerPoolOptions): WorkerPo
         });
     }, heartbeatMs);
 
-    const withLease = <T>(fn: (tx: Queryable) => Promise<T>): Promise<T> =>
-      onJobRow(() =>
-        db.transaction(async (tx) => {
-          await assertLease(tx, job.id, job.leaseToken);
-          return fn(tx);
-        }),
-      );
-
     const leaseTransaction = <T>(fn: (tx: Queryable) => Promise<T>): Promise<T> =>
       onJobRow(() => db.transaction(fn));
+    const withLease = <T>(fn: (tx: Queryable) => Promise<T>): Promise<T> =>
+      leaseTransaction(async (tx) => {
+        await assertLease(tx, job.id, job.leaseToken);
+        return fn(tx);
+      });
 
     try {
       const registered = handlers.get(job.kind);

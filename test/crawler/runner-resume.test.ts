@@ -6,8 +6,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { runCrawlJob } from '../../src/crawler/run.ts';
-import { assertLease, claimJob, getJob } from '../../src/jobs/queue.ts';
+import { type CrawlRunDeps, runCrawlJob } from '../../src/crawler/run.ts';
+import { assertLease, type ClaimedJob, claimJob, getJob, JobLostError } from '../../src/jobs/queue.ts';
 import { type CrawlTestApp, FASTAPI_DOCS, startCrawlApp } from '../http/crawl-helpers.ts';
 import { STORAGE_MODES } from '../support/harness.ts';
 import { serveDirectory } from '../support/sites.ts';
@@ -21,6 +21,23 @@ for (const mode of STORAGE_MODES) {
       h = await startCrawlApp(mode, { workers: false, crawler: { pageConcurrency: 2 } });
     });
     after(async () => h?.close());
+
+    /** What the `crawl` job kind hands a run (src/jobs/crawl-job.ts), for a job the test claimed itself. */
+    const workerDeps = (claimed: ClaimedJob): CrawlRunDeps => ({
+      db: h.t.db,
+      crawler: h.t.service.crawler,
+      withLease: (fn) =>
+        h.t.db.transaction(async (tx) => {
+          await assertLease(tx, claimed.id, claimed.leaseToken);
+          return fn(tx);
+        }),
+      lease: {
+        jobId: claimed.id,
+        token: claimed.leaseToken,
+        lost: () => new JobLostError(claimed.id),
+        transaction: (fn) => h.t.db.transaction(fn),
+      },
+    });
 
     test('a crawl stopped with its worker resumes on another one without refetching done pages', async () => {
       const site = await serveDirectory(FASTAPI_DOCS, { delayMs: 30 });
@@ -121,19 +138,11 @@ for (const mode of STORAGE_MODES) {
         const claimed = (await claimJob(h.t.db, { kinds: ['crawl'], workerId: 'loser' }))!;
         // Taken back before the run starts: its first claim finds the lease gone.
         await h.t.db.query(`UPDATE jobs SET lease_token = 'someone-else' WHERE id = $1`, [claimed.id]);
-        const lost = new Error('lease lost');
+        // Only the claims check the lease here: the run's other transactions would have refused too.
+        const deps = { ...workerDeps(claimed), withLease: h.t.db.transaction.bind(h.t.db) };
         await assert.rejects(
-          runCrawlJob(
-            {
-              db: h.t.db,
-              crawler: h.t.service.crawler,
-              // Only the claims check the lease here: the run's transactions would have refused too.
-              lease: { jobId: claimed.id, token: claimed.leaseToken, lost: () => lost },
-            },
-            job.id,
-            new AbortController().signal,
-          ),
-          (err) => err === lost,
+          runCrawlJob(deps, job.id, new AbortController().signal),
+          (err) => err instanceof JobLostError,
         );
         const fetching = await h.t.db.query<{ n: number }>(
           `SELECT count(*)::int AS n FROM crawl_frontier WHERE crawl_job_id = $1 AND state = 'fetching'`,
@@ -155,22 +164,8 @@ for (const mode of STORAGE_MODES) {
       try {
         const job = await h.crawl({ url: `${site.origin}/`, limit: 20 });
         const claimed = (await claimJob(h.t.db, { kinds: ['crawl'], workerId: 'loser' }))!;
-        const lost = new Error('lease lost');
-        const running = runCrawlJob(
-          {
-            db: h.t.db,
-            crawler: h.t.service.crawler,
-            // Commits check the lease in their lock of the crawl job (lockCrawlJobUnderLease).
-            lease: {
-              jobId: claimed.id,
-              token: claimed.leaseToken,
-              lost: () => lost,
-              transaction: (fn) => h.t.db.transaction(fn),
-            },
-          },
-          job.id,
-          new AbortController().signal,
-        ).then(
+        // Commits check the lease in their lock of the crawl job (lockCrawlJobUnderLease).
+        const running = runCrawlJob(workerDeps(claimed), job.id, new AbortController().signal).then(
           () => null,
           (err: unknown) => err,
         );
@@ -178,7 +173,7 @@ for (const mode of STORAGE_MODES) {
         await h.t.db.query(`UPDATE jobs SET lease_token = 'someone-else' WHERE id = $1`, [claimed.id]);
         const atTakeover = await h.get(job.id);
         const itemsAtTakeover = (await h.crawledItems()).length;
-        assert.equal(await running, lost, 'the run ends with the lease error');
+        assert.ok((await running) instanceof JobLostError, 'the run ends with the lease error');
         const after = await h.get(job.id);
         assert.equal(after.completed_pages, atTakeover.completed_pages, 'no page counted after the takeover');
         assert.equal((await h.crawledItems()).length, itemsAtTakeover, 'no item stored after the takeover');
@@ -196,19 +191,7 @@ for (const mode of STORAGE_MODES) {
         const claimed = (await claimJob(h.t.db, { kinds: ['crawl'], workerId: 'doomed' }))!;
         assert.ok(claimed);
         const death = new AbortController();
-        const running = runCrawlJob(
-          {
-            db: h.t.db,
-            crawler: h.t.service.crawler,
-            withLease: (fn) =>
-              h.t.db.transaction(async (tx) => {
-                await assertLease(tx, claimed.id, claimed.leaseToken);
-                return fn(tx);
-              }),
-          },
-          job.id,
-          death.signal,
-        );
+        const running = runCrawlJob(workerDeps(claimed), job.id, death.signal);
         while ((await h.get(job.id)).completed_pages < 5) await sleep(10);
         death.abort(new Error('worker process killed'));
         await assert.rejects(running);
