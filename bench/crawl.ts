@@ -22,7 +22,9 @@
  * Rows: items stored, distinct among them, products reached (stored under their own URL), fetches and
  * fetches per stored item, near-duplicates collapsed, pages fetched per second.
  *
- * Options: BENCH_SCENARIOS (comma list of scenario ids), BENCH_CRAWL_CONCURRENCY (default 4),
+ * Options: BENCH_SCENARIOS (comma list of scenario ids), BENCH_CRAWL_CONCURRENCY (requests in flight to the
+ * site, default 4, as curl's connections), BENCH_PAGE_CONCURRENCY (pages in flight per crawl, from claim to
+ * commit; default the service's, 8),
  * BENCH_PGLITE_DIR=1 (PGlite scenarios in a data directory, as `kb serve` runs, instead of in memory).
  * "app CPU ms/page" is the CPU time of the scenario's process (both threads; not Postgres' backends) per page:
  * steadier than pages/s on a machine whose speed drifts from run to run.
@@ -36,6 +38,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import type { CrawlerOverrides } from '../src/crawler/runtime.ts';
+import { defaultCrawlerSettings } from '../src/crawler/settings.ts';
 import type { Database } from '../src/db/database.ts';
 import type { Embedder } from '../src/embedding/types.ts';
 import { chunkForIndexing, Indexer } from '../src/ingest/indexer.ts';
@@ -47,6 +50,9 @@ import { embedInRounds, ModelIdle, printTable, writeResult } from './lib.ts';
 
 const SITE = fileURLToPath(new URL('../../shared/data/sites/fastapi-docs', import.meta.url));
 const CONCURRENCY = Number(process.env['BENCH_CRAWL_CONCURRENCY'] ?? 4);
+const PAGE_CONCURRENCY = Number(
+  process.env['BENCH_PAGE_CONCURRENCY'] ?? defaultCrawlerSettings().pageConcurrency,
+);
 
 interface Scenario {
   id: string;
@@ -59,7 +65,7 @@ interface Scenario {
 const FAST: CrawlerOverrides = {
   minDelayMs: 0,
   perHostConcurrency: CONCURRENCY,
-  pageConcurrency: CONCURRENCY,
+  pageConcurrency: PAGE_CONCURRENCY,
 };
 const SCENARIOS: Scenario[] = [
   { id: 'crawl-pglite', label: 'crawl (embedding excluded)', storage: 'pglite', embed: false, crawler: FAST },
@@ -403,7 +409,10 @@ async function main(): Promise<void> {
     });
   }
   if (rows.length > 2)
-    printTable(`Crawling fastapi-docs (154 pages) end to end; page concurrency ${CONCURRENCY}`, rows);
+    printTable(
+      `Crawling fastapi-docs (154 pages) end to end; requests in flight to the site ${CONCURRENCY}, pages in flight ${PAGE_CONCURRENCY}`,
+      rows,
+    );
   const catalogueRows: Array<Record<string, string>> = [];
   for (const c of CATALOGUE_SCENARIOS) {
     if (wanted && !wanted.includes(c.id)) continue;
@@ -425,7 +434,7 @@ async function main(): Promise<void> {
   }
   if (catalogueRows.length > 0)
     printTable(
-      `Crawling the generated catalogue (251 distinct pages of 2,201), embedding excluded; page concurrency ${CONCURRENCY}`,
+      `Crawling the generated catalogue (251 distinct pages of 2,201), embedding excluded; requests in flight ${CONCURRENCY}, pages in flight ${PAGE_CONCURRENCY}`,
       catalogueRows,
     );
   writeResult('crawl', raw);

@@ -5,7 +5,12 @@ import { DEFAULT_RETRY_POLICY, type RetryPolicy } from './fetch-page.ts';
 export interface CrawlerSettings {
   /** Sent with every crawler request; its first word is the token robots.txt groups are matched against. */
   userAgent: string;
-  /** Pages in flight per crawl job. */
+  /**
+   * Pages in flight per crawl job, from their claim until their commit. A page spends most of that time
+   * waiting for the extraction thread and its commit, not on its host, which `perHostConcurrency` bounds
+   * separately: with 4, a crawl's main thread and extraction thread waited on each other (fastapi-docs,
+   * Postgres mode: 2.95 s against 2.6 s with 8).
+   */
   pageConcurrency: number;
   /** Requests in flight per host, across all crawls of this process. */
   perHostConcurrency: number;
@@ -39,7 +44,7 @@ export function crawlBounds(limit: number): { fetchLimit: number; frontierLimit:
 export function defaultCrawlerSettings(opts: { publicUrl?: string | undefined } = {}): CrawlerSettings {
   return {
     userAgent: `KbCrawler/1.0 (knowledge-base connector${opts.publicUrl ? `; +${opts.publicUrl}` : ''})`,
-    pageConcurrency: 4,
+    pageConcurrency: 8,
     perHostConcurrency: 2,
     minDelayMs: 100,
     timeoutMs: 20_000,
