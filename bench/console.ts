@@ -29,6 +29,7 @@ import { migrate } from '../src/db/migrate.ts';
 import { createApiKey, createOrganization } from '../src/db/repositories/organizations.ts';
 import { buildApp } from '../src/http/app.ts';
 import { newId } from '../src/lib/ids.ts';
+import { itemSearchWords } from '../src/lib/search-words.ts';
 import { launchChromium } from '../test/support/browser.ts';
 import { composeTestService } from '../test/support/harness.ts';
 import { type NativePostgres, startNativePostgres } from '../test/support/native-postgres.ts';
@@ -83,17 +84,19 @@ async function insertItems(db: Database, orgId: string, count: number, seed: num
     await db.transaction((tx) =>
       tx.query(
         `INSERT INTO items (id, organization_id, title, content, content_hash, visibility, source_type, source_table_name,
-                            source_url, source_key, tags, indexing_status, created_at, updated_at)
+                            source_url, source_key, tags, indexing_status, created_at, updated_at, search_words)
          SELECT u.id, $1, u.title, u.content, md5(u.content), 'public', 'upload', 'uploaded_documents',
                 'https://docs.example.com/' || u.id, 'upload:' || u.id, '{}', 'indexed',
-                now() - make_interval(secs => u.age), now() - make_interval(secs => u.age)
-           FROM unnest($2::text[], $3::text[], $4::text[], $5::int[]) AS u(id, title, content, age)`,
+                now() - make_interval(secs => u.age), now() - make_interval(secs => u.age),
+                array_to_tsvector(string_to_array(u.words, ' '))
+           FROM unnest($2::text[], $3::text[], $4::text[], $5::int[], $6::text[]) AS u(id, title, content, age, words)`,
         [
           orgId,
           rows.map((x) => x.id),
           rows.map((x) => x.title),
           rows.map((x) => x.content),
           rows.map((x) => x.age),
+          rows.map((x) => itemSearchWords(x.title, x.content)),
         ],
       ),
     );

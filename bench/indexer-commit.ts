@@ -298,9 +298,9 @@ async function leaseStatement(db: Database): Promise<Array<Record<string, string
   const other = (await createOrganization(db, 'lease-bench-other')).id;
   const insert = (o: string, n: number, type: string, conn: string | null, tag: string) =>
     db.query(
-      `INSERT INTO items (id, organization_id, title, content, content_hash, source_type, source_table_name, source_key, connection_id, updated_at)
+      `INSERT INTO items (id, organization_id, title, content, content_hash, source_type, source_table_name, source_key, connection_id, updated_at, search_words)
        SELECT 'lease-' || $5 || '-' || g, $1, 'Page ' || g, 'text', 'h' || g, $2, 't', $5 || ':' || g, $3,
-              now() - make_interval(secs => $4 - g)
+              now() - make_interval(secs => $4 - g), array_to_tsvector(ARRAY['page', g::text, 'text'])
          FROM generate_series(1, $4) AS g`,
       [o, type, conn, n, tag],
     );

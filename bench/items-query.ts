@@ -33,11 +33,12 @@ import { parseArgs } from 'node:util';
 import type { Database } from '../src/db/database.ts';
 import { pgliteDatabase } from '../src/db/pglite.ts';
 import { migrate } from '../src/db/migrate.ts';
-import { queryItems } from '../src/db/repositories/items.ts';
+import { queryItems, searchWords } from '../src/db/repositories/items.ts';
 import { createApiKey, createOrganization } from '../src/db/repositories/organizations.ts';
 import { buildApp } from '../src/http/app.ts';
 import type { App } from '../src/http/context.ts';
 import { newId } from '../src/lib/ids.ts';
+import { itemSearchWords } from '../src/lib/search-words.ts';
 import { composeTestService } from '../test/support/harness.ts';
 import { type NativePostgres, startNativePostgres } from '../test/support/native-postgres.ts';
 import {
@@ -137,17 +138,19 @@ async function insertItems(
     await db.transaction(async (tx) => {
       await tx.query(
         `INSERT INTO items (id, organization_id, title, content, content_hash, visibility, source_type, source_table_name,
-                            source_url, source_key, tags, indexing_status, created_at, updated_at)
+                            source_url, source_key, tags, indexing_status, created_at, updated_at, search_words)
          SELECT u.id, $1, u.title, u.content, md5(u.content), 'public', 'upload', 'uploaded_documents',
                 'https://docs.example.com/' || u.id, 'upload:' || u.id, '{}', 'indexed',
-                now() - make_interval(secs => u.age), now() - make_interval(secs => u.age)
-           FROM unnest($2::text[], $3::text[], $4::text[], $5::int[]) AS u(id, title, content, age)`,
+                now() - make_interval(secs => u.age), now() - make_interval(secs => u.age),
+                array_to_tsvector(string_to_array(u.words, ' '))
+           FROM unnest($2::text[], $3::text[], $4::text[], $5::int[], $6::text[]) AS u(id, title, content, age, words)`,
         [
           orgId,
           rows.map((x) => x.id),
           rows.map((x) => x.title),
           rows.map((x) => x.content),
           rows.map((x) => x.ageSeconds),
+          rows.map((x) => itemSearchWords(x.title, x.content)),
         ],
       );
     });
@@ -362,12 +365,7 @@ async function plans(b: Bench, search: string | undefined, page: number): Promis
       ),
     ];
   }
-  const [w] = await b.db.query<{ tsquery: string | null; exact: boolean | null }>(
-    `SELECT string_agg('''' || replace(replace(lexeme, '\\', '\\\\'), '''', '''''') || ''':*', ' & ') AS tsquery,
-            count(*) = 1 AND min(lexeme) = lower($1) AS exact
-       FROM unnest(to_tsvector('simple', $1))`,
-    [search],
-  );
+  const w = searchWords(search);
   if (w?.tsquery) {
     params.push(w.tsquery);
     where += ' AND search_words @@ $2::tsquery';

@@ -5,6 +5,7 @@ import path from 'node:path';
 import pg from 'pg';
 import type { Database, Queryable } from '../src/db/database.ts';
 import { openPglite } from '../src/db/pglite.ts';
+import { itemSearchWords } from '../src/lib/search-words.ts';
 import { openPostgres } from '../src/db/postgres.ts';
 import { DEFAULT_BATCH_ITEMS } from '../src/ingest/indexer.ts';
 import type { Embedder } from '../src/embedding/index.ts';
@@ -139,11 +140,12 @@ export async function insertBenchItems(
 ): Promise<void> {
   await tx.query(
     `INSERT INTO items (id, organization_id, title, content, content_hash, source_type, source_table_name,
-                        source_url, source_key, indexing_status)
+                        source_url, source_key, indexing_status, search_words)
      SELECT u.id, $1, u.title, u.content, md5(u.content), 'upload', 'uploaded_documents',
-            'https://docs.example.com/' || u.id, 'upload:' || u.id, 'indexed'
-       FROM unnest($2::text[], $3::text[], $4::text[]) AS u(id, title, content)`,
-    [orgId, ids, titles, contents],
+            'https://docs.example.com/' || u.id, 'upload:' || u.id, 'indexed',
+            array_to_tsvector(string_to_array(u.words, ' '))
+       FROM unnest($2::text[], $3::text[], $4::text[], $5::text[]) AS u(id, title, content, words)`,
+    [orgId, ids, titles, contents, titles.map((t, i) => itemSearchWords(t, contents[i]!))],
   );
 }
 

@@ -4,12 +4,13 @@
  * sidebars, cookie banners, scripts) is removed and the main content is located by its semantic element
  * (`<main>`, `<article>`, ...) or, when the page has none, by @mozilla/readability. The markdown comes
  * from the service's one HTML-to-markdown converter (src/lib/html-to-markdown.ts), shared with the
- * connectors. The main text's near-duplicate signature (fingerprint.ts) is taken here too, so its cost
- * is paid in the extraction worker, not on the crawl's thread.
+ * connectors. The main text's near-duplicate signature (fingerprint.ts) and the item's search words are
+ * taken here too, so their cost is paid in the extraction worker, not on the crawl's thread.
  */
 import { Readability } from '@mozilla/readability';
 import { parseHTML } from 'linkedom';
 import { absolutizeUrls, elementToMarkdown, markCodeLanguages } from '../lib/html-to-markdown.ts';
+import { itemSearchWords } from '../lib/search-words.ts';
 import { textSignature } from './fingerprint.ts';
 import { canonicalizeUrl, resolveLink } from './url.ts';
 
@@ -26,6 +27,8 @@ export interface ExtractedPage {
   noindex: boolean;
   /** MinHash signature of the markdown (fingerprint.ts); null when it has no words. */
   signature: number[] | null;
+  /** The item's search words (src/lib/search-words.ts) of `title` and `markdown`, split here, off the crawl's thread. */
+  searchWords: string;
 }
 
 // Removed everywhere: never content.
@@ -133,9 +136,10 @@ export function extractPage(html: string, url: string): ExtractedPage {
   let markdown = root ? elementToMarkdown(root) : '';
   if (!rootH1 && h1 && title === h1) markdown = `# ${h1}\n\n${markdown}`.trim();
   const signature = textSignature(markdown);
+  const searchWords = itemSearchWords(title, markdown);
   return canonical
-    ? { title, markdown, links, canonical, noindex, signature }
-    : { title, markdown, links, noindex, signature };
+    ? { title, markdown, links, canonical, noindex, signature, searchWords }
+    : { title, markdown, links, noindex, signature, searchWords };
 }
 
 function collectLinks(document: Document, base: string): string[] {

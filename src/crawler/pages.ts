@@ -274,6 +274,8 @@ export class PageSettler {
           sourceKey,
           title: page.title || finalUrl,
           markdown,
+          // Split from the page's own title and text: trimming changes no word; a title taken from the URL does.
+          ...(page.title ? { searchWords: page.searchWords } : {}),
           url: finalUrl,
           visibility: 'public',
           tags: this.#tags,

@@ -10,6 +10,7 @@
  */
 import type { getDocumentProxy } from 'unpdf';
 import type { ExtractedPage } from './extract.ts';
+import { itemSearchWords } from '../lib/search-words.ts';
 import { textSignature } from './fingerprint.ts';
 
 /** Pages read at most; the rest of a longer document is left out. */
@@ -88,7 +89,14 @@ export async function extractPdf(bytes: Uint8Array, url: string): Promise<Extrac
       (typeof info.Title === 'string' && normalizeSpace(info.Title)) ||
       normalizeSpace(outline[0]?.title ?? '') ||
       fileName(url);
-    return { title, markdown, links: [], noindex: false, signature: textSignature(markdown) };
+    return {
+      title,
+      markdown,
+      links: [],
+      noindex: false,
+      signature: textSignature(markdown),
+      searchWords: itemSearchWords(title, markdown),
+    };
   } catch (err) {
     if (err instanceof PdfRefusal) throw err;
     throw new PdfRefusal(

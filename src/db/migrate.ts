@@ -1,8 +1,9 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { type Database, MissingExtensionError } from './database.ts';
+import { type Database, MissingExtensionError, type Queryable } from './database.ts';
 import { checkPgvectorVersion } from './pgvector-version.ts';
+import { rewriteItemSearchWords } from './repositories/items.ts';
 
 const MIGRATIONS_DIR = path.join(path.dirname(fileURLToPath(import.meta.url)), 'migrations');
 // Any constant works; it only has to be the same in every process of this service.
@@ -14,11 +15,23 @@ export interface Migration {
   sql: string;
 }
 
+/**
+ * Work a migration needs done in code: run right after its SQL, in the same transaction. Migration 016
+ * moved the splitting of items' search words from SQL into the service; the rows it finds are split again.
+ */
+const AFTER_SQL: Record<number, (tx: Queryable) => Promise<unknown>> = {
+  16: (tx) => rewriteItemSearchWords(tx),
+};
+
 export function listMigrations(dir = MIGRATIONS_DIR): Migration[] {
   return readdirSync(dir)
     .filter((f) => /^\d{3}_[a-z0-9_]+\.sql$/.test(f))
     .sort()
-    .map((f) => ({ version: Number.parseInt(f.slice(0, 3), 10), name: f, sql: readFileSync(path.join(dir, f), 'utf8') }));
+    .map((f) => ({
+      version: Number.parseInt(f.slice(0, 3), 10),
+      name: f,
+      sql: readFileSync(path.join(dir, f), 'utf8'),
+    }));
 }
 
 /**
@@ -43,6 +56,7 @@ export async function migrate(db: Database, opts: { through?: number } = {}): Pr
       // Tests stop early to build a database as an older release left it, then migrate the rest.
       if (opts.through !== undefined && m.version > opts.through) break;
       await tx.exec(m.sql);
+      await AFTER_SQL[m.version]?.(tx);
       await tx.query('INSERT INTO schema_migrations (version, name) VALUES ($1, $2)', [m.version, m.name]);
       applied.push(m.name);
     }
@@ -73,4 +87,3 @@ async function ensurePgvector(db: Database): Promise<void> {
     }
   }
 }
-

@@ -2,6 +2,7 @@ import type { Queryable } from '../db/database.ts';
 import type { ItemSourceType, Visibility } from '../db/repositories/items.ts';
 import { sha256Hex } from '../lib/crypto.ts';
 import { newId } from '../lib/ids.ts';
+import { itemSearchWords } from '../lib/search-words.ts';
 
 /**
  * A document on its way into the knowledge base, whatever produced it (connector, crawler, upload).
@@ -27,6 +28,11 @@ export interface IngestDocument {
   crawlJobId?: string | null;
   /** The source's change token (SourceDocument.version), for incremental syncs. */
   sourceVersion?: string | null;
+  /**
+   * `itemSearchWords(title, markdown)` when the caller has it already (the crawler splits them in its
+   * extraction thread); else they are split here.
+   */
+  searchWords?: string;
 }
 
 export type StoreOutcome = 'created' | 'updated' | 'unchanged' | 'tombstoned';
@@ -92,11 +98,13 @@ export async function storeDocument(
     `WITH old AS (SELECT content_hash FROM items WHERE organization_id = $2 AND source_key = $10)
      INSERT INTO items AS i (id, organization_id, title, content, content_hash, visibility, source_type,
                              source_table_name, source_url, source_key, connection_id, crawl_job_id, tags,
-                             source_version)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)
+                             source_version, search_words)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14,
+             array_to_tsvector(string_to_array($15, ' ')))
      ON CONFLICT (organization_id, source_key) DO UPDATE SET
        title = EXCLUDED.title,
        content = EXCLUDED.content,
+       search_words = EXCLUDED.search_words,
        content_hash = EXCLUDED.content_hash,
        visibility = EXCLUDED.visibility,
        source_table_name = EXCLUDED.source_table_name,
@@ -132,6 +140,10 @@ export async function storeDocument(
       doc.crawlJobId ?? null,
       tags,
       doc.sourceVersion ?? null,
+      // Given words hold when the text is stored as given (no NUL removed from it).
+      doc.searchWords !== undefined && doc.title === input.title && doc.markdown === input.markdown
+        ? doc.searchWords
+        : itemSearchWords(doc.title, doc.markdown),
     ],
   );
   const row = rows[0];

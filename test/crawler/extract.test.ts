@@ -125,6 +125,7 @@ describe('extractPage on a page without semantic markup', () => {
       links: [],
       noindex: false,
       signature: null,
+      searchWords: 'b page',
     });
     const tiny = extractPage('<p>Hello <a href="/x">there</a></p>', 'https://e.com/');
     assert.equal(tiny.markdown, 'Hello [there](https://e.com/x)');

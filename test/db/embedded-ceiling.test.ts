@@ -23,8 +23,8 @@ import { STORAGE_MODES, startTestApp, type TestApp } from '../support/harness.ts
 async function addItems(db: Queryable, orgId: string, items: number, chunksEach: number): Promise<void> {
   const ids = Array.from({ length: items }, () => newId());
   await db.query(
-    `INSERT INTO items (id, organization_id, title, content, content_hash, source_type, source_table_name, source_key, indexing_status)
-     SELECT u.id, $1, 'title', 'content', md5(u.id), 'upload', 'uploaded_documents', 'upload:' || u.id, 'indexed'
+    `INSERT INTO items (id, organization_id, title, content, content_hash, source_type, source_table_name, source_key, indexing_status, search_words)
+     SELECT u.id, $1, 'title', 'content', md5(u.id), 'upload', 'uploaded_documents', 'upload:' || u.id, 'indexed', 'title content'
        FROM unnest($2::text[]) AS u(id)`,
     [orgId, ids],
   );

@@ -11,6 +11,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { expectError, STORAGE_MODES } from '../support/harness.ts';
 import { type ServedSite, serveDirectory } from '../support/sites.ts';
 import type { CrawlJobView } from '../../src/db/repositories/crawl-jobs.ts';
+import { itemSearchWords } from '../../src/lib/search-words.ts';
 import { type CrawlTestApp, FASTAPI_DOCS, startCrawlApp } from './crawl-helpers.ts';
 
 const ISO_UTC = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
@@ -148,6 +149,17 @@ for (const mode of STORAGE_MODES) {
       assert.equal(types?.source_type, 'crawl');
       assert.equal(types?.source_table_name, 'crawled_pages');
       assert.equal(types?.visibility, 'public');
+      // The words the crawl's extraction thread split are those of the stored title and text.
+      const stored = await h.t.db.query<{ title: string; content: string; words: string }>(
+        `SELECT title, content, search_words::text AS words FROM items WHERE source_type = 'crawl'`,
+      );
+      for (const item of stored) {
+        const [expected] = await h.t.db.query<{ words: string }>(
+          `SELECT array_to_tsvector(string_to_array($1, ' '))::text AS words`,
+          [itemSearchWords(item.title, item.content)],
+        );
+        assert.equal(item.words, expected!.words, item.title);
+      }
     });
 
     test('the page budget is exact under concurrency', async () => {

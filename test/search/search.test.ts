@@ -161,8 +161,8 @@ describe('selective filters (postgres)', () => {
     // Real vectors of a few sentences, perturbed into N distinct chunks; 1% of them carry the tag "rare".
     const base = await embedder.embed(['refund policy', 'shipping times', 'password reset', 'release notes']);
     await t.db.query(
-      `INSERT INTO items (id, organization_id, title, source_type, source_table_name, source_key, indexing_status)
-       VALUES ('bulk', $1, 'bulk', 'upload', 'uploaded_documents', 'upload:bulk', 'indexed')`,
+      `INSERT INTO items (id, organization_id, title, source_type, source_table_name, source_key, indexing_status, search_words)
+       VALUES ('bulk', $1, 'bulk', 'upload', 'uploaded_documents', 'upload:bulk', 'indexed', 'bulk')`,
       [t.orgA.id],
     );
     const rows = Array.from({ length: N }, (_, i) => {

@@ -1,3 +1,4 @@
+import { itemSearchWords, splitWords } from '../../lib/search-words.ts';
 import type { Queryable } from '../database.ts';
 
 export type Visibility = 'public' | 'private';
@@ -23,25 +24,18 @@ const VIEW_COLUMNS = `id, title, visibility, source_type, source_table_name, sou
   to_char(updated_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS updated_at`;
 
 /**
- * The `search` of the items query as the index sees it: the search's words as Postgres's text-search
- * parser splits them ('simple' configuration, lower-cased, as migration 013 stores items' words), each
- * as a prefix ('word':*), all required. `exact` when the search is a single such word: a word of the
- * item beginning with it is then exactly an occurrence of the search text at the start of a word, so the
- * text needs no second check. Null when the search has no words (only punctuation, say).
+ * The `search` of the items query as the index sees it: the search's words as items' words are split
+ * (src/lib/search-words.ts), each as a prefix ('word':*), all required. `exact` when the search is a
+ * single such word: a word of the item beginning with it is then exactly an occurrence of the search text
+ * at the start of a word, so the text needs no second check. Null when the search has no words (only
+ * punctuation, say).
  */
-async function searchWords(
-  q: Queryable,
-  search: string,
-): Promise<{ tsquery: string; exact: boolean } | null> {
-  // Each lexeme is quoted for tsquery input (backslash and quote escaped), so no character of the search
-  // is read as tsquery syntax: the parser's tokens (host names, paths) may hold any character.
-  const [row] = await q.query<{ tsquery: string | null; exact: boolean | null }>(
-    `SELECT string_agg('''' || replace(replace(lexeme, '\\', '\\\\'), '''', '''''') || ''':*', ' & ') AS tsquery,
-            count(*) = 1 AND min(lexeme) = lower($1) AS exact
-       FROM unnest(to_tsvector('simple', $1))`,
-    [search],
-  );
-  return row?.tsquery ? { tsquery: row.tsquery, exact: row.exact === true } : null;
+export function searchWords(search: string): { tsquery: string; exact: boolean } | null {
+  const words = splitWords(search);
+  if (words.length === 0) return null;
+  // A word is letters, marks and digits only: nothing in it is tsquery syntax, and no quote needs escaping.
+  const tsquery = words.map((w) => `'${w}':*`).join(' & ');
+  return { tsquery, exact: words.length === 1 && words[0] === search.toLowerCase() };
 }
 
 /**
@@ -53,6 +47,9 @@ async function searchWords(
  * phrase whose last word may be a prefix ("machine lear" finds "Machine learning"), and the inside of a
  * word finds nothing ("okkaline"). The GIN index of migration 013 finds the items with the words; the
  * text check runs on those only. A search without words (punctuation only) checks the text of every item.
+ * Case: a one-word search needs no text check and folds all of Unicode, as items' words are folded; a
+ * longer search is checked with the database's lower(), which on a server initialized with the C locale
+ * folds ASCII letters only ('ÉCLAIR AU' does not find 'éclair au' there).
  */
 export async function queryItems(
   q: Queryable,
@@ -79,7 +76,7 @@ export async function queryItems(
     );
     return { items, total: countRow!.n };
   }
-  const words = await searchWords(q, opts.search);
+  const words = searchWords(opts.search);
   if (words) {
     params.push(words.tsquery);
     where += ' AND search_words @@ $2::tsquery';
@@ -87,7 +84,7 @@ export async function queryItems(
   if (!words?.exact) {
     // lower() and strpos rather than ILIKE: no character of the search is a wildcard, and ILIKE folds only
     // ASCII letters under the C collation embedded mode uses ('ÉCLAIR' would not find 'éclair'), where
-    // lower() folds as the index's words were folded.
+    // lower() folds all of Unicode (ctype C.UTF-8).
     params.push(opts.search);
     const n = params.length;
     where += ` AND (strpos(lower(title), lower($${n})) > 0 OR strpos(lower(content), lower($${n})) > 0)`;
@@ -150,22 +147,39 @@ export interface ItemUpdate {
   visibility?: Visibility | undefined;
 }
 
-/** Apply title (and optional tags/visibility) updates; returns the ids that exist and were updated. */
+/**
+ * Apply title (and optional tags/visibility) updates; returns the ids that exist and were updated. A new
+ * title changes the item's search words, which are split from the title and the content here: the rows
+ * are read locked, so the content cannot change in between.
+ */
 export async function updateItems(
   q: Queryable,
   organizationId: string,
   updates: ItemUpdate[],
 ): Promise<Set<string>> {
+  const contents = await q.query<{ id: string; content: string }>(
+    'SELECT id, content FROM items WHERE organization_id = $1 AND id = ANY($2::text[]) FOR UPDATE',
+    [organizationId, updates.map((u) => u.id)],
+  );
+  const content = new Map(contents.map((r) => [r.id, r.content]));
   const rows = await q.query<{ id: string }>(
     `UPDATE items AS i SET
         title = u.title,
+        search_words = array_to_tsvector(string_to_array(u.words, ' ')),
         tags = COALESCE(u.tags, i.tags),
         visibility = COALESCE(u.visibility, i.visibility),
         updated_at = now()
-       FROM jsonb_to_recordset($2::jsonb) AS u(id text, title text, tags text[], visibility text)
+       FROM jsonb_to_recordset($2::jsonb) AS u(id text, title text, tags text[], visibility text, words text)
       WHERE i.organization_id = $1 AND i.id = u.id
       RETURNING i.id`,
-    [organizationId, JSON.stringify(updates)],
+    [
+      organizationId,
+      JSON.stringify(
+        updates
+          .filter((u) => content.has(u.id))
+          .map((u) => ({ ...u, words: itemSearchWords(u.title, content.get(u.id)!) })),
+      ),
+    ],
   );
   const ids = rows.map((r) => r.id);
   // Chunks carry copies of tags and visibility for search filters; keep them in step.
@@ -229,4 +243,50 @@ export async function listConnectionDocuments(
     table: r.source_table_name,
     version: r.source_version,
   }));
+}
+
+/**
+ * Splits the search words of every item again (migration 016: words split by Postgres's parser before it).
+ * Items are taken in order, `pageRows` sizes at a time, and their text read in batches of at most
+ * `batchChars` characters (an item longer than that alone), so a large corpus never sits in memory at once.
+ * Returns the number of items rewritten.
+ */
+export async function rewriteItemSearchWords(
+  q: Queryable,
+  { pageRows = 1000, batchChars = 8_000_000 }: { pageRows?: number; batchChars?: number } = {},
+): Promise<number> {
+  let after = '0';
+  let rewritten = 0;
+  for (;;) {
+    const sizes = await q.query<{ id: string; seq: string; chars: number }>(
+      `SELECT id, seq::text AS seq, (length(title) + length(content))::int AS chars
+         FROM items WHERE seq > $1::bigint ORDER BY seq LIMIT $2`,
+      [after, pageRows],
+    );
+    if (sizes.length === 0) return rewritten;
+    after = sizes.at(-1)!.seq;
+    let batch: string[] = [];
+    let chars = 0;
+    const flush = async () => {
+      if (batch.length === 0) return;
+      const rows = await q.query<{ id: string; title: string; content: string }>(
+        'SELECT id, title, content FROM items WHERE id = ANY($1::text[])',
+        [batch],
+      );
+      await q.query(
+        `UPDATE items AS i SET search_words = array_to_tsvector(string_to_array(u.words, ' '))
+           FROM unnest($1::text[], $2::text[]) AS u(id, words) WHERE i.id = u.id`,
+        [rows.map((r) => r.id), rows.map((r) => itemSearchWords(r.title, r.content))],
+      );
+      rewritten += rows.length;
+      batch = [];
+      chars = 0;
+    };
+    for (const s of sizes) {
+      if (chars + s.chars > batchChars) await flush();
+      batch.push(s.id);
+      chars += s.chars;
+    }
+    await flush();
+  }
 }

@@ -1,0 +1,49 @@
+/**
+ * The words the items query's `search` finds an item by (its `search_words`, migrations 013 and 016), and
+ * the words of a search, split here the same way on both sides: runs of Unicode letters, marks and digits,
+ * lower-cased with `toLowerCase` (all of Unicode, whatever the database's locale). `snake_case` is the
+ * words `snake` and `case`, `0.115.0` is `0`, `115` and `0`, `O'Brien` is `o` and `brien`.
+ *
+ * Why here and not in SQL (Postgres's `to_tsvector('simple', ...)` in a trigger, as migration 013 did):
+ * that parser cost ~0.2 ms of embedded Postgres per kB of text (a 700 kB page: ~140 ms), on the thread that
+ * serves every request in embedded mode, and a fifth of a crawl's time there; this split costs ~0.05 ms per
+ * kB in JavaScript, and the database only stores the list (`array_to_tsvector`).
+ *
+ * Limits of a tsvector, kept here because `array_to_tsvector` does not check them: a word of at most
+ * {@link MAX_WORD_CHARS} characters is kept (a longer one by its start, on both sides, so a search for it
+ * still finds it as a prefix), and the distinct words of an item are kept in order of first appearance
+ * until {@link MAX_WORDS_BYTES}: a text with more distinct words than that is found by the words of its
+ * beginning (the tsvector format cannot hold more than 1 MB of them).
+ */
+
+export const MAX_WORD_CHARS = 255;
+export const MAX_WORDS_BYTES = 1_000_000;
+
+const WORD = /[\p{L}\p{M}\p{N}]+/gu;
+
+/** The words of a text, lower-cased, each cut to {@link MAX_WORD_CHARS}, in order, repeats included. */
+export function splitWords(text: string): string[] {
+  const words = text.toLowerCase().match(WORD) ?? [];
+  for (let i = 0; i < words.length; i++)
+    if (words[i]!.length > MAX_WORD_CHARS) words[i] = words[i]!.slice(0, MAX_WORD_CHARS);
+  return words;
+}
+
+/**
+ * An item's distinct words (title and content), space-separated: the parameter of
+ * `array_to_tsvector(string_to_array($n, ' '))` (no word holds a space).
+ */
+export function itemSearchWords(title: string, content: string): string {
+  const seen = new Set<string>();
+  let bytes = 0;
+  for (const text of [title, content]) {
+    for (const word of splitWords(text)) {
+      if (seen.has(word)) continue;
+      // A tsvector stores each distinct word's UTF-8 bytes once, plus 4 bytes of entry.
+      bytes += Buffer.byteLength(word) + 4;
+      if (bytes > MAX_WORDS_BYTES) return [...seen].join(' ');
+      seen.add(word);
+    }
+  }
+  return [...seen].join(' ');
+}
