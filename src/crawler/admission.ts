@@ -51,6 +51,12 @@ export class Admission {
    * each again was the crawl thread's largest cost of our own. Bounded; emptied when full.
    */
   readonly #canonical = new Map<string, { url: string; key: string; pattern: string } | null>();
+  /**
+   * Canonical URL → its host and the refusal that depends on nothing but the URL and the run's scope
+   * (external, not HTML, excluded, not included; null when none), for this run: the fastapi release notes
+   * alone link 4,000 pages of another site, each parsed some ten times over by the checks. Bounded.
+   */
+  readonly #scoped = new Map<string, { host: string; refusal: string | null }>();
   /** Admitted so far, as of the last commit (a cache, for skipping robots look-ups once the budget is spent). */
   #admittedSoFar = 0;
 
@@ -125,17 +131,10 @@ export class Admission {
       out.push({ url, key, depth, priority: basePriority(url, depth, opts.fromSitemap ?? false), pattern });
       if (this.#known.has(key) || this.#refusedKeys.has(key)) continue;
       if (this.#admittedSoFar >= this.#limit) continue;
-      const pre = admit(url, {
-        startUrl: this.#scope.startUrl,
-        filters: this.#scope.filters,
-        allowExternalLinks: this.#scope.allowExternalLinks,
-        depth,
-        ...(this.#scope.maxDepth !== undefined ? { maxDepth: this.#scope.maxDepth } : {}),
-        admitted: 0,
-        limit: 1,
-      });
-      const host = new URL(url).host;
-      if (pre.ok && !hosts.has(host)) hosts.set(host, url);
+      const { host, refusal } = this.#scopeOf(url);
+      const { maxDepth } = this.#scope;
+      if (refusal === null && (maxDepth === undefined || depth <= maxDepth) && !hosts.has(host))
+        hosts.set(host, url);
     }
     await Promise.all([...hosts.values()].map((u) => this.#hosts.robotsFor(u)));
     return out;
@@ -153,6 +152,24 @@ export class Admission {
     return found;
   }
 
+  #scopeOf(url: string): { host: string; refusal: string | null } {
+    let found = this.#scoped.get(url);
+    if (found === undefined) {
+      const verdict = admit(url, {
+        startUrl: this.#scope.startUrl,
+        filters: this.#scope.filters,
+        allowExternalLinks: this.#scope.allowExternalLinks,
+        depth: 0,
+        admitted: 0,
+        limit: 1,
+      });
+      found = { host: new URL(url).host, refusal: verdict.ok ? null : verdict.reason };
+      if (this.#scoped.size >= CANONICAL_CACHE_SIZE) this.#scoped.clear();
+      this.#scoped.set(url, found);
+    }
+    return found;
+  }
+
   /** Admits candidates under the lock and records refusals once per URL per run. */
   async admit(tx: Queryable, locked: LockedCrawlJob, candidates: readonly Candidate[]): Promise<void> {
     if (candidates.length === 0) return;
@@ -161,6 +178,9 @@ export class Admission {
       if (c.url.length > MAX_URL_LENGTH) return { ok: false, reason: 'too_long' };
       const robots = this.#hosts.loadedRobots(c.url);
       if (robots === null) return { ok: false, reason: 'blocked' };
+      // The scope's refusal, known already, unless a duplicate (admit's first check) says more.
+      const refusal = state.isDuplicate(c.key) ? null : this.#scopeOf(c.url).refusal;
+      if (refusal !== null) return { ok: false, reason: refusal };
       return admit(c.url, {
         startUrl: this.#scope.startUrl,
         filters: this.#scope.filters,
