@@ -9,11 +9,11 @@
  * serves every request in embedded mode, and a fifth of a crawl's time there; this split costs ~0.05 ms per
  * kB in JavaScript, and the database only stores the list (`array_to_tsvector`).
  *
- * Limits of a tsvector, kept here because `array_to_tsvector` does not check them: a word of at most
- * {@link MAX_WORD_CHARS} characters is kept (a longer one by its start, on both sides, so a search for it
- * still finds it as a prefix), and the distinct words of an item are kept in order of first appearance
- * until {@link MAX_WORDS_BYTES}: a text with more distinct words than that is found by the words of its
- * beginning (the tsvector format cannot hold more than 1 MB of them).
+ * Limits of a tsvector, kept here because `array_to_tsvector` refuses a list past them (the item's write
+ * would fail): a word of at most {@link MAX_WORD_CHARS} characters is kept (a longer one by its start, on
+ * both sides, so a search for it still finds it as a prefix), and the distinct words of an item are kept in
+ * order of first appearance until {@link MAX_WORDS_BYTES}: a text with more distinct words than that is
+ * found by the words of its beginning (a tsvector cannot hold more than 1 MB of them).
  */
 
 export const MAX_WORD_CHARS = 255;
