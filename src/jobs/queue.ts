@@ -219,7 +219,9 @@ export async function reapStaleJobs(q: Queryable, staleMs: number): Promise<Reap
         finished_at = CASE WHEN attempts < max_attempts THEN NULL ELSE now() END,
         lease_token = NULL, worker_id = NULL, heartbeat_at = NULL, run_after = now(), updated_at = now()
       WHERE id IN (SELECT id FROM jobs WHERE status = 'running'
-                     AND heartbeat_at < now() - ($1::float8 * interval '1 millisecond')
+                     -- <=, not <: PGlite's clock counts milliseconds, and a start's reclaim (staleMs 0) must
+                     -- also take a job whose last heartbeat read the same now() as this statement.
+                     AND heartbeat_at <= now() - ($1::float8 * interval '1 millisecond')
                    FOR UPDATE SKIP LOCKED)
       RETURNING id, status`,
     [staleMs, String(seconds)],

@@ -181,6 +181,17 @@ for (const mode of STORAGE_MODES) {
       }
     });
 
+    test('reaping with no grace takes back every running job, even one claimed in the same millisecond', async () => {
+      // PGlite's clock has millisecond resolution: a claim and the start's reap a moment later can read the
+      // same now(), and the start's reclaim must still take the job back.
+      for (let i = 0; i < 5; i++) {
+        const id = (await enqueueJob(db, { kind: 'reap-now', organizationId: org }))!;
+        assert.equal((await claimJob(db, { kinds: ['reap-now'], workerId: 'previous-run' }))!.id, id);
+        assert.deepEqual(await reapStaleJobs(db, 0), { requeued: [id], failed: [] });
+        await db.query(`UPDATE jobs SET status = 'cancelled' WHERE id = $1`, [id]);
+      }
+    });
+
     test('on start, a pool takes back jobs left running by a dead process only where it owns the database', async () => {
       const id = (await enqueueJob(db, { kind: 'test-echo', organizationId: org, payload: { mode: 'ok' } }))!;
       const ghost = (await claimJob(db, { kinds: ['test-echo'], workerId: 'previous-run' }))!;
