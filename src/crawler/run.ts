@@ -322,7 +322,7 @@ class CrawlRun {
     const lease = this.#runLease;
     const claimed = await claimNextFrontierRow(this.#db, this.#job.id, {
       ...opts,
-      ...(lease ? { lease: { jobId: lease.jobId, token: lease.token } } : {}),
+      ...(lease ? { lease } : {}),
     });
     if (!claimed.leaseHeld) throw lease!.lost();
     return claimed.row;

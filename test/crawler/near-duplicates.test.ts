@@ -17,9 +17,9 @@ import {
 } from '../../src/crawler/fingerprint.ts';
 import { runCrawlJob } from '../../src/crawler/run.ts';
 import type { CrawlJobView } from '../../src/db/repositories/crawl-jobs.ts';
-import { assertLease, claimJob } from '../../src/jobs/queue.ts';
+import { claimJob } from '../../src/jobs/queue.ts';
 import { benchText } from '../fakes/workspace.ts';
-import { type CrawlTestApp, startCrawlApp } from '../http/crawl-helpers.ts';
+import { type CrawlTestApp, claimedRunDeps, startCrawlApp } from '../http/crawl-helpers.ts';
 import { STORAGE_MODES } from '../support/harness.ts';
 import { type RouteHandler, type ServedRoutes, serveRoutes } from '../support/sites.ts';
 
@@ -238,19 +238,7 @@ for (const mode of STORAGE_MODES) {
       const job = await h.crawl({ url: `${site.origin}/`, limit: 20 });
       const claimed = (await claimJob(h.t.db, { kinds: ['crawl'], workerId: 'doomed' }))!;
       const death = new AbortController();
-      const running = runCrawlJob(
-        {
-          db: h.t.db,
-          crawler: h.t.service.crawler,
-          withLease: (fn) =>
-            h.t.db.transaction(async (tx) => {
-              await assertLease(tx, claimed.id, claimed.leaseToken);
-              return fn(tx);
-            }),
-        },
-        job.id,
-        death.signal,
-      );
+      const running = runCrawlJob(claimedRunDeps(h.t, claimed), job.id, death.signal);
       // The guide is stored while the pocket edition is held at the site.
       const deadline = Date.now() + 20_000;
       for (;;) {

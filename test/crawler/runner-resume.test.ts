@@ -6,9 +6,9 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { type CrawlRunDeps, runCrawlJob } from '../../src/crawler/run.ts';
-import { assertLease, type ClaimedJob, claimJob, getJob, JobLostError } from '../../src/jobs/queue.ts';
-import { type CrawlTestApp, FASTAPI_DOCS, startCrawlApp } from '../http/crawl-helpers.ts';
+import { runCrawlJob } from '../../src/crawler/run.ts';
+import { claimJob, getJob, JobLostError } from '../../src/jobs/queue.ts';
+import { type CrawlTestApp, claimedRunDeps, FASTAPI_DOCS, startCrawlApp } from '../http/crawl-helpers.ts';
 import { STORAGE_MODES } from '../support/harness.ts';
 import { serveDirectory } from '../support/sites.ts';
 
@@ -21,23 +21,6 @@ for (const mode of STORAGE_MODES) {
       h = await startCrawlApp(mode, { workers: false, crawler: { pageConcurrency: 2 } });
     });
     after(async () => h?.close());
-
-    /** What the `crawl` job kind hands a run (src/jobs/crawl-job.ts), for a job the test claimed itself. */
-    const workerDeps = (claimed: ClaimedJob): CrawlRunDeps => ({
-      db: h.t.db,
-      crawler: h.t.service.crawler,
-      withLease: (fn) =>
-        h.t.db.transaction(async (tx) => {
-          await assertLease(tx, claimed.id, claimed.leaseToken);
-          return fn(tx);
-        }),
-      lease: {
-        jobId: claimed.id,
-        token: claimed.leaseToken,
-        lost: () => new JobLostError(claimed.id),
-        transaction: (fn) => h.t.db.transaction(fn),
-      },
-    });
 
     test('a crawl stopped with its worker resumes on another one without refetching done pages', async () => {
       const site = await serveDirectory(FASTAPI_DOCS, { delayMs: 30 });
@@ -139,7 +122,7 @@ for (const mode of STORAGE_MODES) {
         // Taken back before the run starts: its first claim finds the lease gone.
         await h.t.db.query(`UPDATE jobs SET lease_token = 'someone-else' WHERE id = $1`, [claimed.id]);
         // Only the claims check the lease here: the run's other transactions would have refused too.
-        const deps = { ...workerDeps(claimed), withLease: h.t.db.transaction.bind(h.t.db) };
+        const deps = { ...claimedRunDeps(h.t, claimed), withLease: h.t.db.transaction.bind(h.t.db) };
         await assert.rejects(
           runCrawlJob(deps, job.id, new AbortController().signal),
           (err) => err instanceof JobLostError,
@@ -165,7 +148,7 @@ for (const mode of STORAGE_MODES) {
         const job = await h.crawl({ url: `${site.origin}/`, limit: 20 });
         const claimed = (await claimJob(h.t.db, { kinds: ['crawl'], workerId: 'loser' }))!;
         // Commits check the lease in their lock of the crawl job (lockCrawlJobUnderLease).
-        const running = runCrawlJob(workerDeps(claimed), job.id, new AbortController().signal).then(
+        const running = runCrawlJob(claimedRunDeps(h.t, claimed), job.id, new AbortController().signal).then(
           () => null,
           (err: unknown) => err,
         );
@@ -191,7 +174,7 @@ for (const mode of STORAGE_MODES) {
         const claimed = (await claimJob(h.t.db, { kinds: ['crawl'], workerId: 'doomed' }))!;
         assert.ok(claimed);
         const death = new AbortController();
-        const running = runCrawlJob(workerDeps(claimed), job.id, death.signal);
+        const running = runCrawlJob(claimedRunDeps(h.t, claimed), job.id, death.signal);
         while ((await h.get(job.id)).completed_pages < 5) await sleep(10);
         death.abort(new Error('worker process killed'));
         await assert.rejects(running);

@@ -4,8 +4,10 @@
  */
 import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
+import type { CrawlRunDeps } from '../../src/crawler/run.ts';
 import type { CrawlerOverrides } from '../../src/crawler/runtime.ts';
 import type { CrawlJobView } from '../../src/db/repositories/crawl-jobs.ts';
+import { assertLease, type ClaimedJob, JobLostError } from '../../src/jobs/queue.ts';
 import type { WorkerPool, WorkerPoolOptions } from '../../src/jobs/worker.ts';
 import { type StorageMode, startTestApp, type TestApp } from '../support/harness.ts';
 
@@ -30,6 +32,25 @@ export const FAST_WORKERS: Partial<WorkerPoolOptions> = {
   listenUrl: null,
   shutdownGraceMs: 5_000,
 };
+
+/** What the `crawl` job kind hands a run (src/jobs/crawl-job.ts), for a job a test claimed itself. */
+export function claimedRunDeps(t: TestApp, claimed: ClaimedJob): CrawlRunDeps {
+  return {
+    db: t.db,
+    crawler: t.service.crawler,
+    withLease: (fn) =>
+      t.db.transaction(async (tx) => {
+        await assertLease(tx, claimed.id, claimed.leaseToken);
+        return fn(tx);
+      }),
+    lease: {
+      jobId: claimed.id,
+      token: claimed.leaseToken,
+      lost: () => new JobLostError(claimed.id),
+      transaction: (fn) => t.db.transaction(fn),
+    },
+  };
+}
 
 export interface CrawlTestApp {
   t: TestApp;

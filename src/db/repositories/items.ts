@@ -247,24 +247,25 @@ export async function listConnectionDocuments(
 
 /**
  * Splits the search words of every item again (migration 016: words split by Postgres's parser before it).
- * Items are taken in order, `pageRows` sizes at a time, and their text read in batches of at most
- * `batchChars` characters (an item longer than that alone), so a large corpus never sits in memory at once.
- * Returns the number of items rewritten.
+ * Items are taken in id order (each page a range of the primary key's index, so no page reads the whole
+ * table), `pageRows` sizes at a time, and their text read in batches of at most `batchChars` characters (an
+ * item longer than that alone), so a large corpus never sits in memory at once. Returns the number of items
+ * rewritten.
  */
 export async function rewriteItemSearchWords(
   q: Queryable,
   { pageRows = 1000, batchChars = 8_000_000 }: { pageRows?: number; batchChars?: number } = {},
 ): Promise<number> {
-  let after = '0';
+  let after = '';
   let rewritten = 0;
   for (;;) {
-    const sizes = await q.query<{ id: string; seq: string; chars: number }>(
-      `SELECT id, seq::text AS seq, (length(title) + length(content))::int AS chars
-         FROM items WHERE seq > $1::bigint ORDER BY seq LIMIT $2`,
+    const sizes = await q.query<{ id: string; chars: number }>(
+      `SELECT id, (length(title) + length(content))::int AS chars
+         FROM items WHERE id > $1 ORDER BY id LIMIT $2`,
       [after, pageRows],
     );
     if (sizes.length === 0) return rewritten;
-    after = sizes.at(-1)!.seq;
+    after = sizes.at(-1)!.id;
     let batch: string[] = [];
     let chars = 0;
     const flush = async () => {
