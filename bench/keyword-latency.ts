@@ -18,7 +18,7 @@
 import { parseArgs } from 'node:util';
 import type { Database } from '../src/db/database.ts';
 import { migrate } from '../src/db/migrate.ts';
-import { openPglite } from '../src/db/pglite.ts';
+import { openPgliteThread } from '../src/db/pglite-thread.ts';
 import { createOrganization } from '../src/db/repositories/organizations.ts';
 import { chunkMarkdown } from '../src/ingest/chunker.ts';
 import { newId } from '../src/lib/ids.ts';
@@ -64,7 +64,7 @@ const zero = `[${new Array(embedder.dimensions).fill(0.1).join(',')}]`;
 
 const kept = values['data-dir'];
 const { db, cleanup } = kept
-  ? { db: await openPglite(kept), cleanup: async () => {} }
+  ? { db: await openPgliteThread(kept), cleanup: async () => {} }
   : await openBenchDatabase('pglite', null, 'kb-keyword-latency-');
 await migrate(db);
 const existing = await db.query<{ id: string; n: string }>(
@@ -127,7 +127,7 @@ for (const size of SIZES) {
         includeEmbedding: false,
       };
       const t0 = performance.now();
-      await db.transaction((tx) => keyword(tx, sq, 100, params));
+      await keyword(db, sq, 100, params);
       if (i >= 5) times.push(performance.now() - t0); // the first few warm the caches
     }
     times.sort((a, b) => a - b);

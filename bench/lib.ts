@@ -4,7 +4,7 @@ import os, { tmpdir } from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import type { Database, Queryable } from '../src/db/database.ts';
-import { openPglite } from '../src/db/pglite.ts';
+import { openPgliteThread } from '../src/db/pglite-thread.ts';
 import { itemSearchWords } from '../src/lib/search-words.ts';
 import { openPostgres } from '../src/db/postgres.ts';
 import { DEFAULT_BATCH_ITEMS } from '../src/ingest/indexer.ts';
@@ -74,7 +74,7 @@ export function readScifactJsonl<T = any>(name: string): T[] {
 }
 
 /**
- * An empty database for a benchmark: PGlite in a temp dir on disk (as the service runs it), or a new
+ * An empty database for a benchmark: PGlite in a temp dir on disk, on its own thread (as the service runs it), or a new
  * database on the native Postgres with the service's own pool size.
  */
 export async function openBenchDatabase(
@@ -84,7 +84,7 @@ export async function openBenchDatabase(
 ): Promise<{ db: Database; cleanup(): Promise<void> }> {
   if (mode === 'pglite') {
     const dir = mkdtempSync(path.join(tmpdir(), prefix));
-    const db = await openPglite(path.join(dir, 'pgdata'));
+    const db = await openPgliteThread(path.join(dir, 'pgdata'));
     return { db, cleanup: async () => rmSync(dir, { recursive: true, force: true }) };
   }
   const name = `kbbench_${randomBytes(6).toString('hex')}`;

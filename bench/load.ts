@@ -489,6 +489,18 @@ function timedTransactions(
       query: (sql, params) => db.query(sql, params),
       exec: (sql) => db.exec(sql),
       close: () => db.close(),
+      // A transaction of its own (a search's index pass), timed as held like the others.
+      async queryWithSettings(settings, sql, params) {
+        const stack = new Error().stack;
+        const t0 = performance.now();
+        try {
+          return await db.queryWithSettings(settings, sql, params);
+        } finally {
+          const ms = performance.now() - t0;
+          held.push(ms);
+          if (ms >= LONG_TRANSACTION_MS) long.push({ ms, by: opener(stack), at: since() });
+        }
+      },
       transaction(fn) {
         const stack = new Error().stack;
         return db.transaction(async (tx) => {

@@ -1,6 +1,7 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
+import { Worker } from 'node:worker_threads';
 import type { Database, Queryable } from '../src/db/database.ts';
 import { migrate } from '../src/db/migrate.ts';
 import { createApiKey, createOrganization } from '../src/db/repositories/organizations.ts';
@@ -15,7 +16,7 @@ import { ensureVectorIndex, vectorExpr } from '../src/search/vector-index.ts';
 import { testEmbedder } from '../test/support/embedding.ts';
 import { composeTestService } from '../test/support/harness.ts';
 import { type NativePostgres, startNativePostgres } from '../test/support/native-postgres.ts';
-import { openPglite } from '../src/db/pglite.ts';
+import { openPgliteThread } from '../src/db/pglite-thread.ts';
 import {
   deriveVector,
   insertBenchItems,
@@ -30,6 +31,7 @@ import {
   storageModes,
   writeResult,
 } from './lib.ts';
+import type { SearchClientsResult, SearchClientsTask } from './search-clients.ts';
 
 const { values } = parseArgs({
   options: {
@@ -90,7 +92,7 @@ async function startBench(
   keptDir: string | null = null,
 ): Promise<Bench & { kept: boolean }> {
   const opened = keptDir
-    ? { db: await openPglite(path.join(keptDir, 'pgdata')), cleanup: async () => {} }
+    ? { db: await openPgliteThread(path.join(keptDir, 'pgdata')), cleanup: async () => {} }
     : await openBenchDatabase(mode, native, 'kb-bench-search-');
   const { db, cleanup } = opened;
   await migrate(db);
@@ -214,7 +216,8 @@ async function callSearch(b: Bench, query: string, extra: Record<string, unknown
 
 /**
  * `clients` loops over the queries, each query at most once, per-request latency; no new request starts
- * after BUDGET_S once MIN_REQUESTS are done (slow configurations would take very long otherwise).
+ * after BUDGET_S once MIN_REQUESTS are done (slow configurations would take very long otherwise). The
+ * clients run on a thread of their own (bench/search-clients.ts), not on the server's event loop.
  */
 async function endpointLatency(
   b: Bench,
@@ -222,17 +225,27 @@ async function endpointLatency(
   clients: number,
   extra: Record<string, unknown> = {},
 ): Promise<Stats> {
-  let next = 0;
-  const times: number[] = [];
-  const t0 = performance.now();
-  const more = () =>
-    next < queries.length && (next < MIN_REQUESTS || performance.now() - t0 < BUDGET_S * 1000);
-  await Promise.all(
-    Array.from({ length: clients }, async () => {
-      while (more()) times.push(await callSearch(b, queries[next++]!, extra));
-    }),
-  );
-  return stats(times, performance.now() - t0);
+  const task: SearchClientsTask = {
+    url: b.url + ENDPOINT,
+    key: b.keyA,
+    queries,
+    clients,
+    limit: K,
+    extra,
+    budgetS: BUDGET_S,
+    minRequests: MIN_REQUESTS,
+  };
+  const worker = new Worker(new URL('./search-clients.ts', import.meta.url), { workerData: task });
+  const result = await new Promise<SearchClientsResult>((resolve, reject) => {
+    worker.once('message', resolve);
+    worker.once('error', reject);
+    worker.once('exit', (code) =>
+      reject(new Error(`search clients' thread exited (${code}) without an answer`)),
+    );
+  });
+  await worker.terminate();
+  if ('error' in result) throw new Error(result.error);
+  return stats(result.times, result.wallMs);
 }
 
 async function timed<T>(fn: () => Promise<T>): Promise<[T, number]> {
@@ -381,7 +394,16 @@ function timingDb(db: Database, log: Array<[string, number]>): Database {
       log.push([name(sql), performance.now() - t0]);
     },
   });
-  return { ...db, transaction: (fn) => db.transaction((tx) => fn(wrap(tx))) };
+  return {
+    ...db,
+    transaction: (fn) => db.transaction((tx) => fn(wrap(tx))),
+    async queryWithSettings<T>(settings: string, sql: string, params?: readonly unknown[]) {
+      const t0 = performance.now();
+      const out = await db.queryWithSettings<T>(settings, sql, params);
+      log.push([`${name(sql)} (with its settings)`, performance.now() - t0]);
+      return out;
+    },
+  };
 }
 
 /**

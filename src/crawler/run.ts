@@ -349,7 +349,7 @@ class CrawlRun {
    * Pages that finish while a commit is being written are written together in the next one (a group
    * commit, up to {@link MAX_COMMIT_GROUP} pages): one transaction, one lease check, one lock and one save
    * of the crawl job's counters for all of them, each page's work in turn seeing the ones before it (two
-   * identical pages in one group still collapse). On PGlite every statement holds the whole process, and
+   * identical pages in one group still collapse). On PGlite a transaction holds the whole database, and
    * these four were a fifth of a page's statements. A group that fails fails each of its pages, as one
    * page failing failed the crawl attempt before (a retry resumes from the last commit).
    */

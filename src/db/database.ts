@@ -12,8 +12,30 @@ export interface Queryable {
 export interface Database extends Queryable {
   readonly kind: 'pglite' | 'postgres';
   transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T>;
+  /**
+   * One statement under `SET LOCAL` settings (planner switches, ef_search), in a transaction of its own.
+   * Same as a transaction that runs `settings` then `sql`, but one round trip where the adapter can make it
+   * one: on PGlite's thread a transaction held open across the main thread's turns would keep every other
+   * statement waiting while the main thread serves other requests.
+   */
+  queryWithSettings<T = Record<string, unknown>>(
+    settings: string,
+    sql: string,
+    params?: readonly unknown[],
+  ): Promise<T[]>;
   /** Close cleanly: in-flight work finishes first. */
   close(): Promise<void>;
+}
+
+/** {@link Database.queryWithSettings} as a transaction of two statements (adapters with no faster way). */
+export function queryWithSettingsIn(
+  db: Pick<Database, 'transaction'>,
+): <T = Record<string, unknown>>(settings: string, sql: string, params?: readonly unknown[]) => Promise<T[]> {
+  return (settings, sql, params) =>
+    db.transaction(async (tx) => {
+      await tx.exec(settings);
+      return tx.query(sql, params);
+    });
 }
 
 export class MissingExtensionError extends Error {

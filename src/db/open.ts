@@ -1,6 +1,6 @@
 import path from 'node:path';
 import type { Database } from './database.ts';
-import { openPglite } from './pglite.ts';
+import { openPgliteThread } from './pglite-thread.ts';
 import { openPostgres } from './postgres.ts';
 
 /** The settings that pick the storage (a `Config` has them). */
@@ -20,14 +20,14 @@ export function pgliteDataDir(dataDir: string): string {
   return path.join(dataDir, 'pgdata');
 }
 
-/** Open the database the settings name: Postgres when DATABASE_URL is set, else PGlite in the data dir. */
+/** Open the database the settings name: Postgres when DATABASE_URL is set, else PGlite in the data dir (on a thread of its own). */
 export async function openDatabase(settings: StorageSettings): Promise<Database> {
   if (settings.DATABASE_URL)
     return openPostgres(
       settings.DATABASE_URL,
       settings.KB_DB_POOL_MAX ? { max: settings.KB_DB_POOL_MAX } : {},
     );
-  return openPglite(pgliteDataDir(settings.dataDir), {
+  return openPgliteThread(pgliteDataDir(settings.dataDir), {
     sharedBuffersMb: settings.KB_PGLITE_SHARED_BUFFERS_MB,
   });
 }

@@ -1,4 +1,4 @@
-import type { Database, Queryable } from '../db/database.ts';
+import type { Database } from '../db/database.ts';
 import { toVectorLiteral } from '../embedding/vector.ts';
 import { buildFilters } from './filters.ts';
 import { FUSION_DEPTH, fuseScores } from './fusion.ts';
@@ -11,11 +11,11 @@ export type { SearchHit, SearchMode, SearchQuery } from './query.ts';
 type Row = SearchHit & { id: number };
 
 /**
- * The planner switches for the index pass, set once per search transaction. The pass must not depend on
- * table statistics (embedded PGlite has no autovacuum, and a misestimated organization filter makes the
- * planner sort a bitmap scan of every chunk instead), so only the HNSW path is left to it. Iterative
- * index scans keep filtered searches complete; ef_search trades speed for recall (BENCHMARKS.md).
- * One round trip: in embedded mode every statement waits its turn on the single PGlite connection.
+ * The planner switches for the index pass, set with its statement ({@link Database.queryWithSettings}:
+ * one round trip to embedded mode's PGlite thread). The pass must not depend on table statistics
+ * (embedded PGlite has no autovacuum, and a misestimated organization filter makes the planner sort a
+ * bitmap scan of every chunk instead), so only the HNSW path is left to it. Iterative index scans keep
+ * filtered searches complete; ef_search trades speed for recall (BENCHMARKS.md).
  */
 const INDEX_PASS =
   `SET LOCAL hnsw.iterative_scan = relaxed_order; SET LOCAL hnsw.ef_search = ${EF_SEARCH}; ` +
@@ -51,23 +51,22 @@ function nearestSql(q: SearchQuery, dims: number, limit: number, hits: boolean, 
 }
 
 /**
- * Runs with INDEX_PASS set. If the index yields fewer than `limit` rows (a filter so selective that the
- * scan budget ran out, or fewer matching chunks than `limit`), an exact scan over the matching chunks
- * answers instead. Hits nearest first.
+ * The index pass, under INDEX_PASS. If the index yields fewer than `limit` rows (a filter so selective
+ * that the scan budget ran out, or fewer matching chunks than `limit`), an exact scan over the matching
+ * chunks answers instead. Hits nearest first.
  */
 async function nearest(
-  tx: Queryable,
+  db: Database,
   q: SearchQuery,
   dims: number,
   limit: number,
   hits: boolean,
 ): Promise<Row[]> {
   const pass = nearestSql(q, dims, limit, hits, false);
-  let rows = await tx.query<Row>(pass.sql, pass.params);
+  let rows = await db.queryWithSettings<Row>(INDEX_PASS, pass.sql, pass.params);
   if (rows.length < limit) {
-    await tx.exec(EXACT_PASS);
     const exact = nearestSql(q, dims, limit, hits, true);
-    rows = await tx.query<Row>(exact.sql, exact.params);
+    rows = await db.queryWithSettings<Row>(EXACT_PASS, exact.sql, exact.params);
   }
   // relaxed_order may return near-ties slightly out of order; the join keeps no order at all.
   return rows.sort((a, b) => a.distance - b.distance || Number(a.id) - Number(b.id));
@@ -80,37 +79,35 @@ function toHits(rows: Row[], q: SearchQuery): SearchHit[] {
     .map(({ id: _id, ...hit }) => hit);
 }
 
-/** Run a search; hits nearest first (semantic), by BM25 (keyword) or by fused scores (hybrid). */
+/**
+ * Run a search; hits nearest first (semantic), by BM25 (keyword) or by fused scores (hybrid). Each
+ * statement runs on its own, not in one transaction: a hybrid search's hits are read by a last statement,
+ * and a chunk deleted since its ranking is left out of them.
+ */
 export async function search(db: Database, q: SearchQuery, dims: number): Promise<SearchHit[]> {
-  return db.transaction(async (tx) => {
-    if (q.mode === 'semantic') {
-      await tx.exec(INDEX_PASS);
-      return toHits(await nearest(tx, q, dims, q.limit, true), q);
-    }
-    // The keyword statement (BM25 over its postings index) runs with the planner's usual choices.
-    const depth = Math.max(FUSION_DEPTH, q.limit);
-    const kwRows = await keyword(tx, q, depth);
-    let ids = kwRows.slice(0, q.limit).map((r) => r.id);
-    if (q.mode === 'hybrid') {
-      await tx.exec(INDEX_PASS);
-      const sem = await nearest(tx, q, dims, depth, false);
-      ids = fuseScores(
-        sem.map((r) => ({ id: Number(r.id), distance: r.distance })),
-        kwRows,
-        q.limit,
-      );
-    }
-    if (ids.length === 0) return [];
-    const rows = await tx.query<Row>(
-      `SELECT ${hitColumns(q.includeEmbedding)}, ${vectorExpr(dims, 'c.embedding')} <=> $2::vector(${dims}) AS distance
-         FROM chunks AS c JOIN items AS i ON i.id = c.item_id
-        WHERE c.id = ANY($1::bigint[])`,
-      [ids, toVectorLiteral(q.vector)],
+  if (q.mode === 'semantic') return toHits(await nearest(db, q, dims, q.limit, true), q);
+  // BM25 over its postings index, with planner settings of its own (keyword.ts).
+  const depth = Math.max(FUSION_DEPTH, q.limit);
+  const kwRows = await keyword(db, q, depth);
+  let ids = kwRows.slice(0, q.limit).map((r) => r.id);
+  if (q.mode === 'hybrid') {
+    const sem = await nearest(db, q, dims, depth, false);
+    ids = fuseScores(
+      sem.map((r) => ({ id: Number(r.id), distance: r.distance })),
+      kwRows,
+      q.limit,
     );
-    const byId = new Map(rows.map((r) => [Number(r.id), r]));
-    return toHits(
-      ids.map((id) => byId.get(id)).filter((r): r is Row => r !== undefined),
-      q,
-    );
-  });
+  }
+  if (ids.length === 0) return [];
+  const rows = await db.query<Row>(
+    `SELECT ${hitColumns(q.includeEmbedding)}, ${vectorExpr(dims, 'c.embedding')} <=> $2::vector(${dims}) AS distance
+       FROM chunks AS c JOIN items AS i ON i.id = c.item_id
+      WHERE c.id = ANY($1::bigint[])`,
+    [ids, toVectorLiteral(q.vector)],
+  );
+  const byId = new Map(rows.map((r) => [Number(r.id), r]));
+  return toHits(
+    ids.map((id) => byId.get(id)).filter((r): r is Row => r !== undefined),
+    q,
+  );
 }

@@ -67,14 +67,16 @@ for (const mode of STORAGE_MODES) {
         {
           db: h.t.db,
           crawler: h.t.service.crawler,
-          withLease: (fn) =>
-            h.t.db.transaction(async (tx) => {
+          withLease: async (fn) => {
+            // A slow commit: pages that finish meanwhile queue for the next one. (Slow before its
+            // transaction, not inside it: an open transaction holds the database, so the other pages'
+            // own statements, their claims and conditional-request lookups, would wait for it too.)
+            await sleep(40);
+            return h.t.db.transaction(async (tx) => {
               await assertLease(tx, claimed.id, claimed.leaseToken);
-              const result = await fn(counting(tx));
-              // Held open: pages that finish meanwhile queue for the next commit.
-              await sleep(40);
-              return result;
-            }),
+              return fn(counting(tx));
+            });
+          },
         },
         job.id,
         new AbortController().signal,

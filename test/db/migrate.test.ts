@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { PGlite } from '@electric-sql/pglite';
 import type { Database } from '../../src/db/database.ts';
-import { MissingExtensionError } from '../../src/db/database.ts';
+import { MissingExtensionError, queryWithSettingsIn } from '../../src/db/database.ts';
 import { listMigrations, migrate } from '../../src/db/migrate.ts';
 import { openPostgres } from '../../src/db/postgres.ts';
 import { freshDatabase, STORAGE_MODES } from '../support/harness.ts';
@@ -17,7 +17,9 @@ for (const mode of STORAGE_MODES) {
           applied,
           listMigrations().map((m) => m.name),
         );
-        const recorded = await fresh.db.query<{ name: string }>('SELECT name FROM schema_migrations ORDER BY version');
+        const recorded = await fresh.db.query<{ name: string }>(
+          'SELECT name FROM schema_migrations ORDER BY version',
+        );
         assert.deepEqual(
           recorded.map((r) => r.name),
           applied,
@@ -70,6 +72,7 @@ describe('a database without pgvector', () => {
           }),
         ),
       close: () => pg.close(),
+      queryWithSettings: (settings, sql, params) => queryWithSettingsIn(db)(settings, sql, params),
     };
     try {
       await assert.rejects(migrate(db), (err: Error) => {

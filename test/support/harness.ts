@@ -6,7 +6,7 @@ import { registeredConnectors } from '../../src/connectors/registry.ts';
 import type { AnyConnector } from '../../src/connectors/types.ts';
 import type { Database } from '../../src/db/database.ts';
 import { migrate } from '../../src/db/migrate.ts';
-import { openPglite } from '../../src/db/pglite.ts';
+import { openPgliteThread } from '../../src/db/pglite-thread.ts';
 import { openPostgres } from '../../src/db/postgres.ts';
 import {
   createApiKey,
@@ -44,7 +44,8 @@ export async function freshDatabase(
   mode: StorageMode,
 ): Promise<{ db: Database; url?: string; drop(): Promise<void> }> {
   if (mode === 'pglite') {
-    const db = await openPglite(null);
+    // As the service opens it: on a thread of its own.
+    const db = await openPgliteThread(null);
     return { db, drop: () => db.close() };
   }
   const admin = new URL(await adminUrl());
@@ -149,7 +150,7 @@ export async function startTestApp(
   } = {},
 ): Promise<TestApp> {
   const fresh = opts.pgliteDir
-    ? await openPglite(opts.pgliteDir).then((db) => ({ db, drop: () => db.close() }))
+    ? await openPgliteThread(opts.pgliteDir).then((db) => ({ db, drop: () => db.close() }))
     : await freshDatabase(mode);
   const db = fresh.db;
   await migrate(db);
