@@ -3,12 +3,12 @@ import type { Database, Queryable } from './database.ts';
 
 /**
  * Embedded mode's database: PGlite on a thread of its own (pglite-thread-worker.ts runs it with
- * {@link openPglite}), so the main thread only posts statements and reads their rows.
+ * `openPglite` of pglite.ts), so the main thread only posts statements and reads their rows.
  *
  * Why: PGlite runs Postgres as WASM on the thread that calls it, and under search load that was 73% of a
  * saturated main thread (the HNSW scan itself most of it) while HTTP, JSON and auth waited their turn; on
- * its own thread the two overlap. A long statement (a VACUUM after a bulk load, a migration) no longer
- * stops `/healthz` either. PGlite still runs one statement at a time.
+ * its own thread the two overlap. A long statement outside a transaction (the indexer's VACUUM after a
+ * bulk load) no longer stops `/healthz` either. PGlite still runs one statement at a time.
  *
  * A transaction is held open on the thread while the main thread sends its statements one by one, and
  * PGlite's lock is held meanwhile, so nothing else can use the database until it ends. Its statements are
