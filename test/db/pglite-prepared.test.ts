@@ -12,6 +12,7 @@ import { PGlite } from '@electric-sql/pglite';
 import { vector } from '@electric-sql/pglite-pgvector';
 import type { Database } from '../../src/db/database.ts';
 import { pgliteDatabase } from '../../src/db/pglite.ts';
+import { awkwardRow, VALUES_TABLE } from '../support/pg-values.ts';
 
 describe('PGlite prepared statements', () => {
   let pg: PGlite;
@@ -19,28 +20,14 @@ describe('PGlite prepared statements', () => {
   before(async () => {
     pg = await PGlite.create(undefined, { extensions: { vector } });
     db = pgliteDatabase(pg);
-    await db.exec(`CREATE EXTENSION IF NOT EXISTS vector;
-      CREATE TABLE t (id int PRIMARY KEY, name text, tags text[], meta jsonb, at timestamptz, big bigint,
-                      score float8, ok boolean, bytes bytea, v vector(3))`);
+    await db.exec(VALUES_TABLE);
   });
   after(async () => db?.close());
 
   test('rows and parameters convert exactly as PGlite.query converts them', async () => {
-    const params = [
-      1,
-      'ünïcode \' "quoted"',
-      ['a', 'b,c', null],
-      { nested: { n: 1, s: 'x' }, list: [1, 2] },
-      new Date('2026-11-23T10:11:12.345Z'),
-      9007199254740993n,
-      0.1 + 0.2,
-      true,
-      new Uint8Array([0, 1, 255]),
-      '[0.5,-1,2]',
-    ];
     await db.query(
       'INSERT INTO t (id, name, tags, meta, at, big, score, ok, bytes, v) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)',
-      params,
+      awkwardRow(),
     );
     await db.query(`INSERT INTO t (id) VALUES ($1)`, [2]);
     const sql = `SELECT *, v::text AS vt, at::text AS at_text, count(*) OVER () AS n FROM t ORDER BY id`;

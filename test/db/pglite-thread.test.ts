@@ -17,16 +17,13 @@ import { vector } from '@electric-sql/pglite-pgvector';
 import type { Database } from '../../src/db/database.ts';
 import { pgliteDatabase } from '../../src/db/pglite.ts';
 import { openPgliteThread } from '../../src/db/pglite-thread.ts';
-
-const TABLE = `CREATE EXTENSION IF NOT EXISTS vector;
-  CREATE TABLE t (id int PRIMARY KEY, name text, tags text[], meta jsonb, at timestamptz, big bigint,
-                  score float8, ok boolean, bytes bytea, v vector(3))`;
+import { awkwardRow, VALUES_TABLE } from '../support/pg-values.ts';
 
 describe('PGlite on its own thread', () => {
   let db: Database;
   before(async () => {
     db = await openPgliteThread(null);
-    await db.exec(TABLE);
+    await db.exec(VALUES_TABLE);
   });
   after(async () => db?.close());
 
@@ -34,19 +31,8 @@ describe('PGlite on its own thread', () => {
     const pg = await PGlite.create(undefined, { extensions: { vector } });
     const here = pgliteDatabase(pg);
     try {
-      await here.exec(TABLE);
-      const params = [
-        1,
-        'ünïcode \' "quoted"',
-        ['a', 'b,c', null],
-        { nested: { n: 1, s: 'x' }, list: [1, 2] },
-        new Date('2026-11-23T10:11:12.345Z'),
-        9007199254740993n,
-        0.1 + 0.2,
-        true,
-        new Uint8Array([0, 1, 255]),
-        '[0.5,-1,2]',
-      ];
+      await here.exec(VALUES_TABLE);
+      const params = awkwardRow();
       const insert = 'INSERT INTO t VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) RETURNING *';
       const onThread = await db.query(insert, params);
       const onCaller = await here.query(insert, params);
