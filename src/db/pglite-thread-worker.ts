@@ -24,15 +24,19 @@ const signal = new Int32Array(signalBuffer);
 const synchronous = new Set<number>();
 
 function send(message: FromDbThread): void {
-  if (message.type === 'rows' || message.type === 'error') {
-    if (synchronous.delete(message.id)) {
-      syncPort.postMessage(message);
-      Atomics.store(signal, SIGNAL, ANSWERED);
-      Atomics.notify(signal, SIGNAL);
-      return;
-    }
+  const to =
+    (message.type === 'rows' || message.type === 'error') && synchronous.delete(message.id) ? syncPort : port;
+  try {
+    to.postMessage(message);
+  } catch (err) {
+    // Rows that cannot be copied to the other thread: the caller gets an error, not silence.
+    if (message.type !== 'rows') throw err;
+    to.postMessage({ type: 'error', id: message.id, error: errorFields(err) } satisfies FromDbThread);
   }
-  port.postMessage(message);
+  if (to === syncPort) {
+    Atomics.store(signal, SIGNAL, ANSWERED);
+    Atomics.notify(signal, SIGNAL);
+  }
 }
 
 // A thread that ends while the main thread waits on a synchronous call must wake it (it then finds no answer).

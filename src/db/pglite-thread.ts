@@ -90,9 +90,10 @@ export async function openPgliteThread(
     if (stopped) throw stopped;
     Atomics.store(signal, SIGNAL, WAITING);
     syncPort.postMessage(m);
-    while (Atomics.wait(signal, SIGNAL, WAITING, SYNC_CHECK_MS) === 'timed-out') {
-      // A thread that died sets the signal too (pglite-thread-worker.ts); this only bounds each wait.
-    }
+    // Waits until the value says answered, not merely until woken: the wake-up of the previous call can
+    // come late (the thread stored its answer, was descheduled, then notified) and wake this one early. A
+    // thread that died sets the value too (pglite-thread-worker.ts).
+    while (Atomics.load(signal, SIGNAL) === WAITING) Atomics.wait(signal, SIGNAL, WAITING, SYNC_CHECK_MS);
     const answer = receiveMessageOnPort(syncPort)?.message as FromDbThread | undefined;
     if (!answer || answer.type === 'ready' || answer.type === 'open-failed' || answer.id !== m.id) {
       stopped ??= new Error("The embedded database's thread stopped during a transaction");
