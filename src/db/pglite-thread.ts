@@ -90,10 +90,7 @@ export async function openPgliteThread(
     if (stopped) throw stopped;
     Atomics.store(signal, SIGNAL, WAITING);
     syncPort.postMessage(m);
-    // Waits until the value says answered, not merely until woken: the wake-up of the previous call can
-    // come late (the thread stored its answer, was descheduled, then notified) and wake this one early. A
-    // thread that died sets the value too (pglite-thread-worker.ts).
-    while (Atomics.load(signal, SIGNAL) === WAITING) Atomics.wait(signal, SIGNAL, WAITING, SYNC_CHECK_MS);
+    waitForAnswer(signal);
     const answer = receiveMessageOnPort(syncPort)?.message as FromDbThread | undefined;
     if (!answer || answer.type === 'ready' || answer.type === 'open-failed' || answer.id !== m.id) {
       stopped ??= new Error("The embedded database's thread stopped during a transaction");
@@ -147,6 +144,15 @@ export async function openPgliteThread(
       });
     },
   };
+}
+
+/**
+ * Blocks until `signal` says answered, not merely until woken: the wake-up of the previous call can come
+ * late (the thread stored its answer, was descheduled, then notified) and would wake this one before its
+ * answer is there. A thread that dies sets the value too (pglite-thread-worker.ts).
+ */
+export function waitForAnswer(signal: Int32Array): void {
+  while (Atomics.load(signal, SIGNAL) === WAITING) Atomics.wait(signal, SIGNAL, WAITING, SYNC_CHECK_MS);
 }
 
 /** A Postgres error (or any other) from the thread, as an Error with its fields and the caller's stack. */

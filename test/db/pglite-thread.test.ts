@@ -12,11 +12,12 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { promisify } from 'node:util';
+import { Worker } from 'node:worker_threads';
 import { PGlite } from '@electric-sql/pglite';
 import { vector } from '@electric-sql/pglite-pgvector';
 import type { Database } from '../../src/db/database.ts';
 import { pgliteDatabase } from '../../src/db/pglite.ts';
-import { openPgliteThread } from '../../src/db/pglite-thread.ts';
+import { ANSWERED, openPgliteThread, SIGNAL, WAITING, waitForAnswer } from '../../src/db/pglite-thread.ts';
 import { awkwardRow, VALUES_TABLE } from '../support/pg-values.ts';
 
 describe('PGlite on its own thread', () => {
@@ -134,6 +135,24 @@ describe('PGlite on its own thread', () => {
       db.queryWithSettings('SET LOCAL no_such_setting = 1', 'SELECT 1'),
       /no_such_setting/,
     );
+  });
+
+  test('a synchronous call is not ended by a wake-up that brings no answer', async () => {
+    // What a late wake-up of the previous call looks like: woken while the value still says waiting.
+    const signal = new Int32Array(new SharedArrayBuffer(4));
+    Atomics.store(signal, SIGNAL, WAITING);
+    const other = new Worker(
+      `const { workerData: { buffer, at, answered } } = require('node:worker_threads');
+       const signal = new Int32Array(buffer);
+       for (let i = 0; i < 5; i++) { Atomics.notify(signal, at); Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 20); }
+       Atomics.store(signal, at, answered);
+       Atomics.notify(signal, at);`,
+      { eval: true, workerData: { buffer: signal.buffer, at: SIGNAL, answered: ANSWERED } },
+    );
+    const exited = new Promise((resolve) => other.once('exit', resolve));
+    waitForAnswer(signal);
+    assert.equal(Atomics.load(signal, SIGNAL), ANSWERED, 'returned only once the answer was stored');
+    await exited;
   });
 
   test('close() lets the statements already sent finish, then refuses more', async () => {
