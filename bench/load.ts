@@ -481,6 +481,17 @@ function timedTransactions(
       .filter((f): f is string => f !== undefined && !f.startsWith('src/db/'))
       .slice(0, 2)
       .join(' < ') || 'unknown';
+  /** Runs `run` (a transaction's body, or a statement that is a transaction of its own) and times it as held. */
+  const timedHeld = async <T>(stack: string | undefined, run: () => Promise<T>): Promise<T> => {
+    const t0 = performance.now();
+    try {
+      return await run();
+    } finally {
+      const ms = performance.now() - t0;
+      held.push(ms);
+      if (ms >= LONG_TRANSACTION_MS) long.push({ ms, by: opener(stack), at: since() });
+    }
+  };
   return {
     long,
     held,
@@ -489,30 +500,12 @@ function timedTransactions(
       query: (sql, params) => db.query(sql, params),
       exec: (sql) => db.exec(sql),
       close: () => db.close(),
-      // A transaction of its own (a search's index pass), timed as held like the others.
-      async queryWithSettings(settings, sql, params) {
-        const stack = new Error().stack;
-        const t0 = performance.now();
-        try {
-          return await db.queryWithSettings(settings, sql, params);
-        } finally {
-          const ms = performance.now() - t0;
-          held.push(ms);
-          if (ms >= LONG_TRANSACTION_MS) long.push({ ms, by: opener(stack), at: since() });
-        }
-      },
+      // A search's index pass: its own transaction (its time includes the wait for the connection).
+      queryWithSettings: (settings, sql, params) =>
+        timedHeld(new Error().stack, () => db.queryWithSettings(settings, sql, params)),
       transaction(fn) {
         const stack = new Error().stack;
-        return db.transaction(async (tx) => {
-          const t0 = performance.now();
-          try {
-            return await fn(tx);
-          } finally {
-            const ms = performance.now() - t0;
-            held.push(ms);
-            if (ms >= LONG_TRANSACTION_MS) long.push({ ms, by: opener(stack), at: since() });
-          }
-        });
+        return db.transaction((tx) => timedHeld(stack, () => fn(tx)));
       },
     },
   };

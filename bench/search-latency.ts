@@ -200,20 +200,6 @@ function stats(times: number[], wallMs: number): Stats {
   };
 }
 
-async function callSearch(b: Bench, query: string, extra: Record<string, unknown> = {}): Promise<number> {
-  const t0 = performance.now();
-  const res = await fetch(b.url + ENDPOINT, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${b.keyA}`, 'content-type': 'application/json' },
-    body: JSON.stringify({ query, limit: K, ...extra }),
-  });
-  const body = (await res.json()) as { result?: unknown[] };
-  const ms = performance.now() - t0;
-  if (res.status !== 200 || body.result?.length !== K)
-    throw new Error(`search failed: ${res.status} ${JSON.stringify(body).slice(0, 300)}`);
-  return ms;
-}
-
 /**
  * `clients` loops over the queries, each query at most once, per-request latency; no new request starts
  * after BUDGET_S once MIN_REQUESTS are done (slow configurations would take very long otherwise). The
@@ -550,7 +536,7 @@ try {
         }
 
         // Warm-up: caches, JIT, the model's first runs.
-        for (const q of queries.slice(0, 20)) await callSearch(b, q);
+        await endpointLatency(b, queries.slice(0, 20), 1);
         const none: Stats = { n: 0, p50: Number.NaN, p95: Number.NaN, p99: Number.NaN, rate: Number.NaN };
         const one = ONLY.has('latency') ? await endpointLatency(b, queries, 1) : none;
         const many = ONLY.has('latency') ? await endpointLatency(b, queries, CONCURRENCY) : none;

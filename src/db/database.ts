@@ -28,14 +28,16 @@ export interface Database extends Queryable {
 }
 
 /** {@link Database.queryWithSettings} as a transaction of two statements (adapters with no faster way). */
-export function queryWithSettingsIn(
+export function queryWithSettingsInTransaction<T = Record<string, unknown>>(
   db: Pick<Database, 'transaction'>,
-): <T = Record<string, unknown>>(settings: string, sql: string, params?: readonly unknown[]) => Promise<T[]> {
-  return (settings, sql, params) =>
-    db.transaction(async (tx) => {
-      await tx.exec(settings);
-      return tx.query(sql, params);
-    });
+  settings: string,
+  sql: string,
+  params?: readonly unknown[],
+): Promise<T[]> {
+  return db.transaction(async (tx) => {
+    await tx.exec(settings);
+    return tx.query<T>(sql, params);
+  });
 }
 
 export class MissingExtensionError extends Error {

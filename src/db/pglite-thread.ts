@@ -42,7 +42,7 @@ export async function openPgliteThread(
   });
   const pending = new Map<
     number,
-    { resolve: (rows: unknown[]) => void; reject: (err: Error) => void; stack: string }
+    { resolve: (rows: unknown[]) => void; reject: (err: Error) => void; origin: Error }
   >();
   let nextId = 1;
   let nextTx = 1;
@@ -53,7 +53,7 @@ export async function openPgliteThread(
   const ready = new Promise<void>((resolve, reject) => {
     worker.on('message', (m: FromDbThread) => {
       if (m.type === 'ready') return resolve();
-      if (m.type === 'open-failed') return reject(asError(m.error, ''));
+      if (m.type === 'open-failed') return reject(asError(m.error, new Error()));
       const call = pending.get(m.id);
       pending.delete(m.id);
       // Idle, the thread does not keep the process alive (PGlite on the main thread did not either);
@@ -61,7 +61,7 @@ export async function openPgliteThread(
       if (pending.size === 0 && !closed) worker.unref();
       if (!call) return;
       if (m.type === 'rows') call.resolve(m.rows);
-      else call.reject(asError(m.error, call.stack));
+      else call.reject(asError(m.error, call.origin));
     });
     // Without an 'error' listener an exception in the thread would be rethrown here and end the service.
     worker.on('error', (err) => {
@@ -78,9 +78,10 @@ export async function openPgliteThread(
   const call = (m: ToDbThread): Promise<unknown[]> => {
     if (stopped) return Promise.reject(stopped);
     // The caller's stack, for an error that comes back: the thread's own says nothing about who asked.
-    const stack = new Error().stack?.split('\n').slice(2).join('\n') ?? '';
+    // (Kept as an Error: V8 formats its stack only if an error needs it.)
+    const origin = new Error();
     return new Promise((resolve, reject) => {
-      pending.set(m.id, { resolve, reject, stack });
+      pending.set(m.id, { resolve, reject, origin });
       worker.ref();
       worker.postMessage(m);
     });
@@ -92,12 +93,12 @@ export async function openPgliteThread(
     syncPort.postMessage(m);
     waitForAnswer(signal);
     const answer = receiveMessageOnPort(syncPort)?.message as FromDbThread | undefined;
-    if (!answer || answer.type === 'ready' || answer.type === 'open-failed' || answer.id !== m.id) {
+    if ((answer?.type !== 'rows' && answer?.type !== 'error') || answer.id !== m.id) {
+      // No answer to this call: the thread woke it as it ended (pglite-thread-worker.ts).
       stopped ??= new Error("The embedded database's thread stopped during a transaction");
       throw stopped;
     }
-    if (answer.type === 'error')
-      throw asError(answer.error, new Error().stack?.split('\n').slice(2).join('\n') ?? '');
+    if (answer.type === 'error') throw asError(answer.error, new Error());
     return answer.rows;
   };
   const on = (tx: number | null): Queryable => ({
@@ -155,10 +156,11 @@ export function waitForAnswer(signal: Int32Array): void {
   while (Atomics.load(signal, SIGNAL) === WAITING) Atomics.wait(signal, SIGNAL, WAITING, SYNC_CHECK_MS);
 }
 
-/** A Postgres error (or any other) from the thread, as an Error with its fields and the caller's stack. */
-function asError(fields: ErrorFields, callerStack: string): Error {
+/** A Postgres error (or any other) from the thread, as an Error with its fields and the stack of `origin` (the caller's). */
+function asError(fields: ErrorFields, origin: Error): Error {
   const err = new Error(fields.message);
   Object.assign(err, fields);
+  const callerStack = origin.stack?.split('\n').slice(2).join('\n') ?? '';
   err.stack = `${fields.name ?? 'Error'}: ${fields.message}\n${callerStack}`;
   return err;
 }

@@ -2,7 +2,7 @@ import { type Dirent, mkdirSync, readdirSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { PGlite, parse, protocol, type Transaction } from '@electric-sql/pglite';
 import { vector } from '@electric-sql/pglite-pgvector';
-import { type Database, queryWithSettingsIn } from './database.ts';
+import { type Database, queryWithSettingsInTransaction } from './database.ts';
 
 /**
  * Embedded Postgres (PGlite, WASM) with pgvector, persisted in `dataDir` (or in memory when null).
@@ -67,7 +67,7 @@ export function pgliteDatabase(pg: PGlite): Database {
       closed = true;
       await pg.close();
     },
-    queryWithSettings: (settings, sql, params) => queryWithSettingsIn(db)(settings, sql, params),
+    queryWithSettings: (settings, sql, params) => queryWithSettingsInTransaction(db, settings, sql, params),
   };
   return db;
 }

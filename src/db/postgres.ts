@@ -1,6 +1,6 @@
 import pg from 'pg';
 import { AppError } from '../lib/errors.ts';
-import { type Database, type Queryable, queryWithSettingsIn } from './database.ts';
+import { type Database, type Queryable, queryWithSettingsInTransaction } from './database.ts';
 
 // int8 (bigint) comes back as a JS number: our counters and ids stay far below 2^53.
 pg.types.setTypeParser(20, (v) => Number.parseInt(v, 10));
@@ -86,7 +86,7 @@ export async function openPostgres(url: string, opts: { max?: number; onIdleErro
       closed = true;
       await pool.end();
     },
-    queryWithSettings: (settings, sql, params) => queryWithSettingsIn(db)(settings, sql, params),
+    queryWithSettings: (settings, sql, params) => queryWithSettingsInTransaction(db, settings, sql, params),
   };
   return db;
 }

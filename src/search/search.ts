@@ -20,8 +20,6 @@ type Row = SearchHit & { id: number };
 const INDEX_PASS =
   `SET LOCAL hnsw.iterative_scan = relaxed_order; SET LOCAL hnsw.ef_search = ${EF_SEARCH}; ` +
   'SET LOCAL enable_seqscan = off; SET LOCAL enable_bitmapscan = off; SET LOCAL enable_sort = off';
-const EXACT_PASS =
-  'SET LOCAL enable_seqscan = on; SET LOCAL enable_bitmapscan = on; SET LOCAL enable_sort = on';
 
 /** The hit's columns, from `c` (chunks) joined to `i` (items). */
 function hitColumns(includeEmbedding: boolean): string {
@@ -66,7 +64,8 @@ async function nearest(
   let rows = await db.queryWithSettings<Row>(INDEX_PASS, pass.sql, pass.params);
   if (rows.length < limit) {
     const exact = nearestSql(q, dims, limit, hits, true);
-    rows = await db.queryWithSettings<Row>(EXACT_PASS, exact.sql, exact.params);
+    // With the planner's defaults: the index pass's switches held for its own transaction only.
+    rows = await db.query<Row>(exact.sql, exact.params);
   }
   // relaxed_order may return near-ties slightly out of order; the join keeps no order at all.
   return rows.sort((a, b) => a.distance - b.distance || Number(a.id) - Number(b.id));

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { PGlite } from '@electric-sql/pglite';
 import type { Database } from '../../src/db/database.ts';
-import { MissingExtensionError, queryWithSettingsIn } from '../../src/db/database.ts';
+import { MissingExtensionError, queryWithSettingsInTransaction } from '../../src/db/database.ts';
 import { listMigrations, migrate } from '../../src/db/migrate.ts';
 import { openPostgres } from '../../src/db/postgres.ts';
 import { freshDatabase, STORAGE_MODES } from '../support/harness.ts';
@@ -72,7 +72,7 @@ describe('a database without pgvector', () => {
           }),
         ),
       close: () => pg.close(),
-      queryWithSettings: (settings, sql, params) => queryWithSettingsIn(db)(settings, sql, params),
+      queryWithSettings: (settings, sql, params) => queryWithSettingsInTransaction(db, settings, sql, params),
     };
     try {
       await assert.rejects(migrate(db), (err: Error) => {
