@@ -106,6 +106,8 @@ class PreparedStatements {
     const statement = await this.#prepared(sql);
     const values = params.map((value, i) => {
       if (value === null || value === undefined) return null;
+      // Bound as a binary parameter, in the type's own binary form (toVectorParam).
+      if (value instanceof Uint8Array) return value;
       const serialize = this.#pg.serializers[statement.paramTypes[i] ?? 0];
       return serialize ? serialize(value) : String(value);
     });

@@ -1,5 +1,5 @@
 import type { Database } from '../db/database.ts';
-import { toVectorLiteral } from '../embedding/vector.ts';
+import { toVectorParam } from '../embedding/vector.ts';
 import { buildFilters } from './filters.ts';
 import { FUSION_DEPTH, fuseScores } from './fusion.ts';
 import { keyword } from './keyword.ts';
@@ -45,7 +45,7 @@ function nearestSql(q: SearchQuery, dims: number, limit: number, hits: boolean, 
        SELECT ${hitColumns(q.includeEmbedding)}, nn.distance
          FROM nn JOIN chunks AS c ON c.id = nn.id JOIN items AS i ON i.id = c.item_id`
     : scan;
-  return { sql, params: [...f.params, toVectorLiteral(q.vector)] };
+  return { sql, params: [...f.params, toVectorParam(q.vector)] };
 }
 
 /**
@@ -102,7 +102,7 @@ export async function search(db: Database, q: SearchQuery, dims: number): Promis
     `SELECT ${hitColumns(q.includeEmbedding)}, ${vectorExpr(dims, 'c.embedding')} <=> $2::vector(${dims}) AS distance
        FROM chunks AS c JOIN items AS i ON i.id = c.item_id
       WHERE c.id = ANY($1::bigint[])`,
-    [ids, toVectorLiteral(q.vector)],
+    [ids, toVectorParam(q.vector)],
   );
   const byId = new Map(rows.map((r) => [Number(r.id), r]));
   return toHits(
