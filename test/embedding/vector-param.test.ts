@@ -11,7 +11,7 @@ import { toVectorLiteral, toVectorParam } from '../../src/embedding/vector.ts';
 import { freshDatabase, STORAGE_MODES } from '../support/harness.ts';
 
 // Values whose decimal text is long or awkward: a float32 that needs 9 digits, a tiny one, a negative zero.
-const VALUES = new Float32Array([0.1, -2.5, 3.0000001e-5, 1 / 3, -0, 123456.79, 1e-38, -0.7071068]);
+const VALUES = new Float32Array([0.1, -2.5, 3.0000001e-5, 1 / 3, -0, 123456.79, 1e-38, -Math.SQRT1_2]);
 
 for (const mode of STORAGE_MODES) {
   describe(`binary vector parameters (${mode})`, () => {
