@@ -16,10 +16,16 @@ type Row = SearchHit & { id: number };
  * (embedded PGlite has no autovacuum, and a misestimated organization filter makes the planner sort a
  * bitmap scan of every chunk instead), so only the HNSW path is left to it. Iterative index scans keep
  * filtered searches complete; ef_search trades speed for recall (BENCHMARKS.md).
+ *
+ * With only that path left, the plan cannot depend on the parameters, so the prepared statement keeps one
+ * generic plan: Postgres' own choice (`plan_cache_mode = auto`) planned it afresh on every run (it never
+ * found the generic plan cheaper), about half a millisecond of PGlite's thread per search at 100k chunks
+ * (BENCHMARKS.md "Generic plans"). Server mode runs unnamed statements, planned per run whatever this says.
  */
 const INDEX_PASS =
   `SET LOCAL hnsw.iterative_scan = relaxed_order; SET LOCAL hnsw.ef_search = ${EF_SEARCH}; ` +
-  'SET LOCAL enable_seqscan = off; SET LOCAL enable_bitmapscan = off; SET LOCAL enable_sort = off';
+  'SET LOCAL enable_seqscan = off; SET LOCAL enable_bitmapscan = off; SET LOCAL enable_sort = off; ' +
+  'SET LOCAL plan_cache_mode = force_generic_plan';
 
 /** The hit's columns, from `c` (chunks) joined to `i` (items). */
 function hitColumns(includeEmbedding: boolean): string {
