@@ -4,6 +4,7 @@
  * they measure, and a real deployment's clients run elsewhere. `clients` loops share the queries, each
  * query at most once; no new request starts after `budgetS` once `minRequests` are done.
  */
+import { readFileSync } from 'node:fs';
 import { parentPort, workerData } from 'node:worker_threads';
 
 export interface SearchClientsTask {
@@ -17,7 +18,29 @@ export interface SearchClientsTask {
   minRequests: number;
 }
 
-export type SearchClientsResult = { times: number[]; wallMs: number } | { error: string };
+export type SearchClientsResult =
+  | {
+      times: number[];
+      wallMs: number /** This thread's CPU over the run (Linux), else null. */;
+      cpuMs: number | null;
+    }
+  | { error: string };
+
+/** CPU time of the calling thread in ms, from /proc (Linux only; null elsewhere). */
+export function threadCpuMs(): number | null {
+  try {
+    return statCpuMs(readFileSync('/proc/thread-self/stat', 'utf8'));
+  } catch {
+    return null;
+  }
+}
+
+/** utime + stime of a /proc stat line, in ms (clock ticks of 10 ms, the kernel's USER_HZ of 100). */
+export function statCpuMs(stat: string): number {
+  // The command name (2nd field) may hold spaces; the fields after its closing parenthesis do not.
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[11]) + Number(fields[12])) * 10;
+}
 
 async function callSearch(t: SearchClientsTask, query: string): Promise<number> {
   const t0 = performance.now();
@@ -36,6 +59,7 @@ async function callSearch(t: SearchClientsTask, query: string): Promise<number> 
 async function run(t: SearchClientsTask): Promise<SearchClientsResult> {
   let next = 0;
   const times: number[] = [];
+  const cpu0 = threadCpuMs();
   const t0 = performance.now();
   const more = () =>
     next < t.queries.length && (next < t.minRequests || performance.now() - t0 < t.budgetS * 1000);
@@ -44,7 +68,9 @@ async function run(t: SearchClientsTask): Promise<SearchClientsResult> {
       while (more()) times.push(await callSearch(t, t.queries[next++]!));
     }),
   );
-  return { times, wallMs: performance.now() - t0 };
+  const wallMs = performance.now() - t0;
+  const cpu1 = threadCpuMs();
+  return { times, wallMs, cpuMs: cpu0 === null || cpu1 === null ? null : cpu1 - cpu0 };
 }
 
 if (parentPort) {

@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { Worker } from 'node:worker_threads';
@@ -31,7 +31,7 @@ import {
   storageModes,
   writeResult,
 } from './lib.ts';
-import type { SearchClientsResult, SearchClientsTask } from './search-clients.ts';
+import { type SearchClientsResult, type SearchClientsTask, statCpuMs } from './search-clients.ts';
 
 const { values } = parseArgs({
   options: {
@@ -187,6 +187,52 @@ interface Stats {
   p99: number;
   /** Requests per second over the whole run. */
   rate: number;
+  /** CPU ms per request by thread of this process, the clients' thread included (Linux), else null. */
+  cpu?: Record<string, number> | null;
+}
+
+/**
+ * The threads this process runs, by the name Node gives them (`pglite` and `embedding model` are the
+ * service's worker threads; V8's helper threads do GC and compilation), with their CPU ms so far; null
+ * where /proc is missing. A thread that ends between two readings is left out of both.
+ */
+function threadsCpuMs(): Map<string, { name: string; ms: number }> | null {
+  try {
+    const out = new Map<string, { name: string; ms: number }>();
+    for (const tid of readdirSync('/proc/self/task')) {
+      try {
+        const name = readFileSync(`/proc/self/task/${tid}/comm`, 'utf8').trim();
+        out.set(tid, { name, ms: statCpuMs(readFileSync(`/proc/self/task/${tid}/stat`, 'utf8')) });
+      } catch {
+        // The thread ended meanwhile.
+      }
+    }
+    return out;
+  } catch {
+    return null;
+  }
+}
+
+/** The threads' CPU between two readings, per request, grouped by what they do. */
+function cpuPerRequest(
+  before: ReturnType<typeof threadsCpuMs>,
+  after: ReturnType<typeof threadsCpuMs>,
+  clientsMs: number | null,
+  requests: number,
+): Record<string, number> | null {
+  if (!before || !after || clientsMs === null || requests === 0) return null;
+  const group = (name: string) =>
+    ({ pglite: 'PGlite thread', 'embedding model': 'model thread', MainThread: 'main thread', V8Worker: 'V8 helpers' })[
+      name
+    ] ?? 'other';
+  const out: Record<string, number> = { 'PGlite thread': 0, 'model thread': 0, 'main thread': 0, 'V8 helpers': 0, other: 0 };
+  for (const [tid, t] of after) {
+    const key = group(t.name);
+    out[key] = (out[key] ?? 0) + (t.ms - (before.get(tid)?.ms ?? 0)) / requests;
+  }
+  out['clients'] = clientsMs / requests;
+  out['total'] = Object.values(out).reduce((a, b) => a + b, 0);
+  return out;
 }
 
 function stats(times: number[], wallMs: number): Stats {
@@ -221,6 +267,7 @@ async function endpointLatency(
     budgetS: BUDGET_S,
     minRequests: MIN_REQUESTS,
   };
+  const cpuBefore = threadsCpuMs();
   const worker = new Worker(new URL('./search-clients.ts', import.meta.url), { workerData: task });
   const result = await new Promise<SearchClientsResult>((resolve, reject) => {
     worker.once('message', resolve);
@@ -229,9 +276,13 @@ async function endpointLatency(
       reject(new Error(`search clients' thread exited (${code}) without an answer`)),
     );
   });
+  const cpuAfter = threadsCpuMs();
   await worker.terminate();
   if ('error' in result) throw new Error(result.error);
-  return stats(result.times, result.wallMs);
+  return {
+    ...stats(result.times, result.wallMs),
+    cpu: cpuPerRequest(cpuBefore, cpuAfter, result.cpuMs, result.times.length),
+  };
 }
 
 async function timed<T>(fn: () => Promise<T>): Promise<[T, number]> {
@@ -465,6 +516,7 @@ const native = MODES.includes('postgres')
 const latencyRows: Array<Record<string, string>> = [];
 const recallRows: Array<Record<string, string>> = [];
 const profileRows: Array<Record<string, string>> = [];
+const cpuRows: Array<Record<string, string>> = [];
 const raw: unknown[] = [];
 const t00 = performance.now();
 
@@ -637,6 +689,18 @@ try {
             requests: String(s.n),
           });
         }
+        for (const [clients, s] of [
+          ['1', one],
+          [String(CONCURRENCY), many],
+        ] as const) {
+          if (!s.cpu) continue;
+          cpuRows.push({
+            storage,
+            chunks: String(size),
+            clients,
+            ...Object.fromEntries(Object.entries(s.cpu).map(([k, ms]) => [k, ms.toFixed(2)])),
+          });
+        }
         recallRows.push({
           storage,
           chunks: String(size),
@@ -710,6 +774,10 @@ try {
 printTable(
   `Search endpoint latency (query embedding included; ${queries.length} SciFact queries, limit ${K})`,
   latencyRows,
+);
+printTable(
+  "Where the endpoint's CPU goes: ms of CPU per request by thread of the bench's process (server and clients; server mode's Postgres processes not counted)",
+  cpuRows,
 );
 printTable(
   'Where one search() goes, before (commit 2907448) and after, 100 query vectors alternating, includeEmbedding true, 1 client',
