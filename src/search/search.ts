@@ -20,7 +20,8 @@ type Row = SearchHit & { id: number };
  * With only that path left, the plan cannot depend on the parameters, so the prepared statement keeps one
  * generic plan: Postgres' own choice (`plan_cache_mode = auto`) planned it afresh on every run (it never
  * found the generic plan cheaper), about half a millisecond of PGlite's thread per search at 100k chunks
- * (BENCHMARKS.md "Generic plans"). Server mode runs unnamed statements, planned per run whatever this says.
+ * (BENCHMARKS.md "Binary query vectors and one generic plan"). Server mode runs unnamed statements,
+ * planned per run whatever this says.
  */
 const INDEX_PASS =
   `SET LOCAL hnsw.iterative_scan = relaxed_order; SET LOCAL hnsw.ef_search = ${EF_SEARCH}; ` +
