@@ -1,6 +1,6 @@
 import type { Database, Queryable } from '../db/database.ts';
 import type { Embedder } from '../embedding/index.ts';
-import { toVectorLiteral } from '../embedding/vector.ts';
+import { toRealArrayParam } from '../embedding/vector.ts';
 import type { Logger } from '../lib/logger.ts';
 import { type Chunk, chunkMarkdown } from './chunker.ts';
 
@@ -594,10 +594,13 @@ export class Indexer {
   async #insertChunks(tx: Queryable, write: ItemWrite, from: number, to: number): Promise<void> {
     if (to <= from) return;
     const chunks = write.chunks.slice(from, to);
+    // The vectors travel as one binary real[] (toRealArrayParam), each sliced out by its row's ordinal.
+    const dims = Math.trunc(this.#embedder.dimensions);
     await tx.query(
       `INSERT INTO chunks (item_id, organization_id, chunk_index, text, embedding, model_id, tsv, tags, visibility, source_type, generation)
-       SELECT $1, $2, u.idx, u.txt, u.emb::vector, $3, to_tsvector('english', u.et), i.tags, i.visibility, i.source_type, $8
-         FROM unnest($4::int[], $5::text[], $6::text[], $7::text[]) AS u(idx, txt, emb, et)
+       SELECT $1, $2, u.idx, u.txt, ($6::real[])[(u.n - 1) * ${dims} + 1 : u.n * ${dims}]::vector, $3,
+              to_tsvector('english', u.et), i.tags, i.visibility, i.source_type, $8
+         FROM unnest($4::int[], $5::text[], $7::text[]) WITH ORDINALITY AS u(idx, txt, et, n)
          JOIN items AS i ON i.id = $1`,
       [
         write.item.id,
@@ -605,7 +608,7 @@ export class Indexer {
         this.#embedder.modelId,
         chunks.map((c) => c.index),
         chunks.map((c) => c.text),
-        write.vectors.slice(from, to).map(toVectorLiteral),
+        toRealArrayParam(write.vectors.slice(from, to), dims),
         chunks.map((c) => c.embedText),
         write.generation,
       ],

@@ -1,13 +1,13 @@
 /**
- * A query vector travels as pgvector's binary form (toVectorParam): in both storage modes the database
- * must read exactly the query's float32 values, and a vector of the wrong dimension must be refused, not
- * truncated or padded.
+ * A query vector travels as pgvector's binary form (toVectorParam), and the indexer's chunk vectors as one
+ * binary real[] (toRealArrayParam): in both storage modes the database must read exactly their float32
+ * values, and a vector of the wrong dimension must be refused, not truncated or padded.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { Database } from '../../src/db/database.ts';
 import { migrate } from '../../src/db/migrate.ts';
-import { toVectorLiteral, toVectorParam } from '../../src/embedding/vector.ts';
+import { toRealArrayParam, toVectorLiteral, toVectorParam } from '../../src/embedding/vector.ts';
 import { freshDatabase, STORAGE_MODES } from '../support/harness.ts';
 
 // Values whose decimal text is long or awkward: a float32 that needs 9 digits, a tiny one, a negative zero.
@@ -41,6 +41,21 @@ for (const mode of STORAGE_MODES) {
         [toVectorParam(VALUES), toVectorLiteral(VALUES), toVectorLiteral(other)],
       );
       assert.ok(Math.abs(row!.bin - row!.txt) < 1e-6, `${row!.bin} vs ${row!.txt}`);
+    });
+
+    test('many vectors in one real[] are sliced back into exactly the vectors written', async () => {
+      const vectors = [VALUES, VALUES.map((x) => -x), Float32Array.from({ length: 8 }, (_, i) => i / 7)];
+      // As the indexer writes chunks: the row's ordinal picks its slice.
+      const rows = await db.query<{ n: number; v: string; xs: number[] }>(
+        `SELECT u.n::int AS n, s.v::text AS v, s.v::real[] AS xs
+           FROM unnest($1::int[]) WITH ORDINALITY AS u(k, n),
+                LATERAL (SELECT ($2::real[])[(u.n - 1) * 8 + 1 : u.n * 8]::vector AS v) AS s ORDER BY u.n`,
+        [[10, 11, 12], toRealArrayParam(vectors, 8)],
+      );
+      assert.equal(rows.length, 3);
+      for (const [i, row] of rows.entries())
+        assert.deepEqual(row.xs.map(Math.fround), Array.from(vectors[i]!));
+      assert.throws(() => toRealArrayParam([VALUES, new Float32Array(7)], 8), /7 dimensions, expected 8/);
     });
 
     test('a vector of another dimension is refused', async () => {
