@@ -36,7 +36,8 @@ export function toVectorParam(v: Float32Array): Uint8Array {
  * Postgres' binary form of a one-dimensional `real[]` holding `vectors` one after another (each `dims`
  * long), for writing many vectors in one parameter: SQL slices each one out and casts it to `vector`.
  * Like {@link toVectorParam}, the database copies the floats instead of parsing decimals (0.72-0.78 ms a
- * vector on PGlite's thread as text, 0.07-0.13 binary), and stores their exact float32 values.
+ * vector on PGlite's thread as text, 0.07-0.13 binary), and stores their exact float32 values. The
+ * indexer uses it in embedded mode only (src/ingest/indexer.ts says why).
  */
 export function toRealArrayParam(vectors: readonly Float32Array[], dims: number): Uint8Array {
   const n = vectors.length * dims;
