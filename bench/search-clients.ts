@@ -21,13 +21,14 @@ export interface SearchClientsTask {
 export type SearchClientsResult =
   | {
       times: number[];
-      wallMs: number /** This thread's CPU over the run (Linux), else null. */;
+      wallMs: number;
+      /** This thread's CPU over the run (Linux), else null. */
       cpuMs: number | null;
     }
   | { error: string };
 
 /** CPU time of the calling thread in ms, from /proc (Linux only; null elsewhere). */
-export function threadCpuMs(): number | null {
+function threadCpuMs(): number | null {
   try {
     return statCpuMs(readFileSync('/proc/thread-self/stat', 'utf8'));
   } catch {

@@ -62,6 +62,16 @@ export function toRealArrayParam(vectors: readonly Float32Array[], dims: number)
   return out;
 }
 
+/**
+ * SQL for the `n`th (from 1) vector of a {@link toRealArrayParam} parameter: `param` and `n` are SQL
+ * expressions (a `$k` reference, a row's ordinal). The slice and the layout above must agree, so both
+ * live here.
+ */
+export function realArrayVectorSql(param: string, n: string, dims: number): string {
+  const d = Math.trunc(dims);
+  return `(${param}::real[])[(${n} - 1) * ${d} + 1 : ${n} * ${d}]::vector`;
+}
+
 /** Text form pgvector reads (`[0.1,0.2,...]`). */
 export function toVectorLiteral(v: ArrayLike<number>): string {
   let out = '[';

@@ -1,6 +1,6 @@
 import type { Database, Queryable } from '../db/database.ts';
 import type { Embedder } from '../embedding/index.ts';
-import { toRealArrayParam, toVectorLiteral } from '../embedding/vector.ts';
+import { realArrayVectorSql, toRealArrayParam, toVectorLiteral } from '../embedding/vector.ts';
 import type { Logger } from '../lib/logger.ts';
 import { type Chunk, chunkMarkdown } from './chunker.ts';
 
@@ -605,7 +605,7 @@ export class Indexer {
     const [rows, embedding] = binary
       ? [
           'unnest($4::int[], $5::text[], $7::text[]) WITH ORDINALITY AS u(idx, txt, et, n)',
-          `($6::real[])[(u.n - 1) * ${dims} + 1 : u.n * ${dims}]::vector`,
+          realArrayVectorSql('$6', 'u.n', dims),
         ]
       : ['unnest($4::int[], $5::text[], $7::text[], $6::text[]) AS u(idx, txt, et, emb)', 'u.emb::vector'];
     await tx.query(

@@ -1,6 +1,6 @@
 import type { Database } from '../db/database.ts';
 import { toVectorParam } from '../embedding/vector.ts';
-import { buildFilters } from './filters.ts';
+import { buildFilters, type Filters } from './filters.ts';
 import { FUSION_DEPTH, fuseScores } from './fusion.ts';
 import { keyword } from './keyword.ts';
 import type { SearchHit, SearchQuery } from './query.ts';
@@ -41,38 +41,37 @@ function hitColumns(includeEmbedding: boolean): string {
  * rows up again and recomputed the distances). `exact` orders by an expression the index cannot serve,
  * so the same statement becomes an exact scan over the matching chunks.
  */
-function nearestSql(q: SearchQuery, dims: number, limit: number, hits: boolean, exact: boolean) {
-  const f = buildFilters(q, 2);
+function nearestSql(q: SearchQuery, f: Filters, dims: number, limit: number, hits: boolean, exact: boolean) {
   const vec = `$${f.params.length + 1}::vector(${dims})`;
   const dist = `${vectorExpr(dims, 'c.embedding')} <=> ${vec}`;
   const scan = `SELECT c.id, ${dist} AS distance FROM chunks AS c WHERE ${f.where}
                  ORDER BY ${exact ? `(${dist}) + 0` : dist} LIMIT ${limit}`;
-  const sql = hits
+  return hits
     ? `WITH nn AS MATERIALIZED (${scan})
        SELECT ${hitColumns(q.includeEmbedding)}, nn.distance
          FROM nn JOIN chunks AS c ON c.id = nn.id JOIN items AS i ON i.id = c.item_id`
     : scan;
-  return { sql, params: [...f.params, toVectorParam(q.vector)] };
 }
 
 /**
  * The index pass, under INDEX_PASS. If the index yields fewer than `limit` rows (a filter so selective
  * that the scan budget ran out, or fewer matching chunks than `limit`), an exact scan over the matching
- * chunks answers instead. Hits nearest first.
+ * chunks answers instead. Hits nearest first. `vector` is the query's {@link toVectorParam}.
  */
 async function nearest(
   db: Database,
   q: SearchQuery,
+  vector: Uint8Array,
   dims: number,
   limit: number,
   hits: boolean,
 ): Promise<Row[]> {
-  const pass = nearestSql(q, dims, limit, hits, false);
-  let rows = await db.queryWithSettings<Row>(INDEX_PASS, pass.sql, pass.params);
+  const f = buildFilters(q, 2);
+  const params = [...f.params, vector];
+  let rows = await db.queryWithSettings<Row>(INDEX_PASS, nearestSql(q, f, dims, limit, hits, false), params);
   if (rows.length < limit) {
-    const exact = nearestSql(q, dims, limit, hits, true);
     // With the planner's defaults: the index pass's switches held for its own transaction only.
-    rows = await db.query<Row>(exact.sql, exact.params);
+    rows = await db.query<Row>(nearestSql(q, f, dims, limit, hits, true), params);
   }
   // relaxed_order may return near-ties slightly out of order; the join keeps no order at all.
   return rows.sort((a, b) => a.distance - b.distance || Number(a.id) - Number(b.id));
@@ -91,13 +90,14 @@ function toHits(rows: Row[], q: SearchQuery): SearchHit[] {
  * and a chunk deleted since its ranking is left out of them.
  */
 export async function search(db: Database, q: SearchQuery, dims: number): Promise<SearchHit[]> {
-  if (q.mode === 'semantic') return toHits(await nearest(db, q, dims, q.limit, true), q);
+  const vector = toVectorParam(q.vector);
+  if (q.mode === 'semantic') return toHits(await nearest(db, q, vector, dims, q.limit, true), q);
   // BM25 over its postings index, with planner settings of its own (keyword.ts).
   const depth = Math.max(FUSION_DEPTH, q.limit);
   const kwRows = await keyword(db, q, depth);
   let ids = kwRows.slice(0, q.limit).map((r) => r.id);
   if (q.mode === 'hybrid') {
-    const sem = await nearest(db, q, dims, depth, false);
+    const sem = await nearest(db, q, vector, dims, depth, false);
     ids = fuseScores(
       sem.map((r) => ({ id: Number(r.id), distance: r.distance })),
       kwRows,
@@ -109,7 +109,7 @@ export async function search(db: Database, q: SearchQuery, dims: number): Promis
     `SELECT ${hitColumns(q.includeEmbedding)}, ${vectorExpr(dims, 'c.embedding')} <=> $2::vector(${dims}) AS distance
        FROM chunks AS c JOIN items AS i ON i.id = c.item_id
       WHERE c.id = ANY($1::bigint[])`,
-    [ids, toVectorParam(q.vector)],
+    [ids, vector],
   );
   const byId = new Map(rows.map((r) => [Number(r.id), r]));
   return toHits(

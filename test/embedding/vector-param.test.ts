@@ -7,7 +7,12 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { Database } from '../../src/db/database.ts';
 import { migrate } from '../../src/db/migrate.ts';
-import { toRealArrayParam, toVectorLiteral, toVectorParam } from '../../src/embedding/vector.ts';
+import {
+  realArrayVectorSql,
+  toRealArrayParam,
+  toVectorLiteral,
+  toVectorParam,
+} from '../../src/embedding/vector.ts';
 import { freshDatabase, STORAGE_MODES } from '../support/harness.ts';
 
 // Values whose decimal text is long or awkward: a float32 that needs 9 digits, a tiny one, a negative zero.
@@ -45,11 +50,10 @@ for (const mode of STORAGE_MODES) {
 
     test('many vectors in one real[] are sliced back into exactly the vectors written', async () => {
       const vectors = [VALUES, VALUES.map((x) => -x), Float32Array.from({ length: 8 }, (_, i) => i / 7)];
-      // As the indexer writes chunks: the row's ordinal picks its slice.
-      const rows = await db.query<{ n: number; v: string; xs: number[] }>(
-        `SELECT u.n::int AS n, s.v::text AS v, s.v::real[] AS xs
-           FROM unnest($1::int[]) WITH ORDINALITY AS u(k, n),
-                LATERAL (SELECT ($2::real[])[(u.n - 1) * 8 + 1 : u.n * 8]::vector AS v) AS s ORDER BY u.n`,
+      // With the indexer's own slice (realArrayVectorSql): the row's ordinal picks its vector.
+      const rows = await db.query<{ n: number; xs: number[] }>(
+        `SELECT u.n::int AS n, ${realArrayVectorSql('$2', 'u.n', 8)}::real[] AS xs
+           FROM unnest($1::int[]) WITH ORDINALITY AS u(k, n) ORDER BY u.n`,
         [[10, 11, 12], toRealArrayParam(vectors, 8)],
       );
       assert.equal(rows.length, 3);
