@@ -71,7 +71,16 @@ async function startOnce(env: Record<string, string>, cwd: string): Promise<Run>
   const child = spawn(process.execPath, [MAIN], {
     cwd,
     // Only what the service needs: no stray KB_* or DATABASE_URL from the caller's shell.
-    env: { PATH: process.env['PATH'] ?? '', HOME: process.env['HOME'] ?? cwd, PORT: String(port), HOST: '127.0.0.1', ...env },
+    // No shutdown grace: the figure is the stop's own work (finishing requests, workers, the database),
+    // not the time the service keeps accepting for a load balancer.
+    env: {
+      PATH: process.env['PATH'] ?? '',
+      HOME: process.env['HOME'] ?? cwd,
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      KB_SHUTDOWN_GRACE_MS: '0',
+      ...env,
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';

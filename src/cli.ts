@@ -27,17 +27,27 @@ Local commands read the service's settings from the environment and .env (README
 Exit codes: 0 done, 1 failed (an API refusal, a job failed or cancelled), 2 usage, 3 a sync ended
 incomplete, 130 interrupted while following (the job goes on).`;
 
-/** Runs a local command, turning the service's own start-up refusals into one-line usage errors. */
+/**
+ * Runs a local command, turning the service's own start-up refusals into one-line usage errors. In
+ * embedded mode each of them opens the data directory itself, which one process at a time may do: beside a
+ * running service they are refused (DataDirInUseError, src/db/data-dir-lock.ts) before anything is read or
+ * written, and the refusal says to stop the service or to use its API.
+ */
 function local<A extends unknown[]>(fn: (...args: A) => Promise<void>): (...args: A) => Promise<void> {
   return async (...args) => {
     try {
       await fn(...args);
     } catch (err) {
-      const [{ ConfigError }, { MissingExtensionError }] = await Promise.all([
+      const [{ ConfigError }, { MissingExtensionError }, { DataDirInUseError }] = await Promise.all([
         import('./config.ts'),
         import('./db/database.ts'),
+        import('./db/data-dir-lock.ts'),
       ]);
-      if (err instanceof ConfigError || err instanceof MissingExtensionError)
+      if (
+        err instanceof ConfigError ||
+        err instanceof MissingExtensionError ||
+        err instanceof DataDirInUseError
+      )
         throw new UsageError(err.message);
       throw err;
     }

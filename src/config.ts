@@ -45,6 +45,11 @@ const envSchema = z.object({
     .min(1024)
     .default(16 * 1024 * 1024),
   KB_RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(0).default(600),
+  /**
+   * On SIGTERM/SIGINT: how long the listener keeps accepting while /readyz already answers 503; set it
+   * above the load balancer's health-check interval (times its failure threshold). 0: stop at once.
+   */
+  KB_SHUTDOWN_GRACE_MS: z.coerce.number().int().min(0).max(600_000).default(1000),
   KB_LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   /** auto: readable lines on a terminal, JSON when piped or NODE_ENV=production (src/lib/logger.ts). */
   KB_LOG_FORMAT: z.enum(['auto', 'json', 'pretty']).default('auto'),

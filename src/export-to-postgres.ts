@@ -119,11 +119,6 @@ async function versions(q: Queryable): Promise<number[]> {
   );
 }
 
-/** Whether a process has the data directory open: PGlite writes postmaster.pid while open (no lock). */
-export function dataDirInUse(pgdata: string): boolean {
-  return existsSync(path.join(pgdata, 'postmaster.pid'));
-}
-
 export interface ExportOptions {
   dataDir: string;
   databaseUrl: string;
@@ -138,19 +133,17 @@ export async function exportToPostgres(opts: ExportOptions): Promise<ExportRepor
     throw new UsageError(
       `no embedded database in ${opts.dataDir} (no pgdata/PG_VERSION); set KB_DATA_DIR or --data-dir`,
     );
-  if (dataDirInUse(pgdata))
-    throw new UsageError(
-      `the data directory ${opts.dataDir} is open in another process (pgdata/postmaster.pid exists): stop the ` +
-        'embedded service first. If it was killed rather than stopped, start it and stop it once (it recovers ' +
-        'the directory and removes the file), then export.',
-    );
+  // First, before the target is touched: the directory's lock (a running service holds it, and the
+  // export is refused with DataDirInUseError). A directory left by a killed service is free, and PGlite
+  // recovers it as it opens.
+  const source = await openPglite(pgdata);
   let target: Database;
   try {
     target = await openPostgres(opts.databaseUrl, { max: 2 });
   } catch (err) {
+    await source.close();
     throw new UsageError(`cannot connect to the target Postgres: ${(err as Error).message}`);
   }
-  const source = await openPglite(pgdata);
   try {
     // The same release's schema on both sides (the embedded one as the service would migrate it at start).
     await migrate(source);

@@ -1,4 +1,5 @@
 import { ConfigError, loadConfig, loadDotEnv } from './config.ts';
+import { DataDirInUseError } from './db/data-dir-lock.ts';
 import { MissingExtensionError } from './db/database.ts';
 import { startServer } from './server.ts';
 
@@ -9,7 +10,11 @@ async function main(): Promise<void> {
     const config = loadConfig();
     await startServer(config, { workers: true });
   } catch (err) {
-    if (err instanceof ConfigError || err instanceof MissingExtensionError) {
+    if (
+      err instanceof ConfigError ||
+      err instanceof MissingExtensionError ||
+      err instanceof DataDirInUseError
+    ) {
       console.error(`kb: ${err.message}`);
       process.exit(2);
     }

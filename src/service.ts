@@ -45,11 +45,20 @@ export interface Storage {
   firstStartKey: string | null;
 }
 
-/** Open the database, apply migrations, and on a brand-new installation create the `default` organization. */
+/**
+ * Open the database, apply migrations, and on a brand-new installation create the `default` organization.
+ * In embedded mode the data directory is locked before anything in it is read or written (the database
+ * first, then the encryption key a first start generates): while another process has it open, this
+ * throws DataDirInUseError (src/db/data-dir-lock.ts) and changes nothing.
+ */
 export async function openStorage(config: Config, opts: { createDefaultOrg: boolean }): Promise<Storage> {
-  const cipher = new CredentialCipher(resolveEncryptionKey(config));
+  // A key from the settings (server mode requires one) is checked before anything opens; the key file of
+  // a data directory is read, or made, only once the directory is locked.
+  const keyFromSettings =
+    config.KB_ENCRYPTION_KEY || config.storage === 'postgres' ? resolveEncryptionKey(config) : null;
   const db = await openDatabase(config);
   try {
+    const cipher = new CredentialCipher(keyFromSettings ?? resolveEncryptionKey(config));
     await migrate(db);
     let firstStartKey: string | null = null;
     if (opts.createDefaultOrg) {

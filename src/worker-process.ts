@@ -20,7 +20,12 @@ export async function runWorkerProcess(config: Config): Promise<void> {
 
   let closing = false;
   const onSignal = (signal: string) => {
-    if (closing) return;
+    // A second signal changes nothing: the jobs in hand are being finished or handed back and the
+    // database closed; only SIGKILL stops at once (another worker then takes the jobs back).
+    if (closing) {
+      log.info({ signal }, 'already shutting down');
+      return;
+    }
     closing = true;
     log.info({ signal }, 'shutting down');
     void (async () => {
@@ -33,6 +38,7 @@ export async function runWorkerProcess(config: Config): Promise<void> {
         process.exit(1);
       });
   };
-  process.once('SIGTERM', onSignal);
-  process.once('SIGINT', onSignal);
+  // `on`, not `once`: without a listener a second SIGINT (Ctrl-C twice) would kill the process mid-stop.
+  process.on('SIGTERM', onSignal);
+  process.on('SIGINT', onSignal);
 }

@@ -85,7 +85,7 @@ export function syncSummary(label: string, job: SyncJob, stats: ItemStats): stri
 
 /** The job in the connection's job list (it is among the newest: it was just queued or is running). */
 async function readJob(remote: Remote, ref: ConnectionRef, jobId: number): Promise<SyncJob> {
-  const query = { ...ref, limit: '20' };
+  const query = { ...ref, limit: 20 };
   const page = await ok(remote.client.GET('/api/connect/connection-sync-jobs', { params: { query } }));
   const job = page.data.find((j) => j.jobId === jobId);
   if (!job) throw new CliError(`sync job ${jobId} is not among the connection's latest jobs`);

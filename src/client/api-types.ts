@@ -391,6 +391,16 @@ export interface paths {
                             /** @enum {string} */
                             type: "docs_space" | "gitbook";
                         };
+                    } | {
+                        source?: {
+                            /** @enum {unknown} */
+                            type?: "notes" | "notion" | "support_desk" | "zendesk";
+                        };
+                    } | {
+                        source?: {
+                            /** @enum {unknown} */
+                            type?: "wiki" | "storefront" | "docs_space" | "confluence" | "shopify" | "gitbook";
+                        };
                     };
                 };
             };
@@ -479,14 +489,14 @@ export interface paths {
             requestBody: {
                 content: {
                     "application/json": {
-                        /** @description Id of the connection. Give this or type. */
+                        /** @description Id of the connection. Give this or type, not both. */
                         connectionId?: string;
                         /**
-                         * @description Source type of the connection (`notes`, `support_desk`, ... or the product name). Give this or connectionId.
+                         * @description Source type of the connection (`notes`, `support_desk`, ... or the product name). Give this or connectionId, not both.
                          * @enum {string}
                          */
                         type?: "notes" | "support_desk" | "wiki" | "storefront" | "docs_space" | "notion" | "zendesk" | "confluence" | "shopify" | "gitbook";
-                    };
+                    } & (unknown | unknown);
                 };
             };
             responses: {
@@ -588,11 +598,11 @@ export interface paths {
         get: {
             parameters: {
                 query?: {
-                    /** @description Id of the connection. Give this or type. */
+                    /** @description Id of the connection. Give this or type, not both. */
                     connectionId?: string;
-                    limit?: string;
-                    offset?: string;
-                    /** @description Source type of the connection (`notes`, `support_desk`, ... or the product name). Give this or connectionId. */
+                    limit?: number;
+                    offset?: number;
+                    /** @description Source type of the connection (`notes`, `support_desk`, ... or the product name). Give this or connectionId, not both. */
                     type?: "notes" | "support_desk" | "wiki" | "storefront" | "docs_space" | "notion" | "zendesk" | "confluence" | "shopify" | "gitbook";
                 };
                 header?: never;
@@ -890,8 +900,8 @@ export interface paths {
         get: {
             parameters: {
                 query?: {
-                    limit?: string;
-                    offset?: string;
+                    limit?: number;
+                    offset?: number;
                 };
                 header?: never;
                 path?: never;
@@ -1012,7 +1022,10 @@ export interface paths {
                          * @default []
                          */
                         tags?: string[];
-                        /** @description start URL (required): absolute http or https */
+                        /**
+                         * Format: uri
+                         * @description start URL (required): absolute http or https, at most 2,000 characters
+                         */
                         url: string;
                     };
                 };
@@ -1398,7 +1411,10 @@ export interface paths {
                     "application/json": {
                         /** @description markdown or plain text */
                         content: string;
-                        /** Format: uri */
+                        /**
+                         * Format: uri
+                         * @description absolute http or https URL the document came from
+                         */
                         source_url?: string;
                         /** @default [] */
                         tags?: string[];
@@ -1997,11 +2013,12 @@ export interface paths {
          */
         get: {
             parameters: {
-                query?: {
+                query: {
                     code?: string;
                     error?: string;
                     error_description?: string;
-                    state?: string;
+                    /** @description the signed state of POST /api/connect/oauth/initiate (single use, expires) */
+                    state: string;
                 };
                 header?: never;
                 path?: never;
@@ -2088,7 +2105,13 @@ export interface paths {
                         subdomain?: string;
                         /** @enum {string} */
                         type: "notes" | "notion" | "support_desk" | "zendesk";
-                    };
+                    } & ({
+                        /** @enum {unknown} */
+                        type?: "notes" | "notion";
+                    } | {
+                        /** @enum {unknown} */
+                        type?: "support_desk" | "zendesk";
+                    });
                 };
             };
             responses: {
@@ -2191,7 +2214,7 @@ export interface paths {
             requestBody: {
                 content: {
                     "application/json": {
-                        /** @description Id of the connection. Give this or type. */
+                        /** @description Id of the connection. Give this or type, not both. */
                         connectionId?: string;
                         /**
                          * @description sync: what changed since the last sync; reset: re-read everything, remove what the source no longer has
@@ -2200,11 +2223,11 @@ export interface paths {
                          */
                         jobType?: "sync" | "reset";
                         /**
-                         * @description Source type of the connection (`notes`, `support_desk`, ... or the product name). Give this or connectionId.
+                         * @description Source type of the connection (`notes`, `support_desk`, ... or the product name). Give this or connectionId, not both.
                          * @enum {string}
                          */
                         type?: "notes" | "support_desk" | "wiki" | "storefront" | "docs_space" | "notion" | "zendesk" | "confluence" | "shopify" | "gitbook";
-                    };
+                    } & (unknown | unknown);
                 };
             };
             responses: {
@@ -2426,7 +2449,7 @@ export interface paths {
             requestBody: {
                 content: {
                     "application/json": {
-                        /** @description Id of the connection. Give this or type. */
+                        /** @description Id of the connection. Give this or type, not both. */
                         connectionId?: string;
                         /**
                          * @description inactive: no syncs (scheduled or requested); items stay searchable
@@ -2434,11 +2457,11 @@ export interface paths {
                          */
                         status: "active" | "inactive";
                         /**
-                         * @description Source type of the connection (`notes`, `support_desk`, ... or the product name). Give this or connectionId.
+                         * @description Source type of the connection (`notes`, `support_desk`, ... or the product name). Give this or connectionId, not both.
                          * @enum {string}
                          */
                         type?: "notes" | "support_desk" | "wiki" | "storefront" | "docs_space" | "notion" | "zendesk" | "confluence" | "shopify" | "gitbook";
-                    };
+                    } & (unknown | unknown);
                 };
             };
             responses: {
@@ -3216,7 +3239,7 @@ export interface components {
                 table?: string;
             }[];
             finishedAt: number | null;
-            /** @description Increasing integer */
+            /** @description Random integer up to 2^53 - 1, unique across the service; it carries no order (lists sort by creation) */
             jobId: number;
             /** @enum {string} */
             jobType: "sync" | "reset";
@@ -3269,7 +3292,7 @@ export interface components {
                 table?: string;
             }[];
             finishedAt: number | null;
-            /** @description Increasing integer */
+            /** @description Random integer up to 2^53 - 1, unique across the service; it carries no order (lists sort by creation) */
             jobId: number;
             /** @enum {string} */
             jobType: "sync" | "reset";

@@ -5,7 +5,7 @@
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import type { Database, Queryable } from './database.ts';
-import { openPglite } from './pglite.ts';
+import { openPgliteUnderLock } from './pglite.ts';
 import {
   ANSWERED,
   type ErrorFields,
@@ -76,7 +76,8 @@ class RollBack extends Error {}
 
 let db: Database;
 try {
-  db = await openPglite(settings.dataDir, { sharedBuffersMb: settings.sharedBuffersMb });
+  // The opening thread holds the directory's lock (openPgliteThread).
+  db = await openPgliteUnderLock(settings.dataDir, { sharedBuffersMb: settings.sharedBuffersMb });
 } catch (err) {
   send({ type: 'open-failed', error: errorFields(err) });
   port.close();

@@ -1,9 +1,12 @@
 import { MessageChannel, type MessagePort, receiveMessageOnPort, Worker } from 'node:worker_threads';
+import { lockDataDir } from './data-dir-lock.ts';
 import type { Database, Queryable } from './database.ts';
 
 /**
  * Embedded mode's database: PGlite on a thread of its own (pglite-thread-worker.ts runs it with
- * `openPglite` of pglite.ts), so the main thread only posts statements and reads their rows.
+ * `openPgliteUnderLock` of pglite.ts), so the main thread only posts statements and reads their rows.
+ * The directory's lock (data-dir-lock.ts) is taken here, before the thread starts, and released when the
+ * thread has ended, however it ends: a second opener is refused with DataDirInUseError as it is thrown.
  *
  * Why: PGlite runs Postgres as WASM on the thread that calls it, and under search load that was 73% of a
  * saturated main thread (the HNSW scan itself most of it) while HTTP, JSON and auth waited their turn; on
@@ -26,7 +29,17 @@ export async function openPgliteThread(
   dataDir: string | null,
   opts: { sharedBuffersMb?: number | undefined } = {},
 ): Promise<Database> {
-  const settings: PgliteThreadSettings = { dataDir, sharedBuffersMb: opts.sharedBuffersMb };
+  const lock = dataDir ? lockDataDir(dataDir) : null;
+  try {
+    return await startPgliteThread({ dataDir, sharedBuffersMb: opts.sharedBuffersMb }, () => lock?.release());
+  } catch (err) {
+    lock?.release();
+    throw err;
+  }
+}
+
+/** {@link openPgliteThread} once the directory is locked; `ended` runs when the thread has ended. */
+async function startPgliteThread(settings: PgliteThreadSettings, ended: () => void): Promise<Database> {
   // The synchronous calls' channel: the thread answers on it, then sets `signal` and wakes the waiter.
   const { port1: syncPort, port2: threadSyncPort } = new MessageChannel();
   const signal = new Int32Array(new SharedArrayBuffer(4));
@@ -49,11 +62,16 @@ export async function openPgliteThread(
   let closed = false;
   let stopped: Error | null = null;
   let failure: string | undefined;
+  let openFailure: Error | undefined;
 
   const ready = new Promise<void>((resolve, reject) => {
     worker.on('message', (m: FromDbThread) => {
       if (m.type === 'ready') return resolve();
-      if (m.type === 'open-failed') return reject(asError(m.error, new Error()));
+      // Answered once the thread has ended (it ends right after), so the lock outlives what it opened.
+      if (m.type === 'open-failed') {
+        openFailure = asError(m.error, new Error());
+        return;
+      }
       const call = pending.get(m.id);
       pending.delete(m.id);
       // Idle, the thread does not keep the process alive (PGlite on the main thread did not either);
@@ -68,10 +86,11 @@ export async function openPgliteThread(
       failure = err.message;
     });
     worker.once('exit', (code) => {
+      ended();
       stopped = new Error(`The embedded database's thread stopped (${failure ?? `exit code ${code}`})`);
       for (const call of pending.values()) call.reject(stopped);
       pending.clear();
-      reject(stopped);
+      reject(openFailure ?? stopped);
     });
   });
 
@@ -104,7 +123,8 @@ export async function openPgliteThread(
   const on = (tx: number | null): Queryable => ({
     query: <T>(sql: string, params?: readonly unknown[]) => {
       const m = { type: 'query', id: nextId++, tx, sql, params } as const;
-      return (tx === null ? call(m) : callNow(m)) as Promise<T[]>;
+      const synchronous = tx !== null && isSmall(params);
+      return (synchronous ? callNow(m) : call(m)) as Promise<T[]>;
     },
     exec: async (sql: string) => {
       const m = { type: 'exec', id: nextId++, tx, sql } as const;
@@ -145,6 +165,30 @@ export async function openPgliteThread(
       });
     },
   };
+}
+
+/**
+ * A statement of a transaction is synchronous only when it is small: parameters of at most this many
+ * characters of text, and arrays (rows written at once) of at most {@link SYNC_MAX_ARRAY_ELEMENTS}. A
+ * larger one is asynchronous, as statements outside transactions are, because PGlite's time grows with
+ * what it writes and a synchronous call stops every other request meanwhile: the insert of a
+ * 5,000,000-character item took 0.8-1.6 s (compression, search words), the indexer's insert of 32 chunks
+ * 0.2-0.8 s on a quiet machine and seconds on a loaded one (an HNSW insert a row). The transaction's lock
+ * is held either way.
+ */
+const SYNC_MAX_PARAM_CHARS = 100_000;
+const SYNC_MAX_ARRAY_ELEMENTS = 8;
+
+function isSmall(params: readonly unknown[] | undefined): boolean {
+  let chars = 0;
+  for (const p of params ?? []) {
+    if (typeof p === 'string') chars += p.length;
+    else if (Array.isArray(p)) {
+      if (p.length > SYNC_MAX_ARRAY_ELEMENTS) return false;
+      for (const e of p) if (typeof e === 'string') chars += e.length;
+    }
+  }
+  return chars <= SYNC_MAX_PARAM_CHARS;
 }
 
 /**

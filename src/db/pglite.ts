@@ -2,14 +2,44 @@ import { type Dirent, mkdirSync, readdirSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { PGlite, parse, protocol, type Transaction } from '@electric-sql/pglite';
 import { vector } from '@electric-sql/pglite-pgvector';
+import { lockDataDir } from './data-dir-lock.ts';
 import { type Database, queryWithSettingsInTransaction } from './database.ts';
 
 /**
  * Embedded Postgres (PGlite, WASM) with pgvector, persisted in `dataDir` (or in memory when null).
  * PGlite has one connection; it serializes queries and transactions itself, so a transaction here is
- * exclusive for its duration.
+ * exclusive for its duration. A directory is locked first (data-dir-lock.ts): while another process, or
+ * another opener in this one, has it open, this throws DataDirInUseError and leaves the directory alone.
  */
 export async function openPglite(
+  dataDir: string | null,
+  opts: { sharedBuffersMb?: number | undefined } = {},
+): Promise<Database> {
+  const lock = dataDir ? lockDataDir(dataDir) : null;
+  let db: Database;
+  try {
+    db = await openPgliteUnderLock(dataDir, opts);
+  } catch (err) {
+    lock?.release();
+    throw err;
+  }
+  if (!lock) return db;
+  return {
+    ...db,
+    async close() {
+      // Released only once PGlite has closed the directory; a close that failed keeps it to this
+      // process's end rather than let another process in beside an instance in an unknown state.
+      await db.close();
+      lock.release();
+    },
+  };
+}
+
+/**
+ * {@link openPglite} for a caller that holds `dataDir`'s lock already (openPgliteThread takes it on the
+ * opening thread and releases it when PGlite's thread has ended).
+ */
+export async function openPgliteUnderLock(
   dataDir: string | null,
   opts: { sharedBuffersMb?: number | undefined } = {},
 ): Promise<Database> {

@@ -12,7 +12,8 @@ import {
   type ModelThreadSettings,
   type ToModelThread,
 } from './local-protocol.ts';
-import type { Embedder } from './types.ts';
+import type { LocalTokenizerOptions } from './token-counters.ts';
+import type { Embedder, TokenCounterSpec } from './types.ts';
 
 /** How token vectors become one sentence vector. */
 export type Pooling = 'mean' | 'cls';
@@ -287,6 +288,7 @@ export class LocalEmbedder implements Embedder {
   private readonly settings: ModelThreadSettings;
   private readonly tokenizer: PreTrainedTokenizer;
   private readonly specialTokens: number;
+  readonly tokenCounter: TokenCounterSpec;
   private thread: ModelThread;
   /** A new thread being started after the last one died. */
   private restarting: Promise<ModelThread> | null = null;
@@ -313,6 +315,17 @@ export class LocalEmbedder implements Embedder {
     this.thread = args.thread;
     this.loadMs = args.loadMs;
     this.specialTokens = args.tokenizer.encode('').length;
+    const options: LocalTokenizerOptions = {
+      modelRef: args.settings.modelRef,
+      local: args.settings.local,
+      modelRoot: args.settings.modelRoot,
+      allowRemote: args.settings.allowRemote,
+    };
+    this.tokenCounter = {
+      module: new URL('./token-counters.ts', import.meta.url).href,
+      factory: 'localTokenCounter',
+      options,
+    };
   }
 
   /** Loads the model described by `config`; fails with `unavailable` when there is no model to load. */

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { AppError } from '../lib/errors.ts';
 import { retrying } from '../net/retry.ts';
 import type { OpenAIEmbedderConfig } from './config.ts';
+import { UTF8_THIRDS_TOKEN_COUNTER, utf8ThirdsTokenCounter } from './token-counters.ts';
 import type { Embedder } from './types.ts';
 import { l2Normalize } from './vector.ts';
 
@@ -48,8 +49,11 @@ export class OpenAIEmbedder implements Embedder {
     return new OpenAIEmbedder(config, vec!.length);
   }
 
+  readonly tokenCounter = UTF8_THIRDS_TOKEN_COUNTER;
+  readonly #countTokens = utf8ThirdsTokenCounter();
+
   countTokens(text: string): number {
-    return Math.ceil(Buffer.byteLength(text, 'utf8') / 3);
+    return this.#countTokens(text);
   }
 
   async embed(texts: string[], signal?: AbortSignal): Promise<Float32Array[]> {

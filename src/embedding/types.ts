@@ -20,6 +20,21 @@ export interface Embedder {
   embedQuery(text: string, signal?: AbortSignal): Promise<Float32Array>;
   /** Tokens `text` occupies in the model's window, special tokens included. */
   countTokens(text: string): number;
+  /**
+   * How another thread builds the same `countTokens`, so documents can be chunked off the event loop.
+   * Absent: tokens are counted only where the embedder lives (the indexer then chunks on its thread).
+   */
+  readonly tokenCounter?: TokenCounterSpec;
   /** Frees the model; the embedder is unusable afterwards. */
   close(): Promise<void>;
+}
+
+/**
+ * A token counter another thread can build: `module` (a URL) exports `factory`, which takes `options`
+ * (structured-cloneable) and returns, or resolves to, `(text) => number` (src/embedding/token-counters.ts).
+ */
+export interface TokenCounterSpec {
+  module: string;
+  factory: string;
+  options?: unknown;
 }

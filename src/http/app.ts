@@ -14,11 +14,12 @@ import { newId } from '../lib/ids.ts';
 import { createProcessLogger } from '../lib/logger.ts';
 import { apiKeyAuth } from './auth.ts';
 import type { App, AppDeps, RouteDeps } from './context.ts';
-import { answerClientError, errorHandler, notFoundHandler } from './errors.ts';
+import { answerClientError, badUrlError, errorHandler, methodNotAllowedHook, notFoundHandler } from './errors.ts';
 import { closeConnectionWhileDraining } from './graceful-close.ts';
 import { OAuthStates } from './oauth-state.ts';
 import { registerRoutes } from './routes/index.ts';
-import { rejectInvalidText } from './text-guard.ts';
+import { RouteTable } from './route-table.ts';
+import { invalidUtf8Field, NO_NUL_PATTERN, rejectInvalidText, TEXT_RULE } from './text-guard.ts';
 
 export interface BuildAppOptions {
   /** The process's pino logger (default: one at KB_LOG_LEVEL), or false for none (tests). */
@@ -34,6 +35,7 @@ export async function buildApp(appDeps: AppDeps, opts: BuildAppOptions = {}): Pr
     opts.logger === false
       ? { logger: false as const }
       : { loggerInstance: opts.logger ?? createProcessLogger({ level: deps.config.KB_LOG_LEVEL }) };
+  const routes = new RouteTable();
   const app = Fastify({
     ...logger,
     bodyLimit: deps.config.KB_BODY_LIMIT_BYTES,
@@ -50,14 +52,17 @@ export async function buildApp(appDeps: AppDeps, opts: BuildAppOptions = {}): Pr
     forceCloseConnections: false,
     // Errors the router raises before any route runs (bad percent-encoding, an over-long parameter)
     // answer in the API's shape like every other error, without echoing the path.
-    frameworkErrors: (err, request, reply) => errorHandler(err, request, reply as unknown as FastifyReply),
+    frameworkErrors: (err, request, reply) =>
+      errorHandler(err.code === 'FST_ERR_BAD_URL' ? badUrlError(routes, request.url) : err, request, reply as unknown as FastifyReply),
     clientErrorHandler: answerClientError,
   }).withTypeProvider<ZodTypeProvider>();
 
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);
   app.setErrorHandler(errorHandler);
-  app.setNotFoundHandler(notFoundHandler);
+  app.setNotFoundHandler(notFoundHandler(routes));
+  // Every route, as registered (the docs UI's and the HEAD routes of GETs included): 405 needs them.
+  app.addHook('onRoute', (route) => routes.add(route.method, route.url));
   app.decorateRequest('caller', null);
   app.addHook('onSend', async (request, reply) => {
     reply.header('x-request-id', request.id);
@@ -86,7 +91,10 @@ export async function buildApp(appDeps: AppDeps, opts: BuildAppOptions = {}): Pr
         version: '1.0.0',
         description:
           'Connect content sources, crawl websites, and search the resulting knowledge base. ' +
-          'Every /api route except the OAuth callback and the admin API takes `Authorization: Bearer <api key>`.',
+          'Every /api route except the OAuth callback and the admin API takes `Authorization: Bearer <api key>`.\n\n' +
+          `Text: ${TEXT_RULE} Every request string in this document declares it as \`pattern: ${NO_NUL_PATTERN}\`.\n\n` +
+          'Methods: a path answers a method it does not list with 405 method_not_allowed and an `Allow` header, ' +
+          'and OPTIONS with 204 and `Allow`; a path that does not exist is 404 not_found.',
       },
       components: {
         securitySchemes: {
@@ -97,11 +105,12 @@ export async function buildApp(appDeps: AppDeps, opts: BuildAppOptions = {}): Pr
       security: [{ apiKey: [] }],
     },
     transform: jsonSchemaTransform,
-    transformObject: jsonSchemaTransformObject,
+    transformObject: (document) => withTextRule(jsonSchemaTransformObject(document) as OpenApiDocument),
   });
   await app.register(swaggerUi, { routePrefix: '/docs', staticCSP: true });
 
   app.addHook('onRequest', apiKeyAuth(deps.db));
+  app.addHook('onRequest', methodNotAllowedHook(routes));
   app.addHook('preValidation', rejectInvalidText);
 
   if (deps.config.KB_RATE_LIMIT_PER_MINUTE > 0) {
@@ -136,7 +145,13 @@ function parseJsonBody(contentType: string | undefined, body: Buffer): unknown {
   try {
     text = strictUtf8.decode(body);
   } catch {
-    throw new AppError('invalid_request', 'The body is not valid UTF-8.');
+    const field = invalidUtf8Field(body);
+    throw new AppError(
+      'invalid_request',
+      field
+        ? `${field} contains bytes that are not UTF-8; send the body as UTF-8 JSON.`
+        : 'The body is not valid UTF-8; send it as UTF-8 JSON.',
+    );
   }
   try {
     return JSON.parse(text);
@@ -146,5 +161,41 @@ function parseJsonBody(contentType: string | undefined, body: Buffer): unknown {
 }
 
 const strictUtf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: false });
+
+type JsonSchema = { [keyword: string]: unknown };
+interface OpenApiDocument {
+  paths?: Record<string, Record<string, { parameters?: Array<{ schema?: JsonSchema }>; requestBody?: { content?: Record<string, { schema?: JsonSchema }> } }>>;
+  [key: string]: unknown;
+}
+
+/**
+ * Declares the text rule (text-guard.ts) where the service enforces it: every string a request carries
+ * (parameters and bodies, at any depth) gets `pattern: ^[^\u0000]*$`, unless it has a pattern, an enum
+ * or a constant of its own. A generator reading the document then knows a NUL is refused. (That a lone
+ * surrogate is refused needs no declaring: JSON Schema strings are Unicode text.)
+ */
+function withTextRule(document: OpenApiDocument): OpenApiDocument {
+  const visit = (schema: unknown): void => {
+    if (schema === null || typeof schema !== 'object') return;
+    if (Array.isArray(schema)) {
+      for (const s of schema) visit(s);
+      return;
+    }
+    const s = schema as JsonSchema;
+    const types = Array.isArray(s['type']) ? s['type'] : [s['type']];
+    if (types.includes('string') && s['pattern'] === undefined && s['enum'] === undefined && s['const'] === undefined) {
+      s['pattern'] = NO_NUL_PATTERN;
+    }
+    for (const key of ['items', 'additionalProperties', 'not', 'allOf', 'anyOf', 'oneOf', 'prefixItems']) visit(s[key]);
+    if (s['properties'] && typeof s['properties'] === 'object') for (const p of Object.values(s['properties'])) visit(p);
+  };
+  for (const operations of Object.values(document.paths ?? {})) {
+    for (const op of Object.values(operations)) {
+      for (const p of op.parameters ?? []) visit(p.schema);
+      for (const media of Object.values(op.requestBody?.content ?? {})) visit(media.schema);
+    }
+  }
+  return document;
+}
 
 export type { ZodTypeProvider };

@@ -2,6 +2,8 @@ import type { Socket } from 'node:net';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
 import { AppError, ERROR_STATUS, type ErrorCode } from '../lib/errors.ts';
+import type { RouteTable } from './route-table.ts';
+import { pathSegmentProblem } from './text-guard.ts';
 
 /** Fastify's own error codes, mapped onto ours. Anything else from Fastify falls back on its status. */
 const FASTIFY_CODES: Record<string, [ErrorCode, string]> = {
@@ -19,6 +21,7 @@ const STATUS_FALLBACK: Record<number, ErrorCode> = {
   401: 'unauthorized',
   403: 'forbidden',
   404: 'not_found',
+  405: 'method_not_allowed',
   409: 'conflict',
   413: 'payload_too_large',
   415: 'unsupported_media_type',
@@ -85,13 +88,64 @@ export function errorHandler(err: unknown, request: FastifyRequest, reply: Fasti
   void reply.status(status).send(body);
 }
 
-export function notFoundHandler(request: FastifyRequest, reply: FastifyReply): void {
-  void reply
-    .status(404)
-    .send({
-      error: 'not_found',
-      message: `No route ${request.method} ${clipInput(request.url.split('?')[0]!)}; see /openapi.json.`,
-    });
+/**
+ * Requests no route takes: 405 with `Allow` when the path exists with other methods (OPTIONS: 204 with
+ * `Allow`), else 404. Both in the API's shape, the path quoted clipped.
+ */
+export function notFoundHandler(routes: RouteTable) {
+  return (request: FastifyRequest, reply: FastifyReply): void => {
+    const path = request.url.split('?')[0]!;
+    const allowed = routes.allowedMethods(path);
+    if (allowed) {
+      answerOtherMethod(request, reply, allowed);
+      return;
+    }
+    void reply.status(404).send({ error: 'not_found', message: `No route ${request.method} ${clipInput(path)}; see /openapi.json.` });
+  };
+}
+
+/**
+ * `onRequest` hook, for the two cases the not-found handler cannot take: a request with no route on a
+ * known path is answered here, before its body is read (Fastify would refuse a QUERY without a
+ * Content-Type with a 400 first); and a method that an exact static path lacks is a 405 there, even
+ * where the router would hand the request to a parametric route beside it (`GET
+ * .../knowledgebase-items/query` is not the item `query`).
+ */
+export function methodNotAllowedHook(routes: RouteTable) {
+  return async (request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply | undefined> => {
+    const path = request.url.split('?')[0]!;
+    const allowed = request.is404 ? routes.allowedMethods(path) : routes.shadowedMethods(request.method, path);
+    if (!allowed) return undefined;
+    answerOtherMethod(request, reply, allowed);
+    // An async hook that answered returns the reply, or Fastify goes on to the route as well.
+    return reply;
+  };
+}
+
+function answerOtherMethod(request: FastifyRequest, reply: FastifyReply, allowed: string[]): void {
+  reply.header('allow', allowed.join(', '));
+  if (request.method === 'OPTIONS') {
+    void reply.status(204).send();
+    return;
+  }
+  const path = clipInput(request.url.split('?')[0]!);
+  void reply.status(405).send({
+    error: 'method_not_allowed',
+    message: `${clipInput(request.method, 20)} is not allowed on ${path}; it takes ${allowed.filter((m) => m !== 'OPTIONS').join(', ')}.`,
+  });
+}
+
+/**
+ * The router refused the URL's percent-encoding: name the path parameter whose segment is not UTF-8 (or
+ * not well-formed), when the path is one of ours; else the path as a whole.
+ */
+export function badUrlError(routes: RouteTable, url: string): AppError {
+  const path = url.split('?')[0]!;
+  for (const { name, raw } of routes.rawParams(path)) {
+    const problem = pathSegmentProblem(raw);
+    if (problem) return new AppError('invalid_request', `path.${name} contains ${problem}; send UTF-8, percent-encoded.`);
+  }
+  return new AppError('invalid_request', 'The URL path is not valid: check its percent-encoding (UTF-8, % and two hex digits).');
 }
 
 /**

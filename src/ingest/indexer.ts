@@ -2,6 +2,7 @@ import type { Database, Queryable } from '../db/database.ts';
 import type { Embedder } from '../embedding/index.ts';
 import { realArrayVectorSql, toRealArrayParam, toVectorLiteral } from '../embedding/vector.ts';
 import type { Logger } from '../lib/logger.ts';
+import { chunkOffThread } from './chunk-pool.ts';
 import { type Chunk, chunkMarkdown } from './chunker.ts';
 
 interface PendingItem {
@@ -26,7 +27,10 @@ export const DEFAULT_BATCH_ITEMS = 16;
 /** Tokens shared by consecutive chunks of a section unless `overlapTokens` says otherwise. */
 export const DEFAULT_OVERLAP_TOKENS = 32;
 
-/** An item cut into chunks as the indexer cuts it for `embedder` (benchmarks use it for the raw model's rate). */
+/**
+ * An item cut into chunks as the indexer cuts it for `embedder`, on the calling thread (benchmarks use it
+ * for the raw model's rate; the indexer itself uses {@link chunkForIndexingOffThread}).
+ */
 export function chunkForIndexing(
   embedder: Embedder,
   item: { title: string; content: string },
@@ -39,6 +43,36 @@ export function chunkForIndexing(
       overlapTokens,
       countTokens: (s) => embedder.countTokens(s),
     },
+  );
+}
+
+/**
+ * The same chunks as {@link chunkForIndexing}, cut in the chunking thread (chunk-pool.ts), so the event
+ * loop stays free however large the item: a 5,000,000-character document held it 7-19 s. An embedder
+ * that names no token counter a thread can build (`Embedder.tokenCounter`) is chunked on the calling
+ * thread, one item per turn of the event loop.
+ */
+export async function chunkForIndexingOffThread(
+  embedder: Embedder,
+  item: { title: string; content: string },
+  overlapTokens = DEFAULT_OVERLAP_TOKENS,
+  signal?: AbortSignal,
+): Promise<Chunk[]> {
+  const counter = embedder.tokenCounter;
+  if (!counter) {
+    await new Promise<void>((resolve) => setImmediate(resolve));
+    signal?.throwIfAborted();
+    return chunkForIndexing(embedder, item, overlapTokens);
+  }
+  return chunkOffThread(
+    {
+      counter,
+      title: item.title,
+      markdown: item.content,
+      maxTokens: Math.min(embedder.maxTokens, MAX_CHUNK_TOKENS),
+      overlapTokens,
+    },
+    signal,
   );
 }
 
@@ -340,7 +374,9 @@ export class Indexer {
    * The next round is leased, chunked and queued at the model before this one is written, so the model
    * goes from one round's texts to the next without waiting for this round's commit, the next lease or its
    * chunking (waiting for them left it idle a fifth to a quarter of the time: BENCHMARKS.md "Ingest at the
-   * model's speed"). At most two rounds are leased at once.
+   * model's speed"). At most two rounds are leased at once. The next round is prepared while this one
+   * is written: chunking runs in its own thread, and a large item's chunking (seconds) would otherwise
+   * hold back the commits of the round before it.
    */
   async #drainRounds(): Promise<number> {
     let total = 0;
@@ -350,12 +386,13 @@ export class Indexer {
       const first = await this.#prepare();
       if (first) open.push(first);
       while (open.length > 0) {
-        const ahead = await this.#prepare();
-        if (ahead) open.push(ahead);
-        const written = await this.#commit(open[0]!);
+        const [ahead, committed] = await Promise.allSettled([this.#prepare(), this.#commit(open[0]!)]);
+        if (ahead.status === 'fulfilled' && ahead.value) open.push(ahead.value);
+        if (committed.status === 'rejected') throw committed.reason;
         open.shift();
-        total += written;
-        await this.#vacuumPostings(written, false);
+        total += committed.value;
+        await this.#vacuumPostings(committed.value, false);
+        if (ahead.status === 'rejected') throw ahead.reason;
       }
       return total;
     } finally {
@@ -388,7 +425,7 @@ export class Indexer {
     if (items.length === 0) return null;
     const release = this.#keepLeased(items.map((i) => i.id));
     try {
-      const writes: ItemWrite[] = this.#chunk(items).map((chunks, n) => ({
+      const writes: ItemWrite[] = (await this.#chunk(items)).map((chunks, n) => ({
         item: items[n]!,
         chunks,
         vectors: new Array<Float32Array>(chunks.length),
@@ -417,12 +454,14 @@ export class Indexer {
       return { items, transactions, calls, release };
     } catch (err) {
       release();
+      // Stopped while chunking: the items go back now rather than when their leases run out.
+      if (this.#stopping) await this.#giveBack({ items, release });
       throw err;
     }
   }
 
   /** A round leased but not written: stop renewing its leases and end them. */
-  async #giveBack(round: Round): Promise<void> {
+  async #giveBack(round: Pick<Round, 'items' | 'release'>): Promise<void> {
     round.release();
     await this.#db
       .query(
@@ -457,9 +496,13 @@ export class Indexer {
     return () => clearInterval(timer);
   }
 
-  /** A round's items in chunks of the model's tokens. */
-  #chunk(items: PendingItem[]): Chunk[][] {
-    return items.map((item) => chunkForIndexing(this.#embedder, item, this.#opts.overlapTokens));
+  /** A round's items in chunks of the model's tokens, cut off the event loop. */
+  #chunk(items: PendingItem[]): Promise<Chunk[][]> {
+    return Promise.all(
+      items.map((item) =>
+        chunkForIndexingOffThread(this.#embedder, item, this.#opts.overlapTokens, this.#abort.signal),
+      ),
+    );
   }
 
   /** Write the round's chunks (see {@link Indexer}), then stop renewing its leases. */

@@ -2,7 +2,7 @@ import type { Queryable } from '../db/database.ts';
 import type { ItemSourceType, Visibility } from '../db/repositories/items.ts';
 import { sha256Hex } from '../lib/crypto.ts';
 import { newId } from '../lib/ids.ts';
-import { itemSearchWords } from '../lib/search-words.ts';
+import { itemSearchWordsInSlices } from '../lib/search-words.ts';
 
 /**
  * A document on its way into the knowledge base, whatever produced it (connector, crawler, upload).
@@ -76,6 +76,12 @@ export async function storeDocument(
   opts: { respectTombstones: boolean },
 ): Promise<{ outcome: StoreOutcome; itemId: string | null }> {
   const doc = storableDocument(input);
+  // Given words hold when the text is stored as given (no NUL removed from it). Split in slices, a turn of
+  // the event loop apart: a document of millions of characters takes a large part of a second.
+  const searchWords =
+    input.searchWords !== undefined && doc.title === input.title && doc.markdown === input.markdown
+      ? input.searchWords
+      : await itemSearchWordsInSlices(doc.title, doc.markdown);
   const tombstoneKeys = [doc.sourceKey, ...(doc.tombstoneKeys ?? [])];
   if (opts.respectTombstones) {
     const dead = await q.query(
@@ -140,10 +146,7 @@ export async function storeDocument(
       doc.crawlJobId ?? null,
       tags,
       doc.sourceVersion ?? null,
-      // Given words hold when the text is stored as given (no NUL removed from it).
-      doc.searchWords !== undefined && doc.title === input.title && doc.markdown === input.markdown
-        ? doc.searchWords
-        : itemSearchWords(doc.title, doc.markdown),
+      searchWords,
     ],
   );
   const row = rows[0];

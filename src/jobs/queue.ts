@@ -79,8 +79,9 @@ interface ClaimRow {
 }
 
 /**
- * Claim the oldest due pending job of the given kinds for `workerId`, or null. SKIP LOCKED lets any number
- * of workers claim at once without waiting on each other or taking the same job.
+ * Claim the oldest due pending job of the given kinds for `workerId`, or null: earliest `run_after`, then
+ * the first queued (`seq`; ids are random). SKIP LOCKED lets any number of workers claim at once without
+ * waiting on each other or taking the same job.
  */
 export async function claimJob(
   q: Queryable,
@@ -92,7 +93,7 @@ export async function claimJob(
             heartbeat_at = now(), started_at = COALESCE(started_at, now()), updated_at = now(), error = NULL
       WHERE id = (SELECT id FROM jobs
                    WHERE status = 'pending' AND run_after <= now() AND kind = ANY($1::text[])
-                   ORDER BY run_after, id
+                   ORDER BY run_after, seq
                    LIMIT 1 FOR UPDATE SKIP LOCKED)
       RETURNING id, kind, organization_id, payload, attempts, max_attempts, lease_token`,
     [opts.kinds, newLeaseToken(), opts.workerId],

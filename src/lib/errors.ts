@@ -11,6 +11,7 @@ export const ERROR_STATUS = {
   unauthorized: 401,
   forbidden: 403,
   not_found: 404,
+  method_not_allowed: 405,
   conflict: 409,
   sync_in_progress: 409,
   connection_inactive: 409,

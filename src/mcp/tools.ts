@@ -62,7 +62,8 @@ function syncJobSummary(job: SyncJob) {
 
 /**
  * A sync job by id. The API lists jobs per connection, newest first, so each named (or, with none named,
- * each of the organization's) connection's list is read until the job, or an older one, shows.
+ * each of the organization's) connection's list is read until the job shows (a job just started is on the
+ * first page).
  */
 async function findSyncJob(
   client: KbClient,
@@ -80,13 +81,13 @@ async function findSyncJob(
     for (let offset = 0; ; offset += JOB_PAGE) {
       const page = await ok(
         client.GET('/api/connect/connection-sync-jobs', {
-          params: { query: { ...r, limit: String(JOB_PAGE), offset: String(offset) } },
+          params: { query: { ...r, limit: JOB_PAGE, offset } },
         }),
       );
       const job = page.data.find((j) => j.jobId === jobId);
       if (job) return job;
-      const oldest = page.data.at(-1)?.jobId;
-      if (page.next === undefined || oldest === undefined || oldest < jobId) break;
+      // Ids are random, so no page says the job is not further down: read on until the list ends.
+      if (page.next === undefined || page.data.length === 0) break;
     }
   }
   return null;

@@ -129,13 +129,16 @@ describe('kb export-to-postgres', () => {
     rmSync(dataDir, { recursive: true, force: true });
   });
 
-  test('refuses while the data directory is open in another process', async () => {
+  test('refuses while the data directory is open, before touching the target', async () => {
     const open = await openPglite(path.join(dataDir, 'pgdata'));
     try {
       await assert.rejects(
         exportToPostgres({ dataDir, databaseUrl: target.url! }),
-        /open in another process/,
+        new RegExp(
+          `^DataDirInUseError: the embedded database ${path.join(dataDir, 'pgdata')} is open in process ${process.pid} `,
+        ),
       );
+      assert.deepEqual(await tableCounts(target.db), {}, 'the target was not migrated');
     } finally {
       await open.close();
     }
@@ -192,8 +195,8 @@ describe('kb export-to-postgres', () => {
       });
       assert.equal(listed.status, 200);
       assert.equal(listed.body.pagination.total ?? listed.body.items.length, 3);
-      // The credentials decrypt with the same key: a sync against the fake source succeeds, and its job id
-      // follows the exported ones (sequences carried over).
+      // The credentials decrypt with the same key: a sync against the fake source succeeds, and its job
+      // comes after the exported ones in creation order (sequences carried over; job ids are random).
       source.put('a4', 'Delta', 'Delta is a new document.');
       pool = service.startWorkers({ concurrency: 1, ...FAST_WORKERS, listenUrl: null });
       const res = await t.call('POST', '/api/connect/run-sync', {
@@ -201,7 +204,8 @@ describe('kb export-to-postgres', () => {
         body: { type: 'docs_space', jobType: 'sync' },
       });
       assert.equal(res.status, 200, JSON.stringify(res.body));
-      assert.ok(res.body.jobId > before_.counts['jobs']!);
+      const [created] = await db.query<{ seq: number }>('SELECT seq FROM jobs WHERE id = $1', [res.body.jobId]);
+      assert.ok(created!.seq > before_.counts['jobs']!);
       for (let i = 0; ; i++) {
         const [job] = await db.query<{ status: string; error: string | null }>(
           'SELECT status, error FROM jobs WHERE id = $1',

@@ -171,16 +171,20 @@ describe('source HTTP client', () => {
   });
 
   it('stops waiting between retries as soon as the signal fires, with the abort reason', async () => {
-    fake.failNext(1, { status: 429, headers: { 'retry-after': '30' }, body: '' });
+    // An hour's wait: only the signal can end the request within the test's time.
+    fake.failNext(1, { status: 429, headers: { 'retry-after': '3600' }, body: '' });
     const controller = new AbortController();
-    const http = createSourceHttpClient({ fetch: plainFetch, signal: controller.signal, maxAttempts: 3 });
+    const http = createSourceHttpClient({
+      fetch: plainFetch,
+      signal: controller.signal,
+      maxAttempts: 3,
+      maxWaitMs: 7_200_000,
+    });
     const before = fake.requests.length;
-    const started = Date.now();
     setTimeout(() => controller.abort(new Error('cancelled by disconnect')), 100);
     const err = await rejects(http.request('GET', `${fake.url}/items`));
     assert.ok(err instanceof Error);
     assert.equal(err.message, 'cancelled by disconnect');
-    assert.ok(Date.now() - started < 5_000, 'the 30 s wait was cut short');
     assert.equal(fake.requests.length - before, 1, 'no request after the abort');
   });
 

@@ -314,11 +314,9 @@ describe('notes sync: retries, failures of one document, revoked tokens, cancel'
       { status: 200 },
     );
     const set = new SyncedSet<NotesCursor>(notesConnector, INPUT, fake.url);
-    const began = Date.now();
     await assert.rejects(set.sync('incremental', { signal: controller.signal }), (e: unknown) => {
       return e instanceof Error && e.name === 'AbortError';
     });
-    assert.ok(Date.now() - began < 2_000);
     assert.ok(abortedAt > 0);
     await new Promise((resolve) => setTimeout(resolve, 50));
     assert.equal(fake.requests.length, abortedAt, 'no request after the abort');

@@ -421,7 +421,11 @@ describe('storefront (Shopify) content sync', () => {
   it("Shopify's cost budget running low: the client waits before the query instead of being throttled", async () => {
     const s = sampleStore();
     s.store.bucket.restoreRate = 2_000;
-    s.store.drainBucket(30);
+    // Drained as the first query (the shop's) arrives, not before the server starts: the bucket refills
+    // in real time, and on a busy machine the start alone could refill it.
+    s.store.onQuery = () => {
+      if (s.store.queries.length === 1) s.store.drainBucket(30);
+    };
     const waits: number[] = [];
     const { set, client } = await start(s.store, {
       tuning: {
@@ -435,8 +439,10 @@ describe('storefront (Shopify) content sync', () => {
     assert.deepEqual(set.titles(), TITLES);
     assert.equal(s.store.throttledAnswers, 0, 'never throttled');
     assert.ok(waits.length >= 1);
-    // After the shop query (3 points asked) about 27 remain; the products page asks 482: (482 - 27) / 2,000 s.
-    assert.ok(waits[0]! >= 200 && waits[0]! <= 240, `first wait ${waits[0]} ms`);
+    // After the shop query (3 points asked) at most 27 remain; the products page asks 482, so the wait is at
+    // most (482 - 27) / 2,000 s. The store refills in real time meanwhile, so on a busy machine (more time
+    // between the two queries) it can be shorter; never none, since 482 points take 241 ms to restore.
+    assert.ok(waits[0]! > 0 && waits[0]! <= 240, `first wait ${waits[0]} ms`);
     assert.equal(
       client().costWaitMs,
       waits.reduce((a, b) => a + b, 0),
@@ -705,9 +711,7 @@ describe('storefront (Shopify) content sync', () => {
     store.onQuery = (r) => {
       if (r[0] === 'products' && ++pages === 2) controller.abort();
     };
-    const started = performance.now();
     await assert.rejects(set.sync('incremental', { signal: controller.signal }), { name: 'AbortError' });
-    assert.ok(performance.now() - started < 2_000);
     await new Promise((resolve) => setTimeout(resolve, 50));
     assert.ok(fake.requests.length <= 3, `stopped after ${fake.requests.length} requests`);
     assert.ok(set.docs.size <= 20);
@@ -715,14 +719,15 @@ describe('storefront (Shopify) content sync', () => {
 
   it('cancel while waiting on the cost budget stops at once', async () => {
     const s = sampleStore();
-    s.store.bucket.restoreRate = 1;
+    // A budget refilled at a hundredth of a point a second: the products page would wait some 13 hours,
+    // so only the signal can end the sync within the test's time.
+    s.store.bucket.restoreRate = 0.01;
     s.store.drainBucket(10);
-    const { set } = await start(s.store, { tuning: {} });
+    const { set, client } = await start(s.store, { tuning: {} });
     const controller = new AbortController();
     setTimeout(() => controller.abort(), 100);
-    const started = performance.now();
     await assert.rejects(set.sync('incremental', { signal: controller.signal }), { name: 'AbortError' });
-    assert.ok(performance.now() - started < 1_000, 'a wait of minutes is cut short');
+    assert.ok(client().costWaitMs > 0, 'the sync was waiting on the budget when cancelled');
   });
 });
 

@@ -990,9 +990,7 @@ describe('support_desk (Zendesk) content sync: tickets', () => {
       return undefined;
     };
     const { fake, set } = await start(account, { input: withTickets });
-    const started = performance.now();
     await assert.rejects(set.sync('incremental', { signal: controller.signal }), { name: 'AbortError' });
-    assert.ok(performance.now() - started < 2_000);
     await new Promise((resolve) => setTimeout(resolve, 50));
     const fetched = since(fake, 0, isComments).length;
     assert.ok(fetched <= 8, `stopped after ${fetched} of 60 comment requests`);

@@ -471,9 +471,7 @@ describe('wiki (Confluence) content sync', () => {
     site.onRequest = (req) => {
       if (isBodyFetch(req.path) && ++bodies === 5) controller.abort();
     };
-    const started = performance.now();
     await assert.rejects(set.sync('incremental', { signal: controller.signal }), { name: 'AbortError' });
-    assert.ok(performance.now() - started < 2_000);
     await new Promise((resolve) => setTimeout(resolve, 50));
     const fetched = requestsTo(fake, 0, isBodyFetch);
     assert.ok(fetched <= 8, `stopped after ${fetched} of 60 body requests`);

@@ -27,7 +27,7 @@ for (const mode of STORAGE_MODES) {
       h.startWorkers();
       try {
         const job = await h.crawl({ url: `${site.origin}/`, limit: PAGES });
-        const deadline = Date.now() + 15_000;
+        const deadline = Date.now() + 60_000;
         while ((await h.get(job.id)).completed_pages < 10) {
           assert.ok(Date.now() < deadline, 'the crawl made progress');
           await sleep(10);
@@ -77,7 +77,7 @@ for (const mode of STORAGE_MODES) {
       try {
         const job = await h.crawl({ url: `${site.origin}/`, limit: 12 });
         let stray: { url_key: string; url: string } | undefined;
-        const deadline = Date.now() + 15_000;
+        const deadline = Date.now() + 60_000;
         while (!stray) {
           assert.ok(Date.now() < deadline, 'the crawl queued pages');
           [stray] = await h.t.db.query<{ url_key: string; url: string }>(

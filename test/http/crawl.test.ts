@@ -254,7 +254,7 @@ for (const mode of STORAGE_MODES) {
       const slow = await serveDirectory(FASTAPI_DOCS, { delayMs: 150 });
       try {
         const job = await h.crawl({ url: `${slow.origin}/`, limit: 100 });
-        const deadline = Date.now() + 10_000;
+        const deadline = Date.now() + 60_000;
         while ((await h.get(job.id)).completed_pages < 2) {
           assert.ok(Date.now() < deadline, 'crawl started');
           await sleep(20);

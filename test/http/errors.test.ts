@@ -73,7 +73,10 @@ describe('errors and limits', () => {
       payload: invalidUtf8,
     });
     assert.equal(bad.statusCode, 400);
-    assert.deepEqual(bad.json(), { error: 'invalid_request', message: 'The body is not valid UTF-8.' });
+    assert.deepEqual(bad.json(), {
+      error: 'invalid_request',
+      message: 'body.title contains bytes that are not UTF-8; send the body as UTF-8 JSON.',
+    });
     const utf16 = await t.app.inject({
       method: 'POST',
       url: '/api/connect/knowledgebase-items',
@@ -176,10 +179,43 @@ describe('errors and limits', () => {
     assert.equal(await countItems(), before + 1);
   });
 
-  test('unknown routes and wrong methods are 404 in our shape', async () => {
+  test('unknown paths are 404; a known path with another method is 405 with Allow, OPTIONS 204 with Allow', async () => {
     expectError(await t.call('GET', '/api/nope'), 404, 'not_found');
     expectError(await t.call('GET', '/nope', { key: null }), 404, 'not_found');
-    expectError(await t.call('GET', '/api/connect/knowledgebase-items/query'), 404, 'not_found');
+    const before = await countItems();
+    const cases: Array<[method: string, url: string, allow: string]> = [
+      ['PUT', '/api/connect/crawling/', 'GET, HEAD, OPTIONS, POST'],
+      ['PATCH', '/api/connect/crawling/some-id', 'DELETE, GET, HEAD, OPTIONS'],
+      ['POST', '/api/connect/knowledgebase-items/stats', 'GET, HEAD, OPTIONS'],
+      // A static path beside a parametric one: GET .../query is not the item "query".
+      ['GET', '/api/connect/knowledgebase-items/query', 'OPTIONS, POST'],
+      ['HEAD', '/api/consume/search', 'OPTIONS, POST'],
+      ['TRACE', '/api/connect/connections', 'GET, HEAD, OPTIONS'],
+      // QUERY has a body: answered before Fastify would ask for its Content-Type.
+      ['QUERY', '/api/connect/connections', 'GET, HEAD, OPTIONS'],
+      ['DELETE', '/healthz', 'GET, HEAD, OPTIONS'],
+    ];
+    for (const [method, url, allow] of cases) {
+      const res = await t.app.inject({
+        method: method as 'GET',
+        url,
+        headers: { authorization: `Bearer ${t.orgA.key}` },
+        ...(method === 'HEAD' ? {} : { payload: '{"title":"t","content":"c"}' }),
+      });
+      assert.equal(res.statusCode, 405, `${method} ${url}: ${res.body}`);
+      assert.equal(res.headers['allow'], allow, `${method} ${url}`);
+      if (method !== 'HEAD') {
+        assert.equal(res.json().error, 'method_not_allowed');
+        assert.match(res.json().message, new RegExp(`^${method} is not allowed on `));
+      }
+    }
+    const options = await t.app.inject({ method: 'OPTIONS', url: '/api/connect/knowledgebase-items', headers: { authorization: `Bearer ${t.orgA.key}` } });
+    assert.equal(options.statusCode, 204);
+    assert.equal(options.headers['allow'], 'DELETE, OPTIONS, POST, PUT');
+    assert.equal(options.body, '');
+    // The key is checked first, as on every /api path.
+    expectError(await t.call('PUT', '/api/connect/crawling/', { key: null }), 401, 'unauthorized');
+    assert.equal(await countItems(), before, 'no refused method wrote anything');
   });
 
   test('the admin API is absent without KB_ADMIN_TOKEN', async () => {
@@ -189,6 +225,69 @@ describe('errors and limits', () => {
   test('every response carries a request id', async () => {
     const res = await t.call('GET', '/healthz', { key: null, headers: { 'x-request-id': 'abc-123' } });
     assert.equal(res.headers['x-request-id'], 'abc-123');
+  });
+});
+
+describe('bytes that are not UTF-8', () => {
+  let t: TestApp;
+  before(async () => {
+    t = await startTestApp('pglite');
+  });
+  after(async () => t?.close());
+  const count = async () => (await t.db.query<{ n: number }>('SELECT count(*)::int AS n FROM items'))[0]!.n;
+
+  test('in the query, a path segment or the body: 400 naming the field, and nothing changed', async () => {
+    const upload = await t.call('POST', '/api/connect/knowledgebase-items', { body: { title: 'kept', content: 'x' } });
+    assert.equal(upload.status, 200, JSON.stringify(upload.body));
+    const id = upload.body.item.id as string;
+    const before = await count();
+    const send = (method: 'GET' | 'PUT' | 'POST' | 'DELETE', url: string, payload?: Buffer) =>
+      t.app.inject({
+        method,
+        url,
+        headers: { authorization: `Bearer ${t.orgA.key}`, ...(payload ? { 'content-type': 'application/json' } : {}) },
+        ...(payload ? { payload } : {}),
+      });
+    const json = (before: string, bytes: number[], after: string) =>
+      Buffer.concat([Buffer.from(before), Buffer.from(bytes), Buffer.from(after)]);
+    const cases: Array<[string, Promise<{ statusCode: number; json(): any }>, RegExp]> = [
+      ['query value', send('GET', '/api/connect/secret-id-exists?secretId=%ff%fe'), /^query\.secretId contains bytes that are not UTF-8/],
+      ['encoded surrogate in the query', send('GET', '/api/connect/secret-id-exists?secretId=a%ed%a0%80'), /^query\.secretId .*not UTF-8/],
+      ['malformed escape in the query', send('GET', '/api/connect/secret-id-exists?secretId=%'), /^query\.secretId contains malformed percent-encoding/],
+      ['query of a paged list', send('GET', '/api/connect/crawling/?limit=5&offset=%c3'), /^query\.offset .*not UTF-8/],
+      ['path segment', send('GET', '/api/connect/crawling/%ff%fe'), /^path\.id contains bytes that are not UTF-8/],
+      ['path segment of a write', send('PUT', `/api/admin/keys/%c3%28`), /^path\.id .*not UTF-8/],
+      ['body string', send('PUT', '/api/connect/knowledgebase-items', json(`[{"id":"${id}","title":"caf`, [0xe9], '"}]')), /^body\[0\]\.title contains bytes that are not UTF-8/],
+      ['body key', send('POST', '/api/connect/knowledgebase-items', json('{"title":"t","content":"c","x', [0xff], '":1}')), /^body\.x\uFFFD contains bytes that are not UTF-8/],
+      ['body, truncated sequence', send('POST', '/api/consume/search', json('{"query":"a', [0xe2, 0x82], '"}')), /^body\.query contains bytes/],
+      ['body, outside any string', send('POST', '/api/connect/knowledgebase-items/query', json('{"limit":1', [0xff], '}')), /^The body is not valid UTF-8/],
+    ];
+    for (const [what, pending, message] of cases) {
+      const res = await pending;
+      assert.equal(res.statusCode, 400, what);
+      assert.equal(res.json().error, 'invalid_request', what);
+      assert.match(res.json().message, message, `${what}: ${res.json().message}`);
+    }
+    assert.equal(await count(), before);
+    const titles = await t.db.query<{ title: string }>('SELECT title FROM items');
+    assert.deepEqual(titles.map((r) => r.title), ['kept'], 'nothing renamed, nothing stored with U+FFFD');
+    // Well-formed UTF-8, percent-encoded or raw in the body, is text like any other.
+    const ok = await send('GET', '/api/connect/secret-id-exists?secretId=caf%C3%A9');
+    assert.equal(ok.statusCode, 200);
+    const renamed = await send('PUT', '/api/connect/knowledgebase-items', Buffer.from(JSON.stringify([{ id, title: 'café ✓' }])));
+    assert.equal(renamed.statusCode, 200);
+  });
+
+  test('headers the API reads: a key with bytes that are not ASCII is simply not a key (401)', async () => {
+    const res = await t.app.inject({
+      method: 'POST',
+      url: '/api/connect/knowledgebase-items/query',
+      // Node reads header bytes as Latin-1: this is what 0xff 0xfe on the wire arrives as.
+      headers: { authorization: `Bearer ${t.orgA.key}\u00ff\u00fe`, 'content-type': 'application/json' },
+      payload: '{}',
+    });
+    assert.equal(res.statusCode, 401);
+    assert.equal(res.json().error, 'unauthorized');
   });
 });
 

@@ -120,7 +120,8 @@ describe('OpenAPI document', () => {
   const assertFields = (where: string, schema: Schema | undefined, fields: Record<string, JsonType>) => {
     const d = deref(schema);
     assert.ok(d, `${where}: no schema`);
-    const variants = d.anyOf ?? d.oneOf ?? [d];
+    // An object's oneOf/anyOf beside its properties are rules between its fields, not variants.
+    const variants = d.properties ? [d] : (d.anyOf ?? d.oneOf ?? [d]);
     for (const [name, type] of Object.entries(fields)) {
       const prop = variants.map((v) => deref(v)?.properties?.[name]).find(Boolean);
       assert.ok(prop, `${where}: field "${name}" missing`);
@@ -188,6 +189,62 @@ describe('OpenAPI document', () => {
     const responses = spec.paths['/api/connect/oauth/callback']!['get'].responses;
     assert.deepEqual(Object.keys(responses).sort(), ['200', '302', '400', '500']);
     assert.match(responses['302'].description, /redirectUri.*secretId.*status/);
+  });
+
+  test('declares what the service enforces: integer ranges, URL formats, one-of rules, the text rule', () => {
+    const params = (path: string) =>
+      Object.fromEntries(
+        (spec.paths[path]!['get'].parameters as Array<{ name: string; schema: any; required?: boolean; description?: string }>).map((p) => [p.name, p]),
+      );
+    for (const path of ['/api/connect/crawling/', '/api/connect/connection-sync-jobs']) {
+      const p = params(path);
+      assert.deepEqual(p['limit']!.schema, { type: 'integer', minimum: 1, maximum: 100 }, path);
+      assert.deepEqual(p['offset']!.schema, { type: 'integer', minimum: 0, maximum: 1_000_000 }, path);
+    }
+    const body = (path: string, method: string) => deref(spec.paths[path]![method].requestBody.content['application/json'].schema) as any;
+    for (const [path, method, field] of [
+      ['/api/connect/crawling/', 'post', 'url'],
+      ['/api/connect/knowledgebase-items', 'post', 'source_url'],
+      ['/api/connect/oauth/initiate', 'post', 'redirectUri'],
+    ] as const) {
+      const schema = body(path, method).properties[field];
+      assert.equal(schema.format, 'uri', `${path} ${field}`);
+      const pattern = new RegExp(schema.pattern);
+      assert.ok(pattern.test('https://docs.example.com/a%20b?x=1#top') && pattern.test('http://127.0.0.1:8080/'), field);
+      assert.ok(!pattern.test('ftp://example.com/') && !pattern.test('https://example.com/a b'), field);
+    }
+    const oneOfTypeOrId = { oneOf: [{ required: ['type'] }, { required: ['connectionId'] }] };
+    for (const [path, method] of [
+      ['/api/connect/connection', 'delete'],
+      ['/api/connect/set-connection-status', 'patch'],
+      ['/api/connect/run-sync', 'post'],
+    ] as const) {
+      assert.deepEqual(body(path, method).oneOf, oneOfTypeOrId.oneOf, `${method} ${path}`);
+    }
+    assert.match(params('/api/connect/connection-sync-jobs')['connectionId']!.description ?? '', /not both/);
+    // The account field (subdomain) is required for the sources whose consent is per account, refused for the others.
+    const initiate = body('/api/connect/oauth/initiate', 'post');
+    const zendesk = initiate.oneOf.find((b: any) => b.properties.type.enum.includes('support_desk'));
+    assert.deepEqual(zendesk.required, ['subdomain']);
+    const notes = initiate.oneOf.find((b: any) => b.properties.type.enum.includes('notes'));
+    assert.deepEqual(notes.not, { anyOf: [{ required: ['subdomain'] }] });
+    // The callback needs its state.
+    const callback = spec.paths['/api/connect/oauth/callback']!['get'].parameters.find((p: any) => p.name === 'state');
+    assert.equal(callback.required, true);
+    // Every request string without a pattern of its own carries the text rule; the document says it.
+    assert.equal(body('/api/connect/knowledgebase-items', 'post').properties.content.pattern, '^[^\\u0000]*$');
+    assert.equal(params('/api/connect/secret-id-exists')['secretId']!.schema.pattern, '^[^\\u0000]*$');
+    // Trimmed text that must not be blank says so, the text rule kept.
+    for (const schema of [
+      body('/api/consume/search', 'post').properties.query,
+      body('/api/connect/knowledgebase-items', 'post').properties.title,
+      (deref(body('/api/connect/knowledgebase-items', 'post').properties.tags)!.items as any),
+    ]) {
+      const notBlank = new RegExp(schema.pattern);
+      assert.ok(notBlank.test(' a ') && !notBlank.test(' \t\u3000') && !notBlank.test('a\u0000'), schema.pattern);
+    }
+    assert.match((spec as any).info.description, /without U\+0000.*not UTF-8.*refused with 400 invalid_request naming the field/s);
+    assert.match((spec as any).info.description, /405 method_not_allowed and an `Allow` header/);
   });
 
   test('a docs page renders it', async () => {

@@ -156,7 +156,7 @@ for (const mode of STORAGE_MODES) {
         const final = async (id: number) => {
           await waitFor(
             async () => ['succeeded', 'failed'].includes((await getJob(db, id))!.status),
-            5_000,
+            60_000,
             `job ${id}`,
           );
           return (await getJob(db, id))!;
@@ -209,7 +209,7 @@ for (const mode of STORAGE_MODES) {
         if (mode === 'pglite') {
           await waitFor(
             async () => (await getJob(db, id))!.status === 'succeeded',
-            5_000,
+            60_000,
             'the reclaimed job',
           );
         } else {
@@ -242,7 +242,7 @@ for (const mode of STORAGE_MODES) {
         payload: { mode: 'slow' },
       }))!;
       pool.wake();
-      await waitFor(async () => (await getJob(db, id))!.status === 'running', 5_000, 'running');
+      await waitFor(async () => (await getJob(db, id))!.status === 'running', 60_000, 'running');
       await sleep(400);
       assert.deepEqual(
         await reapStaleJobs(db, 300),

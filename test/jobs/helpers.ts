@@ -108,7 +108,7 @@ export async function waitForJob(
   t: TestApp,
   jobId: number,
   statuses: readonly string[] = ['succeeded', 'failed', 'cancelled', 'incomplete'],
-  timeoutMs = 15_000,
+  timeoutMs = 60_000,
 ): Promise<SyncJobView> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
@@ -133,7 +133,7 @@ export async function itemTitles(t: TestApp, key?: string): Promise<string[]> {
 
 export async function waitFor(
   check: () => Promise<boolean> | boolean,
-  timeoutMs = 10_000,
+  timeoutMs = 60_000,
   what = 'condition',
 ): Promise<void> {
   const deadline = Date.now() + timeoutMs;

@@ -82,7 +82,7 @@ describe('a job writes to its own row one transaction at a time (postgres)', () 
       listenUrl: null,
     });
     try {
-      await waitFor(async () => (await getJob(db, id))?.status === 'succeeded', 15_000);
+      await waitFor(async () => (await getJob(db, id))?.status === 'succeeded', 60_000);
     } finally {
       await pool.stop();
     }

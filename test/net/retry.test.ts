@@ -294,19 +294,18 @@ describe('retrying', () => {
   it('stops waiting when the signal fires, rejecting with its reason, and makes no further attempt', async () => {
     const controller = new AbortController();
     let calls = 0;
-    const started = performance.now();
     setTimeout(() => controller.abort(new Error('cancelled by disconnect')), 50);
+    // The source asks for an hour's wait: only the signal can end this within the test's time.
     await assert.rejects(
       retrying(
         async () => {
           calls++;
-          return reply(503, { 'retry-after': '30' });
+          return reply(503, { 'retry-after': '3600' });
         },
-        { maxAttempts: 5, maxWaitMs: 60_000, signal: controller.signal },
+        { maxAttempts: 5, maxWaitMs: 7_200_000, signal: controller.signal },
       ),
       /cancelled by disconnect/,
     );
     assert.equal(calls, 1);
-    assert.ok(performance.now() - started < 5_000, 'the 30 s wait was cut short');
   });
 });

@@ -51,6 +51,7 @@ import type { Database } from '../../src/db/database.ts';
 import { upsertConnection } from '../../src/db/repositories/connections.ts';
 import type { Embedder } from '../../src/embedding/index.ts';
 import { Indexer } from '../../src/ingest/indexer.ts';
+import { NO_NUL_PATTERN } from '../../src/http/text-guard.ts';
 import { ERROR_STATUS } from '../../src/lib/errors.ts';
 import { type FakeServer, startFakeServer } from '../fakes/fake-server.ts';
 import { type StorageMode, startTestApp, type TestApp } from './harness.ts';
@@ -276,7 +277,7 @@ async function startStubSource(): Promise<FakeServer> {
 }
 
 /** Every base-URL and OAuth setting the registered sources declare, pointed at the stub. */
-function sourceSettings(stubUrl: string): Record<string, string> {
+export function sourceSettings(stubUrl: string): Record<string, string> {
   const settings: Record<string, string> = {};
   for (const c of registeredConnectors) {
     if (c.baseUrlSetting) settings[c.baseUrlSetting] = stubUrl;
@@ -960,22 +961,25 @@ function hintArb(
   return null;
 }
 
+/** Valid text has no NUL (the document's text rule): one becomes a space, the length unchanged. */
+function withoutNul(s: string): string {
+  return s.replaceAll('\u0000', ' ');
+}
+
 function stringArb(schema: Schema): fc.Arbitrary<string> {
   const min = Number(schema['minLength'] ?? 0);
   const max = Math.min(Number(schema['maxLength'] ?? 60), Math.max(min, 60));
-  if (schema['pattern'] === '^\\d{1,15}$') {
-    return fc.oneof(
-      { weight: 5, arbitrary: fc.integer({ min: 0, max: 120 }).map(String) },
-      { weight: 1, arbitrary: fc.stringMatching(/^\d{1,15}$/) },
-    );
-  }
-  if (typeof schema['pattern'] === 'string') return fc.stringMatching(new RegExp(schema['pattern']));
+  // The document's http(s) URLs carry a pattern of their own; realistic ones (some refused) serve better.
   if (schema['format'] === 'uri') return urlArb;
+  // Every request string declares the text rule (no NUL) as its pattern: generated text has none.
+  if (typeof schema['pattern'] === 'string' && schema['pattern'] !== NO_NUL_PATTERN) {
+    return fc.stringMatching(new RegExp(schema['pattern']));
+  }
   if (schema['format'] === 'email') return fc.constant('writer@acme.test');
   return fc.oneof(
     { weight: 3, arbitrary: textArb(min, max) },
-    { weight: 1, arbitrary: fc.string({ minLength: min, maxLength: max }) },
-    { weight: 1, arbitrary: fc.string({ minLength: min, maxLength: max, unit: 'grapheme' }) },
+    { weight: 1, arbitrary: fc.string({ minLength: min, maxLength: max }).map(withoutNul) },
+    { weight: 1, arbitrary: fc.string({ minLength: min, maxLength: max, unit: 'grapheme' }).map(withoutNul) },
   );
 }
 
@@ -992,7 +996,9 @@ function valueArb(
   if (hint) return hint;
   if (schema['const'] !== undefined) return fc.constant(schema['const']);
   if (Array.isArray(schema['enum'])) return fc.constantFrom(...(schema['enum'] as unknown[]));
-  const alternatives = (schema['oneOf'] ?? schema['anyOf']) as Schema[] | undefined;
+  // An object's oneOf/anyOf beside its properties are rules between fields (type or connectionId, ...),
+  // which the request builders below apply; alone they are the value's alternatives.
+  const alternatives = (schema['properties'] ? undefined : (schema['oneOf'] ?? schema['anyOf'])) as Schema[] | undefined;
   if (alternatives) return fc.oneof(...alternatives.map((s) => valueArb(doc, route, where, name, s)));
   const type = Array.isArray(schema['type']) ? schema['type'][0] : schema['type'];
   switch (type) {
@@ -1760,8 +1766,8 @@ export function printable(req: ConcreteRequest): PrintableRequest {
 // Checking answers
 // ---------------------------------------------------------------------------------------------------
 
-/** Statuses of the API table (API.md "Errors") plus the successes and the callback's redirect. */
-const API_STATUSES = new Set([200, 302, 400, 401, 403, 404, 409, 413, 415, 429]);
+/** Statuses of the API table (API.md "Errors") plus the successes, the callback's redirect and OPTIONS' 204. */
+const API_STATUSES = new Set([200, 204, 302, 400, 401, 403, 404, 405, 409, 413, 415, 429]);
 const ECHO_LIMIT = 300;
 const LEAK =
   /\n\s+at |node_modules|file:\/\/|\.ts:\d+|syntax error at or near|violates \w+ constraint|relation "\w+" does not exist|invalid byte sequence|ZodError|FST_/;
@@ -1802,7 +1808,7 @@ function checkAnswer(
     return `status ${status} is not one the API answers`;
   }
   if (status < 400) {
-    if (req.method === 'HEAD' || status === 302 || status === 304 || route.extra === 'static') return null;
+    if (req.method === 'HEAD' || status === 204 || status === 302 || status === 304 || route.extra === 'static') return null;
     if (!contentType.includes('application/json')) return `a ${status} answer of type ${contentType}`;
     try {
       JSON.parse(body);

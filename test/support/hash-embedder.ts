@@ -2,6 +2,15 @@ import { createHash } from 'node:crypto';
 import type { Embedder } from '../../src/embedding/index.ts';
 import { l2Normalize } from '../../src/embedding/vector.ts';
 
+function hashWords(text: string): string[] {
+  return text.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? [];
+}
+
+/** The hash embedder's tokens: its words, and two for the special tokens a real model adds. */
+export function hashTokenCounter(): (text: string) => number {
+  return (text) => hashWords(text).length + 2;
+}
+
 /**
  * A cheap deterministic embedder for tests and benchmarks that need many chunks but not the model's
  * meaning (the real model takes minutes for a 1,700-chunk item on two cores): every word has a fixed
@@ -26,7 +35,7 @@ export function hashEmbedder(opts: { dimensions?: number; maxTokens?: number } =
     directions.set(word, l2Normalize(v));
     return v;
   };
-  const words = (text: string) => text.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? [];
+  const words = hashWords;
   const embedOne = (text: string): Float32Array => {
     const sum = new Float32Array(dimensions);
     for (const w of words(text).slice(0, maxTokens)) {
@@ -48,8 +57,9 @@ export function hashEmbedder(opts: { dimensions?: number; maxTokens?: number } =
       signal?.throwIfAborted();
       return embedOne(text);
     },
-    // Two for the special tokens a real model adds.
-    countTokens: (text) => words(text).length + 2,
+    countTokens: hashTokenCounter(),
+    // The same count in the indexer's chunking thread.
+    tokenCounter: { module: import.meta.url, factory: 'hashTokenCounter' },
     async close() {},
   };
 }

@@ -30,7 +30,7 @@ export function CrawlsPage() {
     () =>
       ok(
         client.GET('/api/connect/crawling/', {
-          params: { query: { limit: String(PAGE_SIZE), offset: String((page - 1) * PAGE_SIZE) } },
+          params: { query: { limit: PAGE_SIZE, offset: (page - 1) * PAGE_SIZE } },
         }),
       ),
     [page],

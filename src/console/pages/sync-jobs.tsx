@@ -68,7 +68,7 @@ function JobList({ connectionId }: { connectionId: string }) {
       ok(
         client.GET('/api/connect/connection-sync-jobs', {
           params: {
-            query: { connectionId, limit: String(PAGE_SIZE), offset: String((page - 1) * PAGE_SIZE) },
+            query: { connectionId, limit: PAGE_SIZE, offset: (page - 1) * PAGE_SIZE },
           },
         }),
       ),

@@ -168,7 +168,8 @@ export async function listConnections(q: Queryable, organizationId: string): Pro
     `SELECT c.id, c.type, c.status, c.schedule_interval_minutes AS "scheduleIntervalMinutes",
             CASE WHEN c.next_sync_at IS NULL THEN NULL ELSE ${EPOCH_MS('c.next_sync_at')} END AS "nextSyncAt",
             ${EPOCH_MS('c.created_at')} AS "createdAt", ${EPOCH_MS('c.updated_at')} AS "updatedAt",
-            (SELECT max(s.job_id) FROM sync_jobs s WHERE s.connection_id = c.id)::float8 AS "lastJobId"
+            (SELECT s.job_id FROM sync_jobs s WHERE s.connection_id = c.id
+              ORDER BY s.job_seq DESC LIMIT 1)::float8 AS "lastJobId"
        FROM connections c WHERE c.organization_id = $1 ORDER BY c.created_at, c.id`,
     [organizationId],
   );

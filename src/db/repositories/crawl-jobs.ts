@@ -93,11 +93,14 @@ function toView(row: ViewRow): CrawlJobView {
 }
 
 export async function insertCrawlJob(q: Queryable, job: NewCrawlJob): Promise<void> {
-  await q.query(
-    `INSERT INTO crawl_jobs (id, job_id, organization_id, url, page_limit, fetch_limit, options)
-     VALUES ($1, $2, $3, $4, $5, $6, $7::jsonb)`,
+  // The engine row's creation order comes along: listings sort by it, never by the (random) job id.
+  const rows = await q.query(
+    `INSERT INTO crawl_jobs (id, job_id, job_seq, organization_id, url, page_limit, fetch_limit, options)
+     SELECT $1::text, id, seq, $3::text, $4::text, $5::int, $6::int, $7::jsonb FROM jobs WHERE id = $2
+     RETURNING id`,
     [job.id, job.jobId, job.organizationId, job.url, job.limit, job.fetchLimit, JSON.stringify(job.options)],
   );
+  if (rows.length === 0) throw new Error(`crawl job ${job.id} has no engine row`);
 }
 
 /** One of the organization's crawl jobs; null for unknown ids and other organizations' jobs alike. */
@@ -113,7 +116,7 @@ export async function getCrawlJob(
   return rows[0] ? toView(rows[0]) : null;
 }
 
-/** The organization's crawl jobs, newest first, and how many there are. */
+/** The organization's crawl jobs, newest first (in the order they were created), and how many there are. */
 export async function listCrawlJobs(
   q: Queryable,
   organizationId: string,
@@ -124,7 +127,7 @@ export async function listCrawlJobs(
     [organizationId],
   );
   const rows = await q.query<ViewRow>(
-    `${VIEW} WHERE c.organization_id = $1 ORDER BY c.job_id DESC LIMIT $2 OFFSET $3`,
+    `${VIEW} WHERE c.organization_id = $1 ORDER BY c.job_seq DESC LIMIT $2 OFFSET $3`,
     [organizationId, opts.limit, opts.offset],
   );
   return { jobs: rows.map(toView), total: count!.n };

@@ -77,12 +77,13 @@ export async function insertSyncJob(
   q: Queryable,
   job: { jobId: number; connectionId: string; jobType: SyncJobType; trigger: SyncTrigger },
 ): Promise<void> {
-  await q.query('INSERT INTO sync_jobs (job_id, connection_id, job_type, trigger) VALUES ($1, $2, $3, $4)', [
-    job.jobId,
-    job.connectionId,
-    job.jobType,
-    job.trigger,
-  ]);
+  // The engine row's creation order comes along: listings sort by it, never by the (random) id.
+  const rows = await q.query(
+    `INSERT INTO sync_jobs (job_id, job_seq, connection_id, job_type, trigger)
+     SELECT id, seq, $2::text, $3::text, $4::text FROM jobs WHERE id = $1 RETURNING job_id`,
+    [job.jobId, job.connectionId, job.jobType, job.trigger],
+  );
+  if (rows.length === 0) throw new Error(`sync job ${job.jobId} has no engine row`);
 }
 
 export async function getSyncJob(
@@ -97,7 +98,7 @@ export async function getSyncJob(
   return rows[0] ? toView(rows[0]) : null;
 }
 
-/** A connection's jobs, newest first, and how many there are. */
+/** A connection's jobs, newest first (by creation: ids are random), and how many there are. */
 export async function listSyncJobs(
   q: Queryable,
   connectionId: string,
@@ -108,7 +109,7 @@ export async function listSyncJobs(
     [connectionId],
   );
   const rows = await q.query<SyncJobView & { error: string | null }>(
-    `${VIEW} WHERE s.connection_id = $1 ORDER BY s.job_id DESC LIMIT $2 OFFSET $3`,
+    `${VIEW} WHERE s.connection_id = $1 ORDER BY s.job_seq DESC LIMIT $2 OFFSET $3`,
     [connectionId, opts.limit, opts.offset],
   );
   return { jobs: rows.map(toView), total: count!.n };

@@ -3,7 +3,7 @@ import { createApiKey, createOrganization, findOrganization } from '../../db/rep
 import { AppError } from '../../lib/errors.ts';
 import { requireAdmin } from '../auth.ts';
 import type { App, RouteDeps } from '../context.ts';
-import { commonErrors, errorBodySchema } from '../schemas.ts';
+import { commonErrors, errorBodySchema, nonBlankText } from '../schemas.ts';
 
 const adminSecurity = [{ adminToken: [] }];
 
@@ -19,7 +19,7 @@ export function register(app: App, deps: RouteDeps): void {
         tags: ['admin'],
         summary: 'Create an organization and its first API key',
         security: adminSecurity,
-        body: z.strictObject({ name: z.string().trim().min(1).max(200) }),
+        body: z.strictObject({ name: nonBlankText(200) }),
         response: { 200: z.object({ id: z.string(), name: z.string(), apiKey: z.string() }), ...commonErrors, 409: errorBodySchema },
       },
     },

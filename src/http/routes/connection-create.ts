@@ -27,7 +27,16 @@ const bodySchema = (registry: SourceRegistry) =>
     .max(200)
     .optional()
     .describe('Extension, OAuth sources (notes, support_desk) only: the secretId of the OAuth consent to use (default: the newest one, of the same subdomain for support_desk).'),
-});
+}).meta(secretIdOnlyForOAuth(registry));
+
+/** "secretId only with an OAuth source", as JSON Schema says it: the source types split in two. */
+function secretIdOnlyForOAuth(registry: SourceRegistry) {
+  const oauth = registry.oauthTypeValues();
+  const others = registry.typeValues.filter((t) => !oauth.includes(t));
+  if (oauth.length === 0 || others.length === 0) return {};
+  const sourceType = (names: string[]) => ({ properties: { source: { properties: { type: { enum: names } } } } });
+  return { anyOf: [sourceType(oauth), { ...sourceType(others), not: { required: ['secretId'] } }] };
+}
 
 /**
  * Endpoint 1: create a connection, or replace its credentials (one per organization and source type).

@@ -4,10 +4,10 @@ import { deleteConnection } from '../../db/repositories/connections.ts';
 import { cancelConnectionSyncs } from '../../jobs/sync-job.ts';
 import { type App, type RouteDeps, callerOf } from '../context.ts';
 import { commonErrors, errorBodySchema } from '../schemas.ts';
-import { connectionRefFields, connectionRefOf, resolveConnection } from './connection-shared.ts';
+import { CONNECTION_REF_ONE_OF, connectionRefFields, connectionRefOf, resolveConnection } from './connection-shared.ts';
 
 const bodySchema = (registry: SourceRegistry) =>
-  z.strictObject(connectionRefFields(registry));
+  z.strictObject(connectionRefFields(registry)).meta(CONNECTION_REF_ONE_OF);
 
 /**
  * Endpoint 2: disconnect. Cancels the connection's pending and running jobs (their workers stop at

@@ -16,10 +16,24 @@ export const connectionRefFields = (registry: SourceRegistry) => ({
     .enum(registry.typeValues)
     .optional()
     .describe(
-      'Source type of the connection (`notes`, `support_desk`, ... or the product name). Give this or connectionId.',
+      'Source type of the connection (`notes`, `support_desk`, ... or the product name). Give this or connectionId, not both.',
     ),
-  connectionId: z.string().min(1).max(100).optional().describe('Id of the connection. Give this or type.'),
+  connectionId: z
+    .string()
+    .min(1)
+    .max(100)
+    .optional()
+    .describe('Id of the connection. Give this or type, not both.'),
 });
+
+/**
+ * "Give type or connectionId, not both", as JSON Schema says it: for the body schemas that take
+ * {@link connectionRefFields} (`.meta(CONNECTION_REF_ONE_OF)`). A query string cannot say it in OpenAPI
+ * (no rule spans parameters); there the parameters' descriptions do.
+ */
+export const CONNECTION_REF_ONE_OF = {
+  oneOf: [{ required: ['type'] }, { required: ['connectionId'] }],
+};
 
 export function connectionRefOf(
   input: { type?: string | undefined; connectionId?: string | undefined },
@@ -72,7 +86,9 @@ const syncFailureSchema = z.object({
 /** A sync job as every endpoint shows it (API.md "Sync jobs"). */
 export const syncJobSchema = z
   .object({
-    jobId: z.number().describe('Increasing integer'),
+    jobId: z
+      .number()
+      .describe('Random integer up to 2^53 - 1, unique across the service; it carries no order (lists sort by creation)'),
     status: z.enum(JOB_STATUSES).describe('pending, running, succeeded, failed, cancelled or incomplete'),
     jobType: z.enum(['sync', 'reset']),
     startTime: z.number().describe('Unix epoch ms when it started running (when queued, while pending)'),

@@ -6,7 +6,7 @@ import { enqueueCrawlJob } from '../../jobs/crawl-job.ts';
 import { AppError } from '../../lib/errors.ts';
 import { newId } from '../../lib/ids.ts';
 import { type App, type RouteDeps, callerOf } from '../context.ts';
-import { bodyInteger, commonErrors, tagsSchema } from '../schemas.ts';
+import { bodyInteger, commonErrors, httpUrl, tagsSchema } from '../schemas.ts';
 import { crawlJobSchema } from './crawl-shared.ts';
 
 const DEFAULT_LIMIT = 100;
@@ -18,7 +18,7 @@ const patternsSchema = z
 
 function bodySchema(maxLimit: number) {
   return z.strictObject({
-    url: z.string().trim().min(1).max(2000).describe('start URL (required): absolute http or https'),
+    url: httpUrl(2000).describe('start URL (required): absolute http or https, at most 2,000 characters'),
     limit: bodyInteger(1, maxLimit)
       .default(Math.min(DEFAULT_LIMIT, maxLimit))
       .describe(

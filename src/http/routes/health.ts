@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { cachedCeilingStatus } from '../../db/embedded-ceiling.ts';
 import type { App, RouteDeps } from '../context.ts';
+import { isDraining } from '../graceful-close.ts';
 
 /**
  * Embedded mode only: the data directory's size against the measured ceiling (src/db/embedded-ceiling.ts).
@@ -22,7 +23,11 @@ const readySchema = z.object({
   embedded: embeddedSchema,
 });
 
-/** `/healthz`: the process answers. `/readyz`: the database answers and every readiness check passes. */
+/**
+ * `/healthz`: the process answers. `/readyz`: the database answers, every readiness check passes and the
+ * process is not shutting down (from the signal on it answers 503 with `checks.shutdown`, while the
+ * listener stays open for the grace period, so a load balancer stops sending before anything is refused).
+ */
 export function register(app: App, deps: RouteDeps): void {
   app.get(
     '/healthz',
@@ -44,8 +49,9 @@ export function register(app: App, deps: RouteDeps): void {
         response: { 200: readySchema, 503: readySchema },
       },
     },
-    async (_request, reply) => {
+    async (request, reply) => {
       const checks: Record<string, string> = {};
+      if (isDraining(request.server.server)) checks['shutdown'] = 'shutting down';
       try {
         await deps.db.query('SELECT 1');
         checks['database'] = 'ok';

@@ -2,11 +2,11 @@ import { z } from 'zod';
 import { updateItems } from '../../db/repositories/items.ts';
 import { AppError } from '../../lib/errors.ts';
 import { type App, type RouteDeps, callerOf } from '../context.ts';
-import { commonErrors, tagsSchema, visibilitySchema } from '../schemas.ts';
+import { commonErrors, nonBlankText, tagsSchema, visibilitySchema } from '../schemas.ts';
 
 const entrySchema = z.strictObject({
   id: z.string().min(1).max(200),
-  title: z.string().trim().min(1).max(1000),
+  title: nonBlankText(1000),
   tags: tagsSchema.optional().describe('extension: replaces the item\'s tags'),
   visibility: visibilitySchema.optional().describe('extension'),
 });

@@ -3,12 +3,12 @@ import { getItem } from '../../db/repositories/items.ts';
 import { storeDocument } from '../../ingest/store.ts';
 import { newId } from '../../lib/ids.ts';
 import { type App, type RouteDeps, callerOf } from '../context.ts';
-import { commonErrors, itemSchema, tagsSchema, visibilitySchema } from '../schemas.ts';
+import { commonErrors, httpUrl, nonBlankText, itemSchema, tagsSchema, visibilitySchema } from '../schemas.ts';
 
 const bodySchema = z.strictObject({
-  title: z.string().trim().min(1).max(1000),
+  title: nonBlankText(1000),
   content: z.string().min(1).max(5_000_000).describe('markdown or plain text'),
-  source_url: z.url({ protocol: /^https?$/ }).max(2000).optional(),
+  source_url: httpUrl(2000).optional().describe('absolute http or https URL the document came from'),
   tags: tagsSchema.default([]),
   visibility: visibilitySchema.default('public'),
 });

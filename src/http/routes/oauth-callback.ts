@@ -10,7 +10,11 @@ import { oauthSecretAad } from '../oauth-state.ts';
 // Loose on purpose: authorization servers add parameters of their own.
 const querySchema = z.object({
   code: z.string().max(2000).optional(),
-  state: z.string().max(500).optional(),
+  state: z
+    .string({ error: 'The callback carries no state; start the consent again.' })
+    .min(1)
+    .max(500)
+    .describe('the signed state of POST /api/connect/oauth/initiate (single use, expires)'),
   error: z.string().max(200).optional(),
   error_description: z.string().max(2000).optional(),
 });
@@ -46,8 +50,6 @@ export function register(app: App, deps: RouteDeps): void {
     },
     async (request, reply) => {
       const q = request.query;
-      if (!q.state)
-        throw new AppError('invalid_request', 'The callback carries no state; start the consent again.');
       const nonce = await deps.oauthStates.verify(q.state);
       const state = await consumeOAuthState(deps.db, nonce);
       if (!state) {

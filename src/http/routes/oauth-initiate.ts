@@ -3,7 +3,7 @@ import { insertOAuthState } from '../../db/repositories/connections.ts';
 import { AppError } from '../../lib/errors.ts';
 import { newId } from '../../lib/ids.ts';
 import { type App, type RouteDeps, callerOf } from '../context.ts';
-import { commonErrors } from '../schemas.ts';
+import { commonErrors, httpUrl } from '../schemas.ts';
 import { publicOrigin } from './connection-shared.ts';
 import { newStateNonce, OAUTH_STATE_TTL_MS } from '../oauth-state.ts';
 
@@ -11,7 +11,11 @@ import { newStateNonce, OAUTH_STATE_TTL_MS } from '../oauth-state.ts';
  * The request body: `type` is one of the sources that declare OAuth steps (type or alias), plus the
  * account field of sources whose accounts each run their own consent (`subdomain` for support_desk).
  */
-function bodySchema(oauthTypes: string[], tenantFields: Map<string, string[]>) {
+function bodySchema(
+  oauthTypes: string[],
+  tenantFields: Map<string, string[]>,
+  sources: Array<{ names: string[]; tenantField: string | undefined }>,
+) {
   const [first = 'notes', ...rest] = oauthTypes;
   const tenants = Object.fromEntries(
     [...tenantFields].map(([field, types]) => [
@@ -24,19 +28,26 @@ function bodySchema(oauthTypes: string[], tenantFields: Map<string, string[]>) {
         .describe(`Required for ${types.join(', ')}: the account whose consent this is.`),
     ]),
   );
+  // Which source takes which account field, as JSON Schema can say it (tenantOf below checks it).
+  const fields = [...tenantFields.keys()];
+  const oneOf = sources.map(({ names, tenantField }) => ({
+    properties: { type: { enum: names } },
+    ...(tenantField ? { required: [tenantField] } : {}),
+    ...(fields.some((f) => f !== tenantField)
+      ? { not: { anyOf: fields.filter((f) => f !== tenantField).map((f) => ({ required: [f] })) } }
+      : {}),
+  }));
   return z.strictObject({
     ...tenants,
     type: z.enum([first, ...rest], {
       error: `type: only ${oauthTypes.join(', ')} connect${oauthTypes.length > 2 ? '' : 's'} through OAuth; other sources take their credentials in POST /api/connect/connection.`,
     }),
-    redirectUri: z
-      .url({ protocol: /^https?$/ })
-      .max(2000)
+    redirectUri: httpUrl(2000)
       .optional()
       .describe(
         'Where the browser is sent after the callback, with `secretId` and `status` (success|error) added.',
       ),
-  });
+  }).meta(oneOf.length > 1 ? { oneOf } : {});
 }
 
 /**
@@ -59,7 +70,13 @@ export function register(app: App, deps: RouteDeps): void {
           'Open `consentUrl` in a browser; after consent the source redirects to /api/connect/oauth/callback, ' +
           'which stores the token under `secretId`. Poll /api/connect/secret-id-exists, then create the ' +
           'connection. 400 oauth_not_configured when the operator has not set up the OAuth app.',
-        body: bodySchema(deps.sources.registry.oauthTypeValues(), tenantFields),
+        body: bodySchema(
+          deps.sources.registry.oauthTypeValues(),
+          tenantFields,
+          deps.sources.registry.connectors
+            .filter((c) => c.oauth)
+            .map((c) => ({ names: [c.type, c.alias], tenantField: c.oauth?.tenant?.field })),
+        ),
         response: {
           200: z.object({
             consentUrl: z.string(),

@@ -2,10 +2,10 @@ import { z } from 'zod';
 import { AppError } from '../../lib/errors.ts';
 import { search } from '../../search/search.ts';
 import { type App, type RouteDeps, callerOf } from '../context.ts';
-import { bodyInteger, commonErrors, errorBodySchema, tagSchema, visibilitySchema } from '../schemas.ts';
+import { bodyInteger, commonErrors, errorBodySchema, nonBlankText, tagSchema, visibilitySchema } from '../schemas.ts';
 
 const bodySchema = z.strictObject({
-  query: z.string().trim().min(1, 'must not be empty').max(2000).describe('search text (required, at most 2,000 characters)'),
+  query: nonBlankText(2000).describe('search text (required, at most 2,000 characters)'),
   limit: bodyInteger(1, 100).default(10).describe('maximum number of results, 1-100 (default 10)'),
   tenantId: z.string().max(200).optional().describe("optional; must be the caller's organization id"),
   tags: z.array(tagSchema).max(50).optional().describe('an item matches when it carries at least one of these tags'),
