@@ -272,13 +272,13 @@ function tokenizerWithHashVectors(real: Embedder): Embedder {
   Object.defineProperties(e, {
     modelId: { value: `bench-hash-vectors-${real.modelId}` },
     dimensions: { value: 384 },
-    // The model's thread is not this one; hashing runs here, so it yields between small batches (a call of
-    // 128 chunks hashed at once held this loop for a second and more, which the service would not do).
+    // The model's thread is not this one; hashing runs here, so it yields after every text (a call of 128
+    // chunks hashed at once held this loop for a second and more, which the service would not do).
     embed: {
       value: async (texts: string[], signal?: AbortSignal) => {
         const out: Float32Array[] = [];
-        for (let i = 0; i < texts.length; i += 4) {
-          out.push(...(await hash.embed(texts.slice(i, i + 4), signal)));
+        for (let i = 0; i < texts.length; i++) {
+          out.push(...(await hash.embed([texts[i]!], signal)));
           await new Promise<void>((r) => setImmediate(r));
         }
         return out;

@@ -330,7 +330,7 @@ export interface paths {
         put?: never;
         /**
          * Create a connection (or rotate its credentials)
-         * @description Checks the credentials with one authenticated call to the source (400 source_auth_failed / source_unreachable), then stores them encrypted. A second create for the same type replaces the credentials and keeps the synced items. `notes` needs OAuth consent first (400 oauth_required) unless source.access_token carries an internal integration token.
+         * @description Checks the credentials with one authenticated call to the source (400 source_auth_failed / source_unreachable), then stores them encrypted. A second create for the same type replaces the credentials and keeps the synced items. An OAuth source (notes, support_desk) given no token in the request takes the one its consent stored (the newest, or the one under secretId): without a stored consent, 400 oauth_required. Each credential field's pattern is the rule the source applies.
          */
         post: {
             parameters: {
@@ -354,7 +354,7 @@ export interface paths {
                             access_token?: string;
                             /** @enum {string} */
                             type: "notes" | "notion";
-                        } | {
+                        } | ({
                             /** @description OAuth access token, in place of email and api_token; the OAuth consent flow fills it. */
                             access_token?: string;
                             /** @description Zendesk API token (with email). Zendesk stops accepting API tokens on 2027-04-30; OAuth (access_token) replaces them. */
@@ -363,14 +363,14 @@ export interface paths {
                             email?: string;
                             /** @description Also sync solved and closed tickets, their public comments only, as private items. Default false. */
                             include_tickets?: boolean;
-                            /** @description Account subdomain: `acme` or `acme.zendesk.com`. */
+                            /** @description Account subdomain: `acme` or `acme.zendesk.com`. A name in another script is also taken (converted to its ASCII form). */
                             subdomain: string;
                             /** @enum {string} */
                             type: "support_desk" | "zendesk";
-                        } | {
+                        } | unknown | unknown) | {
                             /** @description Atlassian API token. */
                             api_token: string;
-                            /** @description Site host name: `acme` (meaning acme.atlassian.net), `acme.atlassian.net` or a custom domain. */
+                            /** @description Site host name: `acme` (meaning acme.atlassian.net), `acme.atlassian.net` or a custom domain. A name in another script is also taken (converted to its ASCII form). */
                             domain_name: string;
                             /** @description E-mail of the Atlassian account the API token belongs to. */
                             email: string;
@@ -379,7 +379,7 @@ export interface paths {
                         } | {
                             /** @description Admin API access token of the store (shpat_…). */
                             access_token: string;
-                            /** @description Store name: `acme` or `acme.myshopify.com`. */
+                            /** @description Store name: `acme` or `acme.myshopify.com`. A name in another script is also taken (converted to its ASCII form). */
                             shop: string;
                             /** @enum {string} */
                             type: "storefront" | "shopify";
@@ -593,7 +593,7 @@ export interface paths {
         };
         /**
          * Get all sync jobs of a connection
-         * @description Query: `type` or `connectionId`, `limit` (1-100, default 20), `offset` (default 0). `next` and `previous` are absolute URLs of the adjacent pages, absent when there is none.
+         * @description Query: `type` or `connectionId`, exactly one of them (400 otherwise; OpenAPI cannot tie query parameters together), `limit` (1-100, default 20), `offset` (default 0). `next` and `previous` are absolute URLs of the adjacent pages, absent when there is none.
          */
         get: {
             parameters: {
@@ -983,7 +983,7 @@ export interface paths {
         put?: never;
         /**
          * Create a web crawl job
-         * @description Crawls the site of `url` (robots.txt, sitemaps and links; polite per host), storing each page's main content as a `crawl` item as it arrives. `limit` counts distinct pages stored and is exact; near-duplicate pages collapse into the page they repeat, rel=canonical and robots noindex are honoured. Private, loopback and link-local targets are refused unless the operator sets KB_CRAWL_ALLOW_PRIVATE. Crawling a URL again updates its item, leaves unchanged pages alone and removes pages that now answer 404/410.
+         * @description Crawls the site of `url` (robots.txt, sitemaps and links; polite per host), storing each page's main content as a `crawl` item as it arrives. `limit` counts distinct pages stored and is exact; near-duplicate pages collapse into the page they repeat, rel=canonical and robots noindex are honoured. Private, loopback and link-local targets are refused unless the operator sets KB_CRAWL_ALLOW_PRIVATE. Crawling a URL again updates its item, leaves unchanged pages alone and removes pages that now answer 404/410. includePaths and excludePaths are RE2 patterns, which JSON Schema cannot check: one that does not compile is refused (400).
          */
         post: {
             parameters: {
@@ -1001,12 +1001,12 @@ export interface paths {
                          */
                         allowExternalLinks?: boolean;
                         /**
-                         * @description regular expressions on the URL path; a matching page is skipped (wins over includes)
+                         * @description regular expressions (RE2 syntax) on the URL path; a matching page is skipped (wins over includes). A pattern that does not compile as RE2 is refused (400).
                          * @default []
                          */
                         excludePaths?: string[];
                         /**
-                         * @description regular expressions on the URL path; when given, only matching pages are kept
+                         * @description regular expressions (RE2 syntax) on the URL path; when given, only matching pages are kept. A pattern that does not compile as RE2 is refused (400).
                          * @default []
                          */
                         includePaths?: string[];
@@ -1305,7 +1305,10 @@ export interface paths {
             cookie?: never;
         };
         get?: never;
-        /** Update knowledge base items */
+        /**
+         * Update knowledge base items
+         * @description Each id at most once per request (400 otherwise; JSON Schema `uniqueItems` compares whole entries, so the document cannot say it). Ids of no item of the organization are listed in `notFound`.
+         */
         put: {
             parameters: {
                 query?: never;
@@ -2101,7 +2104,7 @@ export interface paths {
                          * @description Where the browser is sent after the callback, with `secretId` and `status` (success|error) added.
                          */
                         redirectUri?: string;
-                        /** @description Required for support_desk: the account whose consent this is. */
+                        /** @description Required for support_desk: the account whose consent this is. A name in another script is also taken (converted to its ASCII form). */
                         subdomain?: string;
                         /** @enum {string} */
                         type: "notes" | "notion" | "support_desk" | "zendesk";

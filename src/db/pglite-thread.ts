@@ -172,12 +172,12 @@ async function startPgliteThread(settings: PgliteThreadSettings, ended: () => vo
  * characters of text, and arrays (rows written at once) of at most {@link SYNC_MAX_ARRAY_ELEMENTS}. A
  * larger one is asynchronous, as statements outside transactions are, because PGlite's time grows with
  * what it writes and a synchronous call stops every other request meanwhile: the insert of a
- * 5,000,000-character item took 0.8-1.6 s (compression, search words), the indexer's insert of 32 chunks
- * 0.2-0.8 s on a quiet machine and seconds on a loaded one (an HNSW insert a row). The transaction's lock
+ * 5,000,000-character item took 0.8-1.6 s (compression, search words), the indexer's insert of 8 chunks
+ * 40 ms on a quiet machine and hundreds on a loaded one (an HNSW insert a row). The transaction's lock
  * is held either way.
  */
 const SYNC_MAX_PARAM_CHARS = 100_000;
-const SYNC_MAX_ARRAY_ELEMENTS = 8;
+const SYNC_MAX_ARRAY_ELEMENTS = 4;
 
 function isSmall(params: readonly unknown[] | undefined): boolean {
   let chars = 0;

@@ -136,3 +136,34 @@ export const itemSchema = z
     updated_at: z.string().describe('ISO 8601 UTC'),
   })
   .meta({ id: 'KnowledgeBaseItem' });
+
+/**
+ * The credential fields' rules (src/connectors/normalize.ts) as JSON Schema patterns, so that the
+ * document accepts exactly what the connectors accept: surrounding whitespace is trimmed, host names
+ * are case-insensitive and may end in a dot. Each pattern is written for both ECMAScript and Python
+ * regular expressions (no `\s`, whose sets differ; `\uXXXX` escapes only). The host patterns cover ASCII
+ * names; a name in another script is also taken, converted to its ASCII (IDNA) form, which no pattern
+ * can state: the field's description says so.
+ */
+const WS = `[${JS_SPACE}]*`;
+/** One DNS label: letters, digits and inner hyphens, at most 63 characters. */
+const DNS_LABEL = '[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?';
+/** `example.com` as a case-insensitive pattern. */
+const anyCase = (text: string) =>
+  [...text].map((c) => (/[a-z]/.test(c) ? `[${c.toUpperCase()}${c}]` : c.replace(/[.]/g, '\\.'))).join('');
+
+export const credentialPatterns = {
+  /** normalizeToken: 1 to 4096 characters once trimmed, none of them whitespace or a control character. */
+  token: `^${WS}[^\\u0000-\\u001f\\u007f${JS_SPACE}]{1,4096}${WS}$`,
+  /** normalizeEmail: an address as zod's `z.email()` takes it, once trimmed. */
+  email: `^${WS}(?:[A-Za-z0-9_'+\\-]+\\.)*[A-Za-z0-9_'+\\-]*[A-Za-z0-9_+-]@(?:[A-Za-z0-9][A-Za-z0-9\\-]*\\.)+[A-Za-z]{2,}${WS}$`,
+  /** normalizeId: letters, digits, `_` and `-`, 1 to 200 of them once trimmed. */
+  id: `^${WS}[A-Za-z0-9_-]{1,200}${WS}$`,
+  /** normalizeTenantLabel: the account name, or its host name under the vendor's domain. */
+  tenantLabel: (vendorDomain: string) => `^${WS}${DNS_LABEL}(?:\\.${anyCase(vendorDomain)})?\\.?${WS}$`,
+  /**
+   * normalizeSiteHost: a host name of DNS labels, at most 253 characters, whose last label is not a
+   * number (that would be an IPv4 address); a single label means one under the default domain.
+   */
+  siteHost: `^${WS}(?=[A-Za-z0-9.-]{1,253}\\.?${WS}$)(?:${DNS_LABEL}|(?:${DNS_LABEL}\\.)+(?![0-9]+\\.?${WS}$)(?!0[Xx][0-9A-Fa-f]*\\.?${WS}$)${DNS_LABEL})\\.?${WS}$`,
+} as const;

@@ -139,6 +139,14 @@ export const DEFAULT_LEASE_SECONDS = 30;
 export const DEFAULT_COMMIT_CHUNKS = 32;
 
 /**
+ * Embedded mode's default instead: every query of every organization waits for PGlite's open transaction,
+ * and a search makes several (its key, its statement), each of which could wait for one commit. With 32
+ * chunks a commit held PGlite for a second and more while a large item was written on a loaded machine
+ * (reads' p99 over 3 s); parts of 8 bound that wait to a quarter for a few more statements per item.
+ */
+export const PGLITE_COMMIT_CHUNKS = 8;
+
+/**
  * See {@link IndexerOptions.embedCallChunks}. A round is embedded in several calls of whole commit
  * transactions, and each call's transactions are written as soon as it answers while the model works on
  * the next. With one call a round, a round with a large page (1,800 chunks) was written only after all of
@@ -176,7 +184,8 @@ export interface IndexerOptions {
   /**
    * The most chunks one commit transaction writes. On PGlite a transaction holds the one connection (every
    * other query waits) and each chunk's HNSW insert costs milliseconds there; a larger item is written in
-   * parts under a staged generation. Default {@link DEFAULT_COMMIT_CHUNKS}.
+   * parts under a staged generation. Default {@link DEFAULT_COMMIT_CHUNKS} ({@link PGLITE_COMMIT_CHUNKS} on
+   * PGlite).
    */
   commitChunks?: number;
   /**
@@ -240,7 +249,10 @@ export class Indexer {
       leaseSeconds: opts.leaseSeconds ?? DEFAULT_LEASE_SECONDS,
       pollMs: opts.pollMs ?? 2000,
       reclaimOnStart: opts.reclaimOnStart ?? db.kind === 'pglite',
-      commitChunks: Math.max(1, opts.commitChunks ?? DEFAULT_COMMIT_CHUNKS),
+      commitChunks: Math.max(
+        1,
+        opts.commitChunks ?? (db.kind === 'pglite' ? PGLITE_COMMIT_CHUNKS : DEFAULT_COMMIT_CHUNKS),
+      ),
       embedCallChunks: Math.max(1, opts.embedCallChunks ?? DEFAULT_EMBED_CALL_CHUNKS),
       log: opts.log,
       onProgress: opts.onProgress,

@@ -1,5 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import fc from 'fast-check';
+import { defaultSourceRegistry } from '../../src/connectors/registry.ts';
 import { startTestApp, type TestApp } from '../support/harness.ts';
 
 /**
@@ -183,6 +185,52 @@ describe('OpenAPI document', () => {
     assert.deepEqual(fieldsOf('storefront'), ['access_token', 'shop', 'type']);
     assert.deepEqual(fieldsOf('docs_space'), ['access_token', 'space_id', 'type']);
     assert.ok(fieldsOf('notes').includes('type'));
+  });
+
+  test("each source's credential fields state the rule its connector applies", () => {
+    const body = deref(spec.paths['/api/connect/connection']!['post'].requestBody.content['application/json'].schema)!;
+    const variants = (deref(body.properties!['source'])!.oneOf ?? []).map((v) => deref(v)! as Schema & { anyOf?: unknown[] });
+    // A valid value of every credential field, so that one field at a time can be varied.
+    const valid: Record<string, string> = {
+      subdomain: 'acme', shop: 'acme', domain_name: 'acme', email: 'a@b.co', api_token: 'tok', access_token: 'tok', space_id: 'abc',
+    };
+    const samples = [
+      '', ' ', '0', 'acme', ' Acme.Zendesk.COM. ', 'acme.myshopify.com', 'a@b', 'a@b.co', ' a.b+c@d-e.fg ', 'a..b@c.de',
+      'tok en', 'tok\u0000', '\u00a0tok\u3000', '123', 'a.123', 'a.0x1f', '0x1f', 'wiki.example.com.', 'a_b-C', 'a/b', 'x'.repeat(64),
+      'x'.repeat(4097), 'https://acme.zendesk.com', 'acme:443', 'user@acme', '127.0.0.1', '[::1]', '-acme', 'acme-',
+    ];
+    const desk = () => variants.find((v) => (deref(v.properties?.['type']) as { enum?: string[] })?.enum?.includes('support_desk'))!;
+    const generated = fc.sample(fc.string({ unit: fc.constantFrom(...'aZ09-._@+ x:/\t'.split('')), maxLength: 16 }), { numRuns: 3000, seed: 7 });
+    for (const connector of defaultSourceRegistry.connectors) {
+      const variant = variants.find((v) => (deref(v.properties?.['type']) as { enum?: string[] })?.enum?.includes(connector.type));
+      assert.ok(variant, `${connector.type}: no source shape`);
+      const fields = Object.keys((connector.credentials as unknown as { shape: Record<string, unknown> }).shape);
+      for (const field of fields.filter((f) => f in valid)) {
+        const pattern: string | undefined = (variant.properties![field] as { pattern?: string }).pattern;
+        assert.ok(pattern && pattern !== '^[^\\u0000]*$', `${connector.type}.${field}: the document states no rule (${pattern})`);
+        const base = Object.fromEntries(fields.filter((f) => f in valid).map((f) => [f, valid[f]]));
+        const accepted = (value: string) => {
+          try {
+            connector.normalize({ ...base, [field]: value } as never);
+            return true;
+          } catch {
+            return false;
+          }
+        };
+        const regex: RegExp = new RegExp(pattern);
+        for (const value of [...samples, ...generated]) {
+          assert.equal(regex.test(value), accepted(value), `${connector.type}.${field} = ${JSON.stringify(value)}: the document and the connector disagree`);
+        }
+      }
+    }
+    // OAuth initiate's account field is the same field with the same rule.
+    const initiate = deref(spec.paths['/api/connect/oauth/initiate']!['post'].requestBody.content['application/json'].schema)!;
+    assert.equal((initiate.properties!['subdomain'] as { pattern?: string }).pattern, (desk().properties!['subdomain'] as { pattern?: string }).pattern);
+    // support_desk takes email and api_token together or neither (the OAuth consent then supplies a token).
+    assert.deepEqual(desk().anyOf, [
+      { required: ['email', 'api_token'] },
+      { not: { anyOf: [{ required: ['email'] }, { required: ['api_token'] }] } },
+    ]);
   });
 
   test('the OAuth callback lists its redirect (302) beside its JSON answer', () => {

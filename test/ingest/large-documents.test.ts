@@ -175,7 +175,7 @@ describe('embedded mode: a large statement of a transaction', () => {
 
 for (const mode of STORAGE_MODES) {
   describe(`a document of a million characters (${mode})`, () => {
-    // Many chunks, written in many parts under a staged generation (commitChunks 32).
+    // Many chunks, written in many parts under a staged generation (the default commitChunks).
     const embedder = hashEmbedder({ dimensions: 32, maxTokens: 512 });
     let db: Database;
     let drop: () => Promise<void>;

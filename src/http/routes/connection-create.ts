@@ -4,16 +4,44 @@ import { findOAuthSecret, upsertConnection } from '../../db/repositories/connect
 import { AppError } from '../../lib/errors.ts';
 import { type App, type RouteDeps, callerOf } from '../context.ts';
 import { bodyInteger, commonErrors } from '../schemas.ts';
+import { credentialRules, withCredentialRule } from './connection-shared.ts';
 import { credentialsWithTokens, decodeStoredTokens, needsConsent, tenantOf } from '../../jobs/oauth-tokens.ts';
 import { oauthSecretAad } from '../oauth-state.ts';
 
 /** The whole credential check, retries included, runs inside the request: bound it. */
 const CHECK_TIMEOUT_MS = 30_000;
 
-/** The request body; `source` has one strict shape per registered source (its declared input schema). */
+/**
+ * The `source` object: one strict shape per registered source (its declared input schema, type and
+ * alias accepted), each credential field with its rule.
+ */
+function sourceSchema(registry: SourceRegistry) {
+  const shapes = registry.connectors.map((c) => {
+    const rules = credentialRules[c.type];
+    const credentials = c.credentials as z.ZodObject;
+    const fields = Object.fromEntries(
+      Object.entries(credentials.shape).map(([name, field]) => {
+        const rule = rules?.patterns[name];
+        return [name, rule ? withCredentialRule(field as z.ZodType, rule) : field];
+      }),
+    );
+    const together = rules?.together?.filter((f) => f in credentials.shape) ?? [];
+    const shape = z.strictObject({ ...fields, type: z.enum([c.type, c.alias]) });
+    return together.length > 1
+      ? shape.meta({
+          anyOf: [{ required: together }, { not: { anyOf: together.map((f) => ({ required: [f] })) } }],
+        })
+      : shape;
+  });
+  const [first, ...rest] = shapes;
+  if (!first) throw new Error('no connectors registered');
+  return z.discriminatedUnion('type', [first, ...rest]);
+}
+
+/** The request body. */
 const bodySchema = (registry: SourceRegistry) =>
   z.strictObject({
-  source: registry.inputSchema(),
+  source: sourceSchema(registry),
   schedule: z
     .strictObject({
       intervalMinutes: bodyInteger(5, 525_600).describe('Sync every so many minutes (5 to 525600)'),
@@ -52,8 +80,9 @@ export function register(app: App, deps: RouteDeps): void {
         description:
           'Checks the credentials with one authenticated call to the source (400 source_auth_failed / ' +
           'source_unreachable), then stores them encrypted. A second create for the same type replaces the ' +
-          'credentials and keeps the synced items. `notes` needs OAuth consent first (400 oauth_required) ' +
-          'unless source.access_token carries an internal integration token.',
+          'credentials and keeps the synced items. An OAuth source (notes, support_desk) given no token in the ' +
+          'request takes the one its consent stored (the newest, or the one under secretId): without a stored ' +
+          'consent, 400 oauth_required. Each credential field\'s pattern is the rule the source applies.',
         body: bodySchema(deps.sources.registry),
         response: {
           200: z.object({

@@ -9,6 +9,7 @@ import type { Queryable } from '../../db/database.ts';
 import { type ConnectionRef, type ConnectionRow, findConnection } from '../../db/repositories/connections.ts';
 import { JOB_STATUSES } from '../../db/job-status.ts';
 import { AppError } from '../../lib/errors.ts';
+import { credentialPatterns } from '../schemas.ts';
 
 /** The two optional fields; exactly one must be given ({@link connectionRefOf} checks). */
 export const connectionRefFields = (registry: SourceRegistry) => ({
@@ -121,3 +122,63 @@ export const syncJobSchema = z
       .describe('Progress by document, updated with every committed batch while the job runs'),
   })
   .meta({ id: 'SyncJob' });
+
+/**
+ * What each source's connector checks in its credential fields (its `normalize`, with the rules of
+ * src/connectors/normalize.ts), stated in the document: a pattern per field, and the fields that go
+ * together. The connectors' input schemas only say "a string"; without this the document would call
+ * `email: "0"` valid. Validation itself stays the connector's (its messages name the field); the
+ * patterns say exactly what it takes, which test/http/openapi.test.ts checks against the normalizers.
+ */
+interface CredentialRules {
+  patterns: Record<string, { pattern: string; note?: string }>;
+  /** Fields that are given together or not at all. */
+  together?: string[];
+}
+
+const IDN_NOTE = ' A name in another script is also taken (converted to its ASCII form).';
+
+export const credentialRules: Record<string, CredentialRules> = {
+  notes: { patterns: { access_token: { pattern: credentialPatterns.token } } },
+  support_desk: {
+    patterns: {
+      subdomain: { pattern: credentialPatterns.tenantLabel('zendesk.com'), note: IDN_NOTE },
+      email: { pattern: credentialPatterns.email },
+      api_token: { pattern: credentialPatterns.token },
+      access_token: { pattern: credentialPatterns.token },
+    },
+    together: ['email', 'api_token'],
+  },
+  wiki: {
+    patterns: {
+      domain_name: { pattern: credentialPatterns.siteHost, note: IDN_NOTE },
+      email: { pattern: credentialPatterns.email },
+      api_token: { pattern: credentialPatterns.token },
+    },
+  },
+  storefront: {
+    patterns: {
+      shop: { pattern: credentialPatterns.tenantLabel('myshopify.com'), note: IDN_NOTE },
+      access_token: { pattern: credentialPatterns.token },
+    },
+  },
+  docs_space: {
+    patterns: {
+      access_token: { pattern: credentialPatterns.token },
+      space_id: { pattern: credentialPatterns.id },
+    },
+  },
+};
+
+/** A credential field with its rule declared (an optional field stays optional). */
+export function withCredentialRule(
+  field: z.ZodType,
+  rule: { pattern: string; note?: string },
+  outerDescription?: string,
+): z.ZodType {
+  if (field instanceof z.ZodOptional) {
+    return withCredentialRule(field.unwrap() as z.ZodType, rule, field.description).optional();
+  }
+  const description = `${field.description ?? outerDescription ?? ''}${rule.note ?? ''}`.trim();
+  return field.meta({ pattern: rule.pattern, ...(description ? { description } : {}) });
+}

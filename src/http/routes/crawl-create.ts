@@ -26,10 +26,10 @@ function bodySchema(maxLimit: number) {
           'store nothing (404, non-HTML, duplicate, near-duplicate, noindex) do not count, and 3 x limit fetches end the crawl',
       ),
     excludePaths: patternsSchema.describe(
-      'regular expressions on the URL path; a matching page is skipped (wins over includes)',
+      'regular expressions (RE2 syntax) on the URL path; a matching page is skipped (wins over includes). A pattern that does not compile as RE2 is refused (400).',
     ),
     includePaths: patternsSchema.describe(
-      'regular expressions on the URL path; when given, only matching pages are kept',
+      'regular expressions (RE2 syntax) on the URL path; when given, only matching pages are kept. A pattern that does not compile as RE2 is refused (400).',
     ),
     allowExternalLinks: z
       .boolean()
@@ -60,7 +60,8 @@ export function register(app: App, deps: RouteDeps): void {
           'content as a `crawl` item as it arrives. `limit` counts distinct pages stored and is exact; near-duplicate ' +
           'pages collapse into the page they repeat, rel=canonical and robots noindex are honoured. Private, loopback and ' +
           'link-local targets are refused unless the operator sets KB_CRAWL_ALLOW_PRIVATE. Crawling a URL again ' +
-          'updates its item, leaves unchanged pages alone and removes pages that now answer 404/410.',
+          'updates its item, leaves unchanged pages alone and removes pages that now answer 404/410. includePaths and ' +
+          'excludePaths are RE2 patterns, which JSON Schema cannot check: one that does not compile is refused (400).',
         body: bodySchema(deps.config.KB_CRAWL_MAX_LIMIT),
         response: { 200: crawlJobSchema, ...commonErrors },
       },

@@ -22,6 +22,9 @@ export function register(app: App, deps: RouteDeps): void {
       schema: {
         tags: ['knowledge base'],
         summary: 'Update knowledge base items',
+        description:
+          'Each id at most once per request (400 otherwise; JSON Schema `uniqueItems` compares whole entries, so ' +
+          'the document cannot say it). Ids of no item of the organization are listed in `notFound`.',
         body: bodySchema,
         response: {
           200: z.object({ success: z.boolean(), updated: z.number(), notFound: z.array(z.string()) }),

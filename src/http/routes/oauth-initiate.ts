@@ -4,7 +4,7 @@ import { AppError } from '../../lib/errors.ts';
 import { newId } from '../../lib/ids.ts';
 import { type App, type RouteDeps, callerOf } from '../context.ts';
 import { commonErrors, httpUrl } from '../schemas.ts';
-import { publicOrigin } from './connection-shared.ts';
+import { credentialRules, publicOrigin, withCredentialRule } from './connection-shared.ts';
 import { newStateNonce, OAUTH_STATE_TTL_MS } from '../oauth-state.ts';
 
 /**
@@ -18,15 +18,16 @@ function bodySchema(
 ) {
   const [first = 'notes', ...rest] = oauthTypes;
   const tenants = Object.fromEntries(
-    [...tenantFields].map(([field, types]) => [
-      field,
-      z
+    [...tenantFields].map(([field, types]) => {
+      const base = z
         .string()
         .min(1)
         .max(300)
-        .optional()
-        .describe(`Required for ${types.join(', ')}: the account whose consent this is.`),
-    ]),
+        .describe(`Required for ${types.join(', ')}: the account whose consent this is.`);
+      // The account field is the source's credential field of that name, with the same rule.
+      const rule = types.map((t) => credentialRules[t]?.patterns[field]).find((r) => r !== undefined);
+      return [field, (rule ? withCredentialRule(base, rule) : base).optional()];
+    }),
   );
   // Which source takes which account field, as JSON Schema can say it (tenantOf below checks it).
   const fields = [...tenantFields.keys()];

@@ -27,7 +27,8 @@ export function register(app: App, deps: RouteDeps): void {
         tags: ['sync jobs'],
         summary: 'Get all sync jobs of a connection',
         description:
-          'Query: `type` or `connectionId`, `limit` (1-100, default 20), `offset` (default 0). `next` and ' +
+          'Query: `type` or `connectionId`, exactly one of them (400 otherwise; OpenAPI cannot tie query ' +
+          'parameters together), `limit` (1-100, default 20), `offset` (default 0). `next` and ' +
           '`previous` are absolute URLs of the adjacent pages, absent when there is none.',
         querystring: querySchema(deps.sources.registry),
         response: {
