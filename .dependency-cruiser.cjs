@@ -6,7 +6,9 @@
  *
  * Beside them, the surfaces people and agents use (src/cli/, src/mcp/, src/console/) reach the service only
  * through its public API, by the typed client (src/client/), which imports nothing of ours: entry and http
- * may mount them; nothing below http may import them.
+ * may mount them; nothing below http may import them. The surfaces (http included) never import one
+ * another, and each entry file imports only the surface it starts; what two surfaces share lives below
+ * them (src/client/ for what callers of the API share, src/lib/ otherwise).
  *
  * and nothing imports upward or in a circle (type-only imports included). A rule names what a folder may
  * NOT import; everything else that flows downward is allowed.
@@ -110,6 +112,55 @@ module.exports = {
       to: {
         path: below('http', 'jobs', 'crawler', 'ingest', 'search', 'connectors', 'embedding', 'db', 'net'),
       },
+    },
+    {
+      name: 'surfaces-stay-apart',
+      severity: 'error',
+      comment:
+        'The CLI, MCP server and console are peers over the public API: none imports another, so each can ' +
+        'change (or be removed) alone. What they share belongs in src/client/ (e.g. where the service is).',
+      from: { path: '^src/(cli|mcp|console)/' },
+      to: { path: '^src/(cli|mcp|console)/', pathNot: '^src/$1/' },
+    },
+    {
+      name: 'http-hosts-only-the-mcp-server',
+      severity: 'error',
+      comment:
+        'The HTTP layer serves the service; of the other surfaces it mounts one thing: the MCP server ' +
+        '(mcp/server.ts) at /mcp, so agents reach MCP on the same port and key. The console is served as ' +
+        'files (bundled for the browser, never imported), and the CLI and the stdio MCP transport are ' +
+        'programs of their own.',
+      from: { path: '^src/http/' },
+      to: { path: '^src/(cli|console)/|^src/mcp/(?!server\\.ts$)' },
+    },
+    {
+      name: 'cli-entry-starts-the-cli',
+      severity: 'error',
+      comment:
+        'src/cli.ts is the `kb` program: it starts the CLI (src/cli/), and for `kb mcp` the MCP server on ' +
+        'stdio, by that one entry point (mcp/stdio.ts). It never builds the HTTP layer itself (`kb serve` ' +
+        'goes through server.ts) nor the browser console.',
+      from: { path: '^src/cli\\.ts$' },
+      to: { path: '^src/(http|console)/|^src/mcp/(?!stdio\\.ts$)' },
+    },
+    {
+      name: 'server-entry-starts-http',
+      severity: 'error',
+      comment:
+        'server.ts starts the HTTP service and compose.ts builds what the HTTP layer is handed: they reach ' +
+        'the other surfaces only through http (which mounts MCP and serves the console), never directly.',
+      from: { path: '^src/(server|compose)\\.ts$' },
+      to: { path: '^src/(cli|mcp|console)/' },
+    },
+    {
+      name: 'other-entries-start-no-surface',
+      severity: 'error',
+      comment:
+        'The other top-level files (main, worker-process, config, service, runtime, export-to-postgres) ' +
+        'start no surface: the worker serves nothing, and a local command (export-to-postgres) throws its ' +
+        'own error, which src/cli.ts turns into a usage error, rather than importing the CLI.',
+      from: { path: '^src/[^/]+\\.ts$', pathNot: '^src/(cli|server|compose)\\.ts$' },
+      to: { path: '^src/(cli|mcp|console|http)/' },
     },
     {
       name: 'surfaces-only-from-entry-and-http',

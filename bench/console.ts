@@ -1,5 +1,5 @@
 /**
- * The admin console in a real browser (issue 14's benchmark): bytes over the wire on first load, time
+ * The admin console in a real browser: bytes over the wire on first load, time
  * until the items table shows its first page with 100k items in the organization, and the p95 of the
  * table's paging and search queries, measured in the browser.
  *

@@ -1,6 +1,6 @@
 /**
- * Two worker processes against one (issue 16, point 5): `node bench/crawl-workers.ts`. Prints a table and
- * writes bench/results/crawl-workers.json.
+ * Two worker processes against one (politeness across processes): `node bench/crawl-workers.ts`. Prints a
+ * table and writes bench/results/crawl-workers.json.
  *
  * Two crawl jobs of the same loopback host (two organizations; one job runs in one worker at a time), on a
  * native Postgres, run by one worker process with two job loops or by two processes with one each, with

@@ -14,7 +14,7 @@
  * during the crawl shows whether the API stays responsive while pages are parsed.
  *
  * The generated store catalogue (test/support/catalogue-site.ts: 200 products, 50 categories, 1,800
- * variant pages and 150 sorted listings without canonical links; issue 16), embedding excluded:
+ * variant pages and 150 sorted listings without canonical links), embedding excluded:
  * - `limit` = the distinct pages (251), path-style variants listed in the sitemap after their product (the
  *   hard case: only the URL patterns' collapses tell variants from products), and query-style variants
  *   found by links only;
@@ -174,8 +174,9 @@ async function runScenario(s: Scenario): Promise<Measured> {
       `SELECT min(created_at) AS at FROM items WHERE source_type = 'crawl'`,
     );
     const pages = (job.outcomes.created ?? 0) as number;
-    // Issue 16 point 3: the model's own rate on the same texts, measured after the pipeline in this process
-    // with nothing else running: the stored pages cut as the indexer cuts them, one call per 16 items.
+    // The reference for the pipeline's rate: the model's own rate on the same texts, measured after the
+    // pipeline in this process with nothing else running: the stored pages cut as the indexer cuts them, one
+    // call per 16 items.
     const raw = indexer ? await rawModelRate(t.db, await testEmbedder()) : null;
     return {
       rawChunks: raw?.chunks ?? 0,

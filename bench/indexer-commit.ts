@@ -1,5 +1,5 @@
 /**
- * Issue 13: what the indexer's commits cost everyone else, and how long an upload waits behind a backlog.
+ * What the indexer's commits cost everyone else, and how long an upload waits behind a backlog.
  *
  *   node bench/indexer-commit.ts [--storage pglite,postgres] [--chunks 1737] [--background 5000]
  *                                [--backlog 2000] [--parts all,256,32] [--pending 50000]

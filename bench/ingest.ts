@@ -1,5 +1,5 @@
 /**
- * Issue 15, point 5: ingest at the model's speed. SciFact abstracts are uploaded through the real API
+ * Ingest at the model's speed. SciFact abstracts are uploaded through the real API
  * (POST /api/connect/knowledgebase-items on a loopback HTTP server, the background indexer running as
  * `kb serve` runs it), and the time from the first upload to the last item indexed gives the pipeline's
  * chunks per second. The raw model's rate is measured on the same chunk texts, with the same embedder

@@ -5,12 +5,12 @@
  *   node bench/items-query.ts [--sizes 10000,100000] [--storage pglite,postgres] [--seconds 8]
  *                             [--only-search] [--no-throughput] [--extra trgm]
  *
- * Data: items are bulk-inserted with SQL (not through the API: 100k uploads would take long and measure
- * the upload path instead), for the measured organization and as many again for a second organization,
- * so the tables hold other tenants' rows too. Titles and contents are real English: SciFact titles and
- * sentences (../shared/data/scifact), 250-700 characters of content per item, creation dates spread over
- * a year. Ten items of the organization (and ten of the other one) carry a rare word followed by a
- * fixed word, for the search cases.
+ * Data: items are bulk-inserted with SQL (not through the API: 100k uploads would take long and measure the
+ * upload path instead), for the measured organization and as many again for a second organization, so the
+ * tables hold other tenants' rows too. Titles and contents are real English: SciFact titles and sentences
+ * (SCIFACT_DATA, beside the checkout), 250-700 characters of content per item, creation dates spread over a
+ * year. Ten items of the organization (and ten of the other one) carry a rare word followed by a fixed word,
+ * for the search cases.
  *
  * Cases: the first page (no search); a `search` for the rare word (upper case), a prefix of it, the
  * phrase of it and the next word, each matching those ten items, and a common word (thousands); a page
@@ -250,8 +250,8 @@ let resets = 0;
 /**
  * One request. A reset is retried once: this process is client and server, and after it spends more than
  * the server's keep-alive timeout (72 s) inside PGlite statements between two requests (a long load, the
- * scan reference), the pooled connection's first reuse reads ECONNRESET. That was "the embedded failure
- * at 200k items with trigram indexes" (BENCHMARKS.md, "Items search"): the load took 17 minutes.
+ * scan reference), the pooled connection's first reuse reads ECONNRESET. That was the embedded failure
+ * at 200k items with trigram indexes (bench/keepalive-reset.ts isolates it): the load took 17 minutes.
  */
 async function post(b: Bench, body: unknown): Promise<{ status: number; json: any }> {
   const send = () =>

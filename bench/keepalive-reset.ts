@@ -1,5 +1,5 @@
 /**
- * The cause of the "embedded failure at 200k items with trigram indexes" (issue 15 point 3), isolated.
+ * The cause of the embedded failure at 200k items with trigram indexes (bench/items-query.ts), isolated.
  *
  *   node bench/keepalive-reset.ts [--seconds 80]
  *

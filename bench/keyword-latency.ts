@@ -1,5 +1,5 @@
 /**
- * The keyword side's own latency (issue 15 point 1): BM25 (src/search/keyword.ts) at 10k and 100k chunks
+ * The keyword side's own latency: BM25 (src/search/keyword.ts) at 10k and 100k chunks
  * of one organization, in embedded PGlite, with the candidate depth capped (the default) and uncapped
  * (every posting of every query term: what the cost would be without the cap).
  *

@@ -63,7 +63,7 @@ export function percentile(sorted: number[], p: number): number {
   return sorted[i]!;
 }
 
-/** BEIR SciFact beside the checkout (../shared/data/scifact). */
+/** BEIR SciFact, whose files sit beside the checkout rather than in it (the URL below). */
 export const SCIFACT_DATA = new URL('../../shared/data/scifact/', import.meta.url);
 
 export function readScifactJsonl<T = any>(name: string): T[] {

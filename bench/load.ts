@@ -1,5 +1,5 @@
 /**
- * Load benchmark (issue 13): `node bench/load.ts` prints its tables, writes bench/results/load-<storage>.json
+ * Load benchmark: `node bench/load.ts` prints its tables, writes bench/results/load-<storage>.json
  * (load-soak-<storage>.json with --soak) and exits non-zero when any request failed, a background job
  * failed or an item failed to index.
  *

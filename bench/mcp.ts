@@ -1,5 +1,5 @@
 /**
- * What the MCP surface costs over the API it calls (issue 14): the latency of the same reads straight
+ * What the MCP surface costs over the API it calls: the latency of the same reads straight
  * over HTTP with the typed client, as MCP tools over /mcp (a new stateless server per POST, the tools
  * calling the API in-process) and over stdio (`kb mcp`, a separate process calling the API over
  * loopback); and how long `kb mcp` takes from spawn to its first answer.

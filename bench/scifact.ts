@@ -1,15 +1,16 @@
 /**
- * Retrieval quality on BEIR SciFact (../shared/data/scifact), through the real pipeline and the real
- * search endpoint, plus ingest throughput against the raw model on the same texts.
+ * Retrieval quality on BEIR SciFact (its files beside the checkout: SCIFACT_DATA in bench/lib.ts), through
+ * the real pipeline and the real search endpoint, plus ingest throughput against the raw model on the same
+ * texts.
  *
  *   node bench/scifact.ts [--docs N] [--queries N] [--storage pglite|postgres] [--data-dir DIR]
  *                         [--quality-only] [--tune]
  *
- * Splits (issue 15): every parameter of the keyword and hybrid sides (BM25 k1, b, candidate depth; fusion
- * weight) is chosen on test queries 1-150 only (--tune prints those grids); figures are reported on queries
- * 151-300 (held out) and on all 300. The reference BM25 (bm25s, pinned below, in a throw-away venv under
- * .cache/bm25s-venv, bench/bm25s_reference.py) runs in the same run on the same files and is scored by the
- * same nDCG code.
+ * Splits, so no figure is tuned on the queries it is reported on: every parameter of the keyword and hybrid
+ * sides (BM25 k1, b, candidate depth; fusion weight) is chosen on test queries 1-150 only (--tune prints
+ * those grids); figures are reported on queries 151-300 (held out) and on all 300. The reference BM25 (bm25s,
+ * pinned below, in a throw-away venv under .cache/bm25s-venv, bench/bm25s_reference.py) runs in the same run
+ * on the same files and is scored by the same nDCG code.
  *
  * Ingest: every abstract is stored as an item (title + text) and embedded by the indexer. Then every test
  * query goes through POST /api/consume/search (limit 100) in semantic, keyword and hybrid mode; hits are

@@ -372,8 +372,8 @@ const overlap = (a: string[], b: string[]) => {
 // ---- Where one search's time goes (before and after) --------------------------------------------------
 
 /**
- * search() as it was before issue 15 (commit 2907448), kept here so that the profile compares both in
- * the same run: a transaction with three SET round trips, the index pass, three more to reset, then a
+ * search() as it was before it became one statement (commit 2907448), kept here so that the profile compares
+ * both in the same run: a transaction with three SET round trips, the index pass, three more to reset, then a
  * second statement that joined the items and recomputed the distances.
  */
 async function searchBefore(db: Database, q: SearchQuery, dims: number): Promise<SearchHit[]> {
@@ -796,7 +796,7 @@ const goal = raw.find((x: any) => x.mode === 'pglite' && x.size === 100_000) as 
 if (goal) {
   const ok = (x: boolean) => (x ? 'met' : 'NOT met');
   console.log(
-    `\ngoal, embedded at 100k chunks (issue 15): 1 client p95 ${goal.one.p95.toFixed(1)} ms (< 15: ${ok(goal.one.p95 < 15)}), ` +
+    `\ngoal, embedded at 100k chunks: 1 client p95 ${goal.one.p95.toFixed(1)} ms (< 15: ${ok(goal.one.p95 < 15)}), ` +
       `recall@10 ${goal.recall.toFixed(3)} (>= 0.98: ${ok(goal.recall >= 0.98)}), ` +
       `16 clients p95 ${goal.many.p95.toFixed(1)} ms (< 150: ${ok(goal.many.p95 < 150)}), ` +
       `hybrid 1 client p95 ${goal.hybridOne.p95.toFixed(1)} ms (< 60: ${ok(goal.hybridOne.p95 < 60)})`,

@@ -23,7 +23,7 @@ import * as syncCommands from './cli/sync.ts';
 const AFTER_HELP = `
 Remote commands reach a running service: --url or KB_URL (default http://127.0.0.1:$PORT, port 8080),
 with the API key in KB_API_KEY. --json prints JSON only (JSON lines while following a job).
-Local commands read the service's settings from the environment and .env (README "Settings").
+Local commands read the service's settings from the environment and .env (docs/configuration.md).
 Exit codes: 0 done, 1 failed (an API refusal, a job failed or cancelled), 2 usage, 3 a sync ended
 incomplete, 130 interrupted while following (the job goes on).`;
 
@@ -194,7 +194,7 @@ function registerLocalCommands(program: Command): void {
     .option('--data-dir <dir>', 'the embedded data directory (default KB_DATA_DIR)')
     .action(
       local(async (url: string, opts: { dataDir?: string }) => {
-        const [{ loadConfig }, { exportToPostgres, encryptionKeyAdvice }] = await Promise.all([
+        const [{ loadConfig }, { exportToPostgres, encryptionKeyAdvice, ExportRefused }] = await Promise.all([
           import('./config.ts'),
           import('./export-to-postgres.ts'),
         ]);
@@ -204,6 +204,8 @@ function registerLocalCommands(program: Command): void {
           dataDir,
           databaseUrl: url,
           progress: (l) => process.stderr.write(`${l}\n`),
+        }).catch((err: unknown) => {
+          throw err instanceof ExportRefused ? new UsageError(err.message) : err;
         });
         for (const t of report.tables) console.log(`${t.table}\t${t.source} rows -> ${t.target}`);
         console.log(
@@ -286,7 +288,8 @@ async function loadEnvFile(): Promise<void> {
 async function main(argv: string[]): Promise<void> {
   await loadEnvFile();
   try {
-    if (argv[0] === 'mcp') return (await import('./mcp/stdio.ts')).runMcpStdio(argv.slice(1)); // issue 14: `kb mcp`, the MCP server on stdio (src/mcp/stdio.ts)
+    // `kb mcp`: the MCP server on stdio (src/mcp/stdio.ts), which parses its own options.
+    if (argv[0] === 'mcp') return (await import('./mcp/stdio.ts')).runMcpStdio(argv.slice(1));
     await buildProgram().parseAsync(argv, { from: 'user' });
   } catch (err) {
     if (err instanceof CommanderError) {

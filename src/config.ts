@@ -7,8 +7,9 @@ import type { AnyConnector, OAuthApp } from './connectors/types.ts';
 import { DEFAULT_POOL_MAX } from './db/postgres.ts';
 
 /**
- * Every setting of the service, parsed once from the environment (and an optional `.env`, loaded by the
- * entry points). Names follow ../shared/API.md "Running it"; our own additions carry the `KB_` prefix.
+ * Every setting of the service, parsed once from the environment (and an optional `.env`, loaded by the entry
+ * points). The settings the service was specified with keep their plain names (PORT, DATABASE_URL, ...); our
+ * own additions carry the `KB_` prefix. docs/configuration.md lists them all.
  */
 const booleanFromEnv = z
   .enum(['true', 'false', '1', '0', 'yes', 'no', ''])

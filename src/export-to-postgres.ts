@@ -29,7 +29,6 @@ import { openPglite } from './db/pglite.ts';
 import { openPostgres } from './db/postgres.ts';
 import { ensureVectorIndex, readStoredModel } from './search/vector-index.ts';
 import { encryptionKeyFile } from './service.ts';
-import { UsageError } from './cli/errors.ts';
 
 /** Rows per batch: about 2 MB of chunks (a 384-dimension vector is about 3.5 KB as text). */
 const BATCH_ROWS = 500;
@@ -119,6 +118,18 @@ async function versions(q: Queryable): Promise<number[]> {
   );
 }
 
+/**
+ * A refusal the operator fixes before running the export again (no data directory there, the target
+ * unreachable, not empty or of another release); the message says what to do. Nothing was written.
+ * The `kb` command reports it as a usage error; this module does not know the CLI.
+ */
+export class ExportRefused extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'ExportRefused';
+  }
+}
+
 export interface ExportOptions {
   dataDir: string;
   databaseUrl: string;
@@ -130,7 +141,7 @@ export async function exportToPostgres(opts: ExportOptions): Promise<ExportRepor
   const say = opts.progress ?? (() => {});
   const pgdata = pgliteDataDir(opts.dataDir);
   if (!existsSync(path.join(pgdata, 'PG_VERSION')))
-    throw new UsageError(
+    throw new ExportRefused(
       `no embedded database in ${opts.dataDir} (no pgdata/PG_VERSION); set KB_DATA_DIR or --data-dir`,
     );
   // First, before the target is touched: the directory's lock (a running service holds it, and the
@@ -142,7 +153,7 @@ export async function exportToPostgres(opts: ExportOptions): Promise<ExportRepor
     target = await openPostgres(opts.databaseUrl, { max: 2 });
   } catch (err) {
     await source.close();
-    throw new UsageError(`cannot connect to the target Postgres: ${(err as Error).message}`);
+    throw new ExportRefused(`cannot connect to the target Postgres: ${(err as Error).message}`);
   }
   try {
     // The same release's schema on both sides (the embedded one as the service would migrate it at start).
@@ -150,7 +161,7 @@ export async function exportToPostgres(opts: ExportOptions): Promise<ExportRepor
     await migrate(target);
     const [sv, tv] = [await versions(source), await versions(target)];
     if (sv.join() !== tv.join())
-      throw new UsageError(
+      throw new ExportRefused(
         `the target's migrations (${tv.join(', ')}) differ from this release's (${sv.join(', ')}): ` +
           'export with the release that migrated the target, or into an empty database',
       );
@@ -162,14 +173,14 @@ export async function exportToPostgres(opts: ExportOptions): Promise<ExportRepor
       const tt = targetTables.get(t.name);
       const shape = (x: Table) => x.columns.map((c) => `${c.name} ${c.type}`).join(', ');
       if (!tt || shape(tt) !== shape(t))
-        throw new UsageError(`table ${t.name} differs between the data directory and the target`);
+        throw new ExportRefused(`table ${t.name} differs between the data directory and the target`);
       const rows = await count(source, t.name);
       const there = await count(target, t.name);
       if (there === 0) plan.push({ table: t, copy: rows > 0, rows });
       else if (there === rows && (await digest(source, t.name)) === (await digest(target, t.name)))
         plan.push({ table: t, copy: false, rows }); // filled by a migration, the same on both sides
       else
-        throw new UsageError(
+        throw new ExportRefused(
           `the target database is not empty (table ${t.name} has ${there} rows): export into a new database`,
         );
     }

@@ -29,7 +29,8 @@ export async function startServer(config: Config, opts: { workers: boolean }): P
     nodeEnv: process.env['NODE_ENV'],
   });
   const log = createProcessLogger({ level: config.KB_LOG_LEVEL, format: logFormat });
-  await logEmbeddedCeiling(storage.db, log); // issue 15 point 4: says when the data dir nears embedded mode's ceiling
+  // Says at start when the data directory nears embedded mode's measured ceiling.
+  await logEmbeddedCeiling(storage.db, log);
   const service = composeService({
     config,
     db: storage.db,

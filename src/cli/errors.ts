@@ -4,7 +4,7 @@
  */
 import { KbApiError } from '../client/index.ts';
 
-/** Exit codes (README "CLI"). */
+/** Exit codes (docs/cli.md lists them for users). */
 export const EXIT = {
   ok: 0,
   /** The API refused the request, the service could not be reached, or the job failed or was cancelled. */

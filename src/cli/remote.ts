@@ -5,6 +5,7 @@
  */
 import type { Command } from 'commander';
 import { createKbClient, type KbClient } from '../client/index.ts';
+import { InvalidServiceUrl, serviceUrl as resolveServiceUrl } from '../client/service-url.ts';
 import { ServiceUnreachable, UsageError } from './errors.ts';
 
 export interface RemoteOptions {
@@ -19,19 +20,17 @@ export interface Remote {
   json: boolean;
 }
 
-/** --url, else KB_URL, else the service's default address on this machine (its PORT setting, or 8080). */
+/**
+ * --url, else KB_URL, else the service's default address on this machine; a URL that is not one is a
+ * usage error (exit code 2), like any other wrong option.
+ */
 export function serviceUrl(flag: string | undefined, env: NodeJS.ProcessEnv): string {
-  const raw = flag ?? env['KB_URL'] ?? `http://127.0.0.1:${env['PORT'] || '8080'}`;
-  let url: URL;
   try {
-    url = new URL(raw);
-  } catch {
-    throw new UsageError(`the service URL "${raw}" is not a URL (e.g. http://127.0.0.1:8080)`);
+    return resolveServiceUrl(flag, env);
+  } catch (err) {
+    if (err instanceof InvalidServiceUrl) throw new UsageError(err.message);
+    throw err;
   }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
-    throw new UsageError(`the service URL must be http or https, not ${url.protocol}`);
-  }
-  return url.origin + url.pathname.replace(/\/+$/, '');
 }
 
 /** The client for a command's options; refuses to start without a key. */

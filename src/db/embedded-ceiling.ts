@@ -1,15 +1,15 @@
 import type { Database, Queryable } from './database.ts';
 
 /**
- * The embedded ceiling (issue 15 point 4): the largest corpus embedded mode (PGlite) was measured to hold
- * with search and listing inside their latency goals and without failure (bench/ceiling.ts; BENCHMARKS.md
- * "Embedded ceiling", README "Embedded mode's ceiling"). Items are counted beside chunks because the items
+ * The embedded ceiling: the largest corpus embedded mode (PGlite) was measured to hold with search and
+ * listing inside their latency goals and without failure (docs/benchmarks.md, bench/ceiling.ts; what an
+ * operator does about it: docs/operations.md). Items are counted beside chunks because the items
  * listing's cost follows items and search's follows chunks; the benchmark stores four chunks per item.
  */
 // 50k chunks: the largest step of bench/ceiling.ts with recall@10 >= 0.98 and the 1-client search latency
-// goals, without failure, on a quiet machine (23 Nov 2026, load ~1.1). At 100k recall@10 was 0.979 and the
+// goals, without failure, on a quiet machine (load ~1.1). At 100k recall@10 was 0.979 and the
 // item search for common words 122 ms p95; 16 clients and common-word item search miss at every size, so
-// they bound no size. Update this and the README together.
+// they bound no size. Update this, docs/benchmarks.md and docs/operations.md together.
 export const EMBEDDED_CEILING = { chunks: 50_000, items: 12_500 } as const;
 
 /**
@@ -58,7 +58,7 @@ export function ceilingWarning(s: EmbeddedCeilingStatus): string | null {
   return (
     `The embedded data directory is ${where} embedded mode's measured ceiling (${s.items} items, ${s.chunks} chunks; ` +
     `ceiling ${s.ceiling.items} items, ${s.ceiling.chunks} chunks): search and listing may slow past their goals. ` +
-    'Move it to a server Postgres with `kb export-to-postgres DATABASE_URL` (README "Embedded mode\'s ceiling").'
+    'Move it to a server Postgres with `kb export-to-postgres DATABASE_URL` (docs/operations.md).'
   );
 }
 

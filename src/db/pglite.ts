@@ -119,7 +119,7 @@ const MAX_PREPARED = 200;
  * first five runs for their parameters, then keeps a generic plan when it costs no more (its
  * `plan_cache_mode = auto`, as every driver that prepares statements gets). Replaying the statements of a
  * crawl of fastapi-docs one by one: 13.7 ms of PGlite a page through `query`, 9.1 ms prepared
- * (BENCHMARKS.md "Prepared statements on PGlite"). Parameters and rows are converted by PGlite's own
+ * (docs/benchmarks.md, bench/crawl.ts). Parameters and rows are converted by PGlite's own
  * serializers and parsers, as `query` does.
  */
 class PreparedStatements {
@@ -215,7 +215,7 @@ export const SHARED_BUFFERS_MAX_MB = 512;
  * and 512 MB, in steps of 64 MB. A page missing from PGlite's buffers is read with a synchronous file read
  * from WASM: at 100k chunks (3.2 GB on disk, a 215 MB HNSW index) those reads were a fifth of the main
  * thread's time under search, and 512 MB took the endpoint's p95 from 24 to 19 ms with one client and from
- * 278 to 220 ms with 16 (BENCHMARKS.md "Search latency and recall"). PGlite touches the whole buffer pool
+ * 278 to 220 ms with 16 (docs/benchmarks.md, bench/search-latency.ts). PGlite touches the whole buffer pool
  * at start, so a small knowledge base keeps the small default. KB_PGLITE_SHARED_BUFFERS_MB overrides it.
  */
 export function defaultSharedBuffersMb(dataDir: string | null): number {

@@ -8,7 +8,7 @@ pg.types.setTypeParser(20, (v) => Number.parseInt(v, 10));
 /**
  * Connections per process (`KB_DB_POOL_MAX`). Each process needs about one per job loop, one for the
  * indexer, one per request in flight and a few for heartbeats and periodic tasks; 10 was the API's
- * bottleneck with 64 clients, 2 workers and the indexer (BENCHMARKS.md "Load: 64 clients"). Postgres
+ * bottleneck with 64 clients, 2 workers and the indexer (docs/benchmarks.md, bench/load.ts). Postgres
  * allows 100 connections by default: 20 leaves room for four such processes and the operator's tools.
  */
 export const DEFAULT_POOL_MAX = 20;

@@ -2,7 +2,7 @@
  * The local embedding model's thread (started by LocalEmbedder in local.ts). onnxruntime-node runs a
  * session synchronously on the thread that calls it: on the service's main thread one inference stalled
  * HTTP and PGlite for its whole length, and inference was 44% of a saturated main thread under load
- * (BENCHMARKS.md, "Load: 64 clients").
+ * (docs/benchmarks.md, bench/load.ts).
  *
  * The queue lives here, not in the owner, so the model never waits for a busy main thread to hand it the
  * next inference. Calls are cut into single inferences (the indexer's 32-text call is 32 of them with an

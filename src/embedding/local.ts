@@ -39,7 +39,7 @@ const DEFAULT_BATCH_SIZE = { q8: 1, fp32: 32 } as const;
  * The model's threads leave one core to the service's main thread (HTTP, PGlite, chunking). With the
  * runtime's default (every core) the model ran beside the main thread on both cores of the 2-core
  * benchmark machine and the load benchmark served about 20% fewer requests and embedded about a third
- * fewer chunks than with one thread (BENCHMARKS.md, "Load: 64 clients"); the model alone, with nothing
+ * fewer chunks than with one thread (docs/benchmarks.md, bench/load.ts); the model alone, with nothing
  * else running, is about 20% faster on both. Vectors do not depend on the thread count.
  */
 function defaultModelThreads(): number {

@@ -21,7 +21,7 @@ export function dot(a: Float32Array, b: Float32Array): number {
  * binary parameter (PGlite and node-postgres bind byte arrays that way), so the database copies the floats
  * instead of parsing their decimal text: in PGlite's WASM that parse (musl's strtof, on software long
  * doubles) took about half a millisecond for 384 numbers, a tenth of a search at 100k chunks
- * (BENCHMARKS.md "Binary query vectors and one generic plan"). The floats are the query's exact float32 values.
+ * (docs/benchmarks.md, bench/search-latency.ts). The floats are the query's exact float32 values.
  */
 export function toVectorParam(v: Float32Array): Uint8Array {
   const out = new Uint8Array(4 + 4 * v.length);

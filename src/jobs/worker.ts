@@ -132,7 +132,7 @@ export function startWorkerPool(db: Database, opts: WorkerPoolOptions): WorkerPo
     // The job's writes to its own row, one at a time, queued here rather than in the database. Every
     // lease transaction locks the job row first, and so does a heartbeat: a crawl's pages finishing
     // together, or a heartbeat during a sync batch, each held a pool connection while it waited for that
-    // lock (BENCHMARKS.md "Load: 64 clients", server mode). Queued here they wait without one, and run
+    // lock (docs/benchmarks.md, bench/load.ts, server mode). Queued here they wait without one, and run
     // in the same order. No lease transaction opens another, so the queue cannot wait on itself.
     let rowQueue: Promise<unknown> = Promise.resolve();
     const onJobRow = <T>(fn: () => Promise<T>): Promise<T> => {

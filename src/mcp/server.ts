@@ -1,5 +1,5 @@
 /**
- * The MCP server over the public API (issue 14): tools to search, read and list the knowledge base, list
+ * The MCP server over the public API: tools to search, read and list the knowledge base, list
  * sources, start syncs and crawls and follow them, and items as resources. It holds nothing but a typed
  * client: every tool is a call of the API with the caller's key, so an agent can do exactly what that key
  * may (`kb mcp` over stdio, src/mcp/stdio.ts; streamable HTTP at /mcp, src/http/routes/mcp.ts).

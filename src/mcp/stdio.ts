@@ -5,8 +5,8 @@
  */
 import { parseArgs } from 'node:util';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
-import { serviceUrl } from '../cli/remote.ts';
 import { createKbClient, KbApiError, ok } from '../client/index.ts';
+import { serviceUrl } from '../client/service-url.ts';
 import { describeFailure } from './results.ts';
 import { createKbMcpServer } from './server.ts';
 

@@ -26,11 +26,11 @@ export interface Bm25Params {
 }
 
 /**
- * Chosen on SciFact test queries 1-150 only (bench/scifact.ts --tune; BENCHMARKS.md has the grid and the
- * figures on queries 151-300): k1 in {0.6, 0.9, 1.2, 1.5, 2}, b in {0.5, 0.75, 0.9}; k1 0.6, b 0.5 was best
- * (nDCG@10 0.710 vs 0.695 for the usual 1.2 / 0.75): chunks are short (~200 tokens, title included), so
- * term repetition and length say less than in whole documents. Depth: 100 / 300 / 1000 / 3000 / all
- * postings gave 0.669 / 0.695 / 0.695 / 0.698 / 0.699 at 1.2 / 0.75; 1000 keeps the cost bounded within
+ * Chosen on SciFact test queries 1-150 only (bench/scifact.ts --tune; docs/benchmarks.md, bench/scifact.ts
+ * has the grid and the figures on queries 151-300): k1 in {0.6, 0.9, 1.2, 1.5, 2}, b in {0.5, 0.75, 0.9}; k1
+ * 0.6, b 0.5 was best (nDCG@10 0.710 vs 0.695 for the usual 1.2 / 0.75): chunks are short (~200 tokens, title
+ * included), so term repetition and length say less than in whole documents. Depth: 100 / 300 / 1000 / 3000 /
+ * all postings gave 0.669 / 0.695 / 0.695 / 0.698 / 0.699 at 1.2 / 0.75; 1000 keeps the cost bounded within
  * 0.004 of exact. The impact that orders postings (migration 012) was computed with 1.2 / 0.75: it only
  * decides which postings of a frequent term are read, not their scores.
  */

@@ -3,8 +3,8 @@ export const FUSION_DEPTH = 60;
 /** Reciprocal rank fusion constant (Cormack et al. 2009). */
 const RRF_K = 60;
 /**
- * Weights of the vector and keyword rankings in rank fusion ({@link fuseRanks}). Hybrid search uses
- * {@link fuseScores} since BM25 (issue 15); rank fusion stays for callers that only have ranks.
+ * Weights of the vector and keyword rankings in rank fusion ({@link fuseRanks}). Hybrid search uses {@link
+ * fuseScores}, since BM25 gives keyword scores to fuse; rank fusion stays for callers that only have ranks.
  */
 export const FUSION_WEIGHTS = [2, 1];
 

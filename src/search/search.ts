@@ -15,12 +15,13 @@ type Row = SearchHit & { id: number };
  * one round trip to embedded mode's PGlite thread). The pass must not depend on table statistics
  * (embedded PGlite has no autovacuum, and a misestimated organization filter makes the planner sort a
  * bitmap scan of every chunk instead), so only the HNSW path is left to it. Iterative index scans keep
- * filtered searches complete; ef_search trades speed for recall (BENCHMARKS.md).
+ * filtered searches complete; ef_search trades speed for recall (docs/benchmarks.md,
+ * bench/search-latency.ts).
  *
  * With only that path left, the plan cannot depend on the parameters, so the prepared statement keeps one
  * generic plan: Postgres' own choice (`plan_cache_mode = auto`) planned it afresh on every run (it never
  * found the generic plan cheaper), about half a millisecond of PGlite's thread per search at 100k chunks
- * (BENCHMARKS.md "Binary query vectors and one generic plan"). Server mode runs unnamed statements,
+ * (docs/benchmarks.md, bench/search-latency.ts). Server mode runs unnamed statements,
  * planned per run whatever this says.
  */
 const INDEX_PASS =

@@ -16,11 +16,11 @@ export function vectorExpr(dimensions: number, column = 'embedding'): string {
 }
 
 /**
- * The HNSW candidate list per search (pgvector's default is 40; 1000 is its maximum). On the bench's
- * 100k chunks (2,000 real SciFact vectors, each with ~50 noisy near-copies: a hard case for recall),
- * quiet machine, forced HNSW: recall@10 0.936 at 200, 0.966 at 300, 0.979 at 500, 0.991 at 800; through
- * search() 600 gave 0.987 at p95 11.9 ms, the least that holds the issue's 0.98 (800: 0.991, 13.3 ms).
- * m 24 instead of 16 gave no better recall on that data (BENCHMARKS.md "Search latency and recall").
+ * The HNSW candidate list per search (pgvector's default is 40; 1000 is its maximum). On the bench's 100k
+ * chunks (2,000 real SciFact vectors, each with ~50 noisy near-copies: a hard case for recall), quiet
+ * machine, forced HNSW: recall@10 0.936 at 200, 0.966 at 300, 0.979 at 500, 0.991 at 800; through search()
+ * 600 gave 0.987 at p95 11.9 ms, the least that holds the recall goal of 0.98 (800: 0.991, 13.3 ms). m 24
+ * instead of 16 gave no better recall on that data (docs/benchmarks.md, bench/search-latency.ts).
  */
 export const EF_SEARCH = 600;
 
@@ -30,7 +30,8 @@ function indexName(dimensions: number): string {
 
 /**
  * HNSW over cosine distance. ef_construction 200 (pgvector's default is 64): a denser graph costs about
- * twice the build time and buys recall@10 near 0.95 at 100k chunks with ef_search 300 (BENCHMARKS.md).
+ * twice the build time and buys recall@10 near 0.95 at 100k chunks with ef_search 300
+ * (docs/benchmarks.md, bench/search-latency.ts).
  */
 function createIndexSql(dimensions: number): string {
   return `CREATE INDEX IF NOT EXISTS ${indexName(dimensions)} ON chunks

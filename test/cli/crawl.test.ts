@@ -1,5 +1,5 @@
 /**
- * Issue 14, point 3: `kb crawl <url> ... --wait` against the fastapi-docs mirror served on loopback, with
+ * `kb crawl <url> ... --wait` against the fastapi-docs mirror served on loopback, with
  * the crawl endpoint's options (limit, include, exclude, tags); the summary and the JSON result say
  * what the API says.
  */

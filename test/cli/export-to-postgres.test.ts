@@ -1,5 +1,5 @@
 /**
- * `kb export-to-postgres DATABASE_URL` end to end (issue 15 point 4): an embedded data directory with two
+ * `kb export-to-postgres DATABASE_URL` end to end: an embedded data directory with two
  * organizations, their keys, connections with encrypted credentials, sync jobs, items and chunks with
  * vectors, moved by the real `kb` to a new database on the test fixture's native Postgres; the service
  * composed on that database in server mode then holds the same rows in every table, authenticates the
@@ -226,7 +226,17 @@ describe('kb export-to-postgres', () => {
     }
   });
 
-  test('refuses a target that is not empty', async () => {
+  test('refuses a target that is not empty; kb says so in one line with exit code 2 (usage)', async () => {
     await assert.rejects(exportToPostgres({ dataDir, databaseUrl: target.url! }), /not empty/);
+    const run = await kb(['export-to-postgres', target.url!, '--data-dir', dataDir], {
+      url: 'http://127.0.0.1:9',
+      key: null,
+      env: { KB_ENCRYPTION_KEY: null, DATABASE_URL: null, KB_DATA_DIR: null },
+    });
+    assert.equal(run.code, 2, run.stderr);
+    assert.match(
+      run.stderr.trimEnd().split('\n').at(-1)!,
+      /^kb: the target database is not empty \(table \w+ has \d+ rows\): export into a new database$/,
+    );
   });
 });

@@ -1,5 +1,5 @@
 /**
- * Issue 14, point 3: `kb items` (upload, list, get, retitle, tag, delete), `kb search`, `kb stats` and
+ * `kb items` (upload, list, get, retitle, tag, delete), `kb search`, `kb stats` and
  * `kb reembed` against a running service with the real model and a background indexer, on two tiny
  * documents. Every answer is compared with what the API itself says.
  */

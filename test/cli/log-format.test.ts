@@ -1,5 +1,5 @@
 /**
- * Issue 14, point 4: on a terminal the service prints readable log lines (pino-pretty); piped or in
+ * On a terminal the service prints readable log lines (pino-pretty); piped or in
  * production they stay JSON; KB_LOG_FORMAT forces either. The start banner stands out from the lines.
  * The terminal is injected (isTTY), not a pseudo-terminal; the last tests start the real service.
  */

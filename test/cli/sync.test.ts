@@ -1,5 +1,5 @@
 /**
- * Issue 14, point 3: `kb sync <type> --wait` against a running service with a fake source (the test
+ * `kb sync <type> --wait` against a running service with a fake source (the test
  * connector in the docs_space slot), and the CLI's failures: a wrong key, no key, an unknown connection,
  * a re-embedding with no model. The key never appears in anything the CLI prints.
  */

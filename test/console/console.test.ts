@@ -1,5 +1,5 @@
 /**
- * The admin console (issue 14, point 1) end to end in a real browser: Debian's Chromium driven by
+ * The admin console end to end in a real browser: Debian's Chromium driven by
  * playwright-core against the real service listening on loopback, with fake sources (a GitBook space whose
  * page reads the test can hold, Notion with its OAuth authorization server), a mirrored site to crawl and
  * the real embedding model. It signs in (a wrong key first), connects GitBook through the form, syncs and

@@ -1,5 +1,5 @@
 /**
- * The budget buys content (issue 16, point 2), in both storage modes: `limit` counts distinct pages
+ * The budget buys content, in both storage modes: `limit` counts distinct pages
  * stored, so fetches that store nothing (404, non-HTML, duplicate, near-duplicate, noindex) do not use it
  * up; the fetch cap (3 x limit, at least limit + 10) ends a crawl of endless near-duplicates; and on the
  * generated store catalogue (200 products, 50 categories, 1,800 variant pages and 150 sorted listings,

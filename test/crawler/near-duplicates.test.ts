@@ -1,5 +1,5 @@
 /**
- * Near-duplicates collapse (issue 16, point 1): the fingerprint's threshold on both sides (a word changed
+ * Near-duplicates collapse: the fingerprint's threshold on both sides (a word changed
  * collapses, a paragraph added or replaced does not); then crawls of a purpose-made site in both storage
  * modes: near-duplicate variants are counted under `near_duplicate` with the URL they duplicate and the
  * kept item's `variants:N` tag says how many, rel=canonical and robots noindex are honoured, a re-crawl

@@ -1,5 +1,5 @@
 /**
- * PDF documents (issue 16, point 4): extracted to text with headings from the outline and the document's
+ * PDF documents: extracted to text with headings from the outline and the document's
  * title; encrypted, broken and over-size PDFs are counted refusals, not failures of the crawl. The PDFs are
  * written by test/support/pdf.ts, byte by byte, so the reading side is checked against another producer.
  */

@@ -1,5 +1,5 @@
 /**
- * Politeness across processes (issue 16, point 5), with real worker processes on the native Postgres
+ * Politeness across processes, with real worker processes on the native Postgres
  * (PGlite is one process: its in-process gate is the whole story, tested in fetch-page.test.ts): two
  * workers (test/support/worker-process.ts), each running one crawl job of the same host (one job runs in
  * one worker at a time, so two organizations crawl it), against a loopback site that records every

@@ -14,7 +14,7 @@ import { nativePostgresAvailable, startNativePostgres } from '../support/native-
 const available = process.env['CI'] ? true : await nativePostgresAvailable();
 const skip = available ? false : 'native postgres fixture unavailable here';
 
-/** The issue's bound: a test touching a dead database fails within a minute. */
+/** The bound: a caller touching a dead database fails within a minute instead of hanging. */
 const BOUND_MS = 60_000;
 
 /** Settles `p` and says how long it took; rejects if it did not settle within `ms`. */

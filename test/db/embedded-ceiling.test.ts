@@ -1,5 +1,5 @@
 /**
- * The embedded ceiling (issue 15 point 4): the data directory's items and chunks against the measured
+ * The embedded ceiling: the data directory's items and chunks against the measured
  * ceiling, in /readyz (embedded mode only, additive) and in the start-up log line, with the warning from
  * NEAR_CEILING_SHARE of the ceiling on.
  */

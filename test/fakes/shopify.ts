@@ -1,7 +1,7 @@
 /**
- * A fake Shopify store behind `POST /admin/api/{version}/graphql.json` with `X-Shopify-Access-Token`
- * (../shared/vendor-apis/shopify.md): products with options and variants, online-store pages, blogs and
- * articles, shop policies and product deletion events, answered through a small GraphQL reader.
+ * A fake Shopify store behind `POST /admin/api/{version}/graphql.json` with `X-Shopify-Access-Token` (as
+ * Shopify's Admin GraphQL reference documents them): products with options and variants, online-store pages,
+ * blogs and articles, shop policies and product deletion events, answered through a small GraphQL reader.
  *
  * The reader parses the selection set (fields, aliases, arguments, inline fragments, variables) but no
  * schema: each root field (`shop`, `products`, `product`, `nodes`, `pages`, `articles`,

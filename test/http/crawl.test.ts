@@ -174,7 +174,7 @@ for (const mode of STORAGE_MODES) {
         .slice(before)
         .filter((r) => r !== '/robots.txt' && !r.startsWith('/sitemap'));
       assert.ok(pageRequests.length <= 7, `at most 7 page requests, got ${pageRequests.length}`);
-      // The limit counts pages stored (issue 16): the frontier may hold more URLs than that.
+      // The limit counts pages stored, not URLs admitted: the frontier may hold more URLs than that.
       const inDb = await h.t.db.query<{ n: number }>(
         `SELECT count(*)::int AS n FROM crawl_frontier WHERE crawl_job_id = $1 AND outcome IN ('created', 'updated', 'unchanged')`,
         [job.id],

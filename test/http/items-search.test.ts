@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { STORAGE_MODES, startTestApp, type TestApp } from '../support/harness.ts';
 
-// The items query's `search` (issue 15 point 3): words from the GIN index of migrations 013 and 016, then the
+// The items query's `search`: words from the GIN index of migrations 013 and 016, then the
 // search text checked on those items (src/db/repositories/items.ts states the rule these cases pin down).
 for (const mode of STORAGE_MODES) {
   describe(`items query search (${mode})`, () => {

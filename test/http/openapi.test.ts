@@ -5,7 +5,7 @@ import { defaultSourceRegistry } from '../../src/connectors/registry.ts';
 import { startTestApp, type TestApp } from '../support/harness.ts';
 
 /**
- * The seed interface (../shared/seed/service-interface.md), path for path and field for field.
+ * The interface the service was specified with (docs/api.md), path for path and field for field.
  * Each entry: method, path, request fields with JSON types, and response fields with JSON types.
  */
 type JsonType = 'string' | 'number' | 'boolean' | 'array' | 'object';

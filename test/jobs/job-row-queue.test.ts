@@ -1,5 +1,5 @@
 /**
- * Issue 13, server mode's pool: a job's lease transactions and heartbeats all lock the job's row first.
+ * Server mode's pool: a job's lease transactions and heartbeats all lock the job's row first.
  * When several came at once (a crawl's pages finishing together, a heartbeat during a sync batch) each
  * held a pool connection while Postgres made it wait for that lock, and the API ran short of connections.
  * The worker now queues them itself: they run one at a time, in order, and none waits in the database.

@@ -1,5 +1,5 @@
 /**
- * Issue 13, crash suite (the cases beside test/jobs/worker-kill.test.ts and postgres-restart.test.ts):
+ * The crash suite (the cases beside test/jobs/worker-kill.test.ts and postgres-restart.test.ts):
  *
  * 1. A worker process SIGKILLed in the middle of a crawl (native Postgres, separate processes): another
  *    worker takes the crawl back once its heartbeat is stale, the crawl completes, every page of the site

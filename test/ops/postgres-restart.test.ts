@@ -1,5 +1,5 @@
 /**
- * Issue 13, crash suite: the native Postgres goes away under load (immediate shutdown: backends killed,
+ * Crash suite: the native Postgres goes away under load (immediate shutdown: backends killed,
  * crash recovery on restart) and comes back, while clients upload and query and a sync job runs. While it
  * is away, every request is answered promptly with `503 unavailable` (never a 500, never a hang); once it
  * is back, the same process serves again without a restart; every acknowledged upload is stored exactly

@@ -1,5 +1,5 @@
 /**
- * Issue 13, "Secrets": every log line of a full run (admin provisioning, connections accepted and
+ * Secrets stay out of the logs: every log line of a full run (admin provisioning, connections accepted and
  * refused, an OAuth consent, syncs with failures and with revoked credentials, a crawl with errors, bad
  * requests) is captured at trace level and searched for every secret the run used: API keys, the admin
  * token, the encryption key, source tokens, e-mails of source accounts, the OAuth client secret, code,

@@ -1,5 +1,5 @@
 /**
- * Issue 13, tenant isolation: organization A holds one of everything (an uploaded item with its own tag,
+ * Tenant isolation: organization A holds one of everything (an uploaded item with its own tag,
  * a synced connection with a job, a crawl job, an OAuth-free secret id). Organization B then walks every
  * organization-scoped route with A's identifiers, tags, tenantId, connection type and ids. Each answer must
  * be a 404 (or 403 for a foreign tenantId), or a success that shows and touches nothing of A's. Afterwards,

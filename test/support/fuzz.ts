@@ -1,5 +1,5 @@
 /**
- * The schema-driven API fuzzer (issue 13), shared by `test/ops/fuzz.test.ts` (2,000 requests per route,
+ * The schema-driven API fuzzer, shared by `test/ops/fuzz.test.ts` (2,000 requests per route,
  * PGlite) and `bench/fuzz.ts` (20,000 per route, both storage modes).
  *
  * It reads the service's own `/openapi.json`, and for every path and method builds a seeded fast-check

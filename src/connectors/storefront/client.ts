@@ -1,7 +1,7 @@
 /**
  * The Shopify Admin GraphQL calls of `storefront`: the endpoint (`/admin/api/{version}/graphql.json`, the
  * version from the connector's `apiVersion` setting), the access-token header, the queries and their
- * pagination, and Shopify's calculated query cost (../shared/vendor-apis/shopify.md §7).
+ * pagination, and Shopify's calculated query cost (its documented rate limit: a leaky bucket of cost points).
  *
  * Cost awareness lives here rather than in the shared HTTP client because it is GraphQL's own: every
  * answer reports the leaky bucket (`extensions.cost.throttleStatus`), and a query is refused with

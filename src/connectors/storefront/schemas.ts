@@ -1,8 +1,8 @@
 /**
- * Shopify Admin GraphQL response shapes (../shared/vendor-apis/shopify.md §3-§9), with the vendor's field
- * names. Objects are open (`z.object`) so fields Shopify adds pass; what the reference marks nullable is
- * so here. Listings keep their nodes unparsed: one node of the wrong shape is that document's failure,
- * not the listing's.
+ * Shopify Admin GraphQL response shapes (as Shopify's Admin GraphQL reference documents them), with the
+ * vendor's field names. Objects are open (`z.object`) so fields Shopify adds pass; what the reference marks
+ * nullable is so here. Listings keep their nodes unparsed: one node of the wrong shape is that document's
+ * failure, not the listing's.
  */
 import { z } from 'zod';
 

@@ -4,7 +4,7 @@
  * what ends the list) and iterates the pages; the loop, cancellation and the checks that keep a broken
  * or hostile source from looping forever live here, once.
  *
- * Four styles, after the vendors' documented protocols (../shared/vendor-apis/*.md):
+ * Four styles, after the vendors' documented protocols (each vendor's public API reference):
  * - {@link paginateCursor}: a cursor in the body, sent back as a parameter (Notion `next_cursor` /
  *   `start_cursor`, Zendesk `meta.after_cursor` / `page[after]`, Shopify GraphQL `pageInfo.endCursor` /
  *   `after`, GitBook `next.page` / `page`).

@@ -1,4 +1,4 @@
--- Issue 13: the indexer writes a large item's chunks in short transactions, and takes pending items in
+-- The indexer writes a large item's chunks in short transactions, and takes pending items in
 -- turns across queues instead of oldest first (src/ingest/indexer.ts explains both).
 --
 -- Every chunk carries the generation of the indexing attempt that wrote it (a number from the sequence;

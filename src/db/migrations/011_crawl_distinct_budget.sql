@@ -1,4 +1,4 @@
--- Crawl II (issue 16): every page of the budget buys distinct content.
+-- Every page of a crawl's budget buys distinct content.
 --
 -- `page_limit` now bounds the pages stored (`stored_pages`: created, updated or unchanged), not the URLs
 -- admitted: fetches that store nothing (404, non-HTML, duplicate, near-duplicate, noindex, canonical

@@ -1,4 +1,4 @@
--- Issue 15: BM25 keyword ranking (src/search/bm25.ts explains the scoring and its parameters).
+-- BM25 keyword ranking (src/search/bm25.ts explains the scoring and its parameters).
 --
 -- Terms are the lexemes of chunks.tsv (to_tsvector('english'): Postgres' snowball English stemmer and its
 -- stop words). Three tables hold what BM25 needs, per organization:

@@ -1,4 +1,4 @@
--- Issue 15 point 3: the items query's `search` uses an index instead of scanning every item's content.
+-- The items query's `search` uses an index instead of scanning every item's content.
 --
 -- search_words holds the words of an item's title and content as Postgres's text-search parser splits
 -- them, lower-cased ('simple' configuration: no stemming, no stop words), without positions (strip): a
@@ -9,8 +9,8 @@
 --
 -- Why not trigram indexes (pg_trgm, tried in the old migration 005): at 100k items of 250-700 characters
 -- a trigram index holds about 7 times as many entries as this one (each item has ~400 distinct trigrams,
--- ~60 distinct words), and it answers infix matches no user of a search box asks for. BENCHMARKS.md
--- ("Items search") reports what the trigram indexes did in embedded mode at 200k items.
+-- ~60 distinct words), and it answers infix matches no user of a search box asks for. docs/benchmarks.md,
+-- bench/items-query.ts reports what the trigram indexes did in embedded mode at 200k items.
 --
 -- A tsvector holds at most 1 MB of distinct words. Content of up to 250,000 characters cannot exceed that
 -- (4 bytes a character at most); longer content (uploads take 5,000,000) is tried whole and, past the

@@ -1,4 +1,4 @@
--- Politeness across processes (issue 16, point 5): the per-host concurrency and delay between request
+-- Politeness across processes: the per-host concurrency and delay between request
 -- starts hold across every worker process on one Postgres, so their state lives here and not in each
 -- process (src/crawler/host-slots.ts, src/db/repositories/crawl-hosts.ts). The embedded service is one
 -- process: it keeps the in-process gate alone and never writes this table.

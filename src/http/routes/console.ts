@@ -1,5 +1,5 @@
 /**
- * The admin console (issue 14): a small single-page app (Preact, src/console/) served at `/console`.
+ * The admin console: a small single-page app (Preact, src/console/) served at `/console`.
  *
  * No build step: esbuild bundles src/console/main.tsx (and its CSS) in memory on the first request to
  * /console, once per service, and each asset is compressed then (brotli and gzip) so a request costs
