@@ -134,7 +134,7 @@ export const DEFAULT_LEASE_SECONDS = 30;
 /**
  * See {@link IndexerOptions.commitChunks}. An HNSW insert (384 dimensions) took 5 ms a chunk on PGlite
  * with real vectors and 10-25 ms with near-random ones on a loaded 2-core machine: 32 chunks hold the
- * database for 0.2-0.8 s. Smaller parts cost no measurable throughput (BENCHMARKS.md "Indexer commits").
+ * database for 0.2-0.8 s. Smaller parts cost no measurable throughput (docs/benchmarks.md, bench/indexer-commit.ts).
  */
 export const DEFAULT_COMMIT_CHUNKS = 32;
 
@@ -150,8 +150,8 @@ export const PGLITE_COMMIT_CHUNKS = 8;
  * See {@link IndexerOptions.embedCallChunks}. A round is embedded in several calls of whole commit
  * transactions, and each call's transactions are written as soon as it answers while the model works on
  * the next. With one call a round, a round with a large page (1,800 chunks) was written only after all of
- * it was embedded: 12.5 s of PGlite commits with the model idle at the end of a crawl (BENCHMARKS.md
- * "Crawl + embed: a round written call by call"). Large enough that a remote model's requests stay few.
+ * it was embedded: 12.5 s of PGlite commits with the model idle at the end of a crawl (docs/benchmarks.md,
+ * bench/crawl.ts). Large enough that a remote model's requests stay few.
  */
 export const DEFAULT_EMBED_CALL_CHUNKS = 128;
 
@@ -220,7 +220,7 @@ export interface IndexerOptions {
  * organization's crawls and its uploads are a queue each), oldest change first within a queue, and a
  * lease takes the queues' items in turns: every queue's first, then every queue's second, and so on.
  * Oldest-first across everything made an upload wait behind a whole sync's backlog (15 minutes in
- * BENCHMARKS.md "Load: 64 clients"); uploads-first would still leave one organization's 5-page sync
+ * docs/benchmarks.md, bench/load.ts); uploads-first would still leave one organization's 5-page sync
  * behind another's 100,000 pages. Turns bound the wait of a small queue by the number of queues, not by
  * the size of the others, and a big queue still gets its share whenever others are pending.
  */
@@ -385,8 +385,8 @@ export class Indexer {
   /**
    * The next round is leased, chunked and queued at the model before this one is written, so the model
    * goes from one round's texts to the next without waiting for this round's commit, the next lease or its
-   * chunking (waiting for them left it idle a fifth to a quarter of the time: BENCHMARKS.md "Ingest at the
-   * model's speed"). At most two rounds are leased at once. The next round is prepared while this one
+   * chunking (waiting for them left it idle a fifth to a quarter of the time: docs/benchmarks.md,
+   * bench/ingest.ts). At most two rounds are leased at once. The next round is prepared while this one
    * is written: chunking runs in its own thread, and a large item's chunking (seconds) would otherwise
    * hold back the commits of the round before it.
    */

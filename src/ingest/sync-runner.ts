@@ -75,8 +75,8 @@ const MAX_FAILURE_MESSAGE = 500;
 
 /**
  * Events per commit. A batch's transaction holds the job's row (the lease) and a connection for a few
- * statements per document; 200 held them up to 12 s under load in server mode (BENCHMARKS.md "Load: 64
- * clients"), with the job's heartbeat and other requests waiting. A commit per 50 documents costs one
+ * statements per document; 200 held them up to 12 s under load in server mode (docs/benchmarks.md,
+ * bench/load.ts), with the job's heartbeat and other requests waiting. A commit per 50 documents costs one
  * more WAL flush each and keeps every batch a quarter as long; a crash still re-reads at most from the
  * last checkpoint.
  */

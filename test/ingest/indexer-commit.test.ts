@@ -1,5 +1,5 @@
 /**
- * Issue 13: the indexer commits a large item in short transactions. A 1,737-chunk page held the embedded
+ * The indexer commits a large item in short transactions. A 1,737-chunk page held the embedded
  * database for 8.8 s in one transaction; now an item is written in parts of at most `commitChunks`
  * chunks under a staged generation that search does not serve until the last part flips it.
  *

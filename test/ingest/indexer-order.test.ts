@@ -1,5 +1,5 @@
 /**
- * Issue 13: which pending items the indexer takes first. Oldest change first made an upload wait for a
+ * Which pending items the indexer takes first. Oldest change first made an upload wait for a
  * whole sync's backlog (15 minutes in the load benchmark). Pending items now form queues per
  * organization and source (a connection; an organization's crawls, its uploads) taken in turns, oldest
  * change first within a queue.

@@ -1,5 +1,5 @@
 /**
- * Issue 15, point 5: the indexer keeps the model busy. The next round is leased, chunked and handed to
+ * The indexer keeps the model busy. The next round is leased, chunked and handed to
  * the model before the current one is written, so the model never waits for a commit, a lease or
  * chunking; a round is handed over in several calls and written call by call, so its last commit is all
  * that is left after the model's last call; rounds leased ahead and not written are given back when the
