@@ -1,7 +1,7 @@
 /**
  * The layer rules of src/, checked by `npm run deps` (part of `npm test`): imports flow one way,
  *
- *   entry (src/*.ts: main, server, cli, compose, config, service, runtime, worker-process)
+ *   entry (src/*.ts: main, server, kb, compose, config, storage, embedding-runtime, worker-process)
  *     → http → jobs → crawler / ingest / search → connectors / embedding / db → net → lib
  *
  * Beside them, the surfaces people and agents use (src/cli/, src/mcp/, src/console/) reach the service only
@@ -137,10 +137,10 @@ module.exports = {
       name: 'cli-entry-starts-the-cli',
       severity: 'error',
       comment:
-        'src/cli.ts is the `kb` program: it starts the CLI (src/cli/), and for `kb mcp` the MCP server on ' +
+        'src/kb.ts is the `kb` program: it starts the CLI (src/cli/), and for `kb mcp` the MCP server on ' +
         'stdio, by that one entry point (mcp/stdio.ts). It never builds the HTTP layer itself (`kb serve` ' +
         'goes through server.ts) nor the browser console.',
-      from: { path: '^src/cli\\.ts$' },
+      from: { path: '^src/kb\\.ts$' },
       to: { path: '^src/(http|console)/|^src/mcp/(?!stdio\\.ts$)' },
     },
     {
@@ -156,10 +156,11 @@ module.exports = {
       name: 'other-entries-start-no-surface',
       severity: 'error',
       comment:
-        'The other top-level files (main, worker-process, config, service, runtime, export-to-postgres) ' +
-        'start no surface: the worker serves nothing, and a local command (export-to-postgres) throws its ' +
-        'own error, which src/cli.ts turns into a usage error, rather than importing the CLI.',
-      from: { path: '^src/[^/]+\\.ts$', pathNot: '^src/(cli|server|compose)\\.ts$' },
+        'The other top-level files (main, worker-process, config, storage, embedding-runtime, ' +
+        'export-to-postgres) start no surface: the worker serves nothing, and a local command ' +
+        '(export-to-postgres) throws its own error, which src/kb.ts turns into a usage error, rather than ' +
+        'importing the CLI.',
+      from: { path: '^src/[^/]+\\.ts$', pathNot: '^src/(kb|server|compose)\\.ts$' },
       to: { path: '^src/(cli|mcp|console|http)/' },
     },
     {

@@ -80,7 +80,7 @@ case "$cmd" in
     exec npm test -- "$@" ;;
   kb)
     ensure_node; ensure_deps
-    exec node src/cli.ts "$@" ;;
+    exec node src/kb.ts "$@" ;;
   *)
     echo "usage: ./dev.sh start | test [test files...] | kb <args>" >&2; exit 2 ;;
 esac

@@ -23,7 +23,7 @@ const { values } = parseArgs({
 });
 const CALLS = Number(values.calls);
 const ITEMS = Number(values.items);
-const CLI = path.resolve('src/cli.ts');
+const CLI = path.resolve('src/kb.ts');
 
 const t = await startTestApp('pglite');
 await t.app.listen({ host: '127.0.0.1', port: 0 });

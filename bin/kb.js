@@ -1,3 +1,3 @@
 #!/usr/bin/env node
 // The `kb` command. The source is TypeScript run by Node 24's type stripping; no build step.
-await import('../src/cli.ts');
+await import('../src/kb.ts');

@@ -1,9 +1,9 @@
 /**
  * The composition root: builds every part of the service once, from the config, and hands each part only
- * what it needs. Entry points (server.ts, worker-process.ts, cli.ts) and the tests' harness call it; no
+ * what it needs. Entry points (server.ts, worker-process.ts, kb.ts) and the tests' harness call it; no
  * module below this level builds a shared part itself.
  *
- *   config ─▶ database, cipher (service.ts: openStorage)
+ *   config ─▶ database, cipher (storage.ts: openStorage)
  *          ─▶ sources (connectors + guarded fetch + cipher + base-URL overrides)
  *          ─▶ crawler runtime (settings, fetch, host gate, extraction threads)
  *          ─▶ embedding runtime (model, indexer)
@@ -20,13 +20,13 @@ import { createEmbedder } from './embedding/index.ts';
 import type { AppDeps } from './http/context.ts';
 import { crawlJobKind } from './jobs/crawl-job.ts';
 import { createJobSignalRelay, type JobSignalRelay } from './jobs/signals.ts';
-import { SOURCE_USER_AGENT, type SourceHttpSettings, SourceServices } from './jobs/sources.ts';
+import { SOURCE_USER_AGENT, type SourceHttpSettings, SourceServices } from './jobs/source-services.ts';
 import { SYNC_HTTP, syncJobKind, syncScheduleTask } from './jobs/sync-job.ts';
 import { startWorkerPool, type WorkerPool, type WorkerPoolOptions } from './jobs/worker.ts';
 import type { CredentialCipher } from './lib/crypto.ts';
 import { type Logger, silentLogger } from './lib/logger.ts';
 import { createOutboundFetch, type OutboundFetch } from './net/outbound.ts';
-import { EmbeddingRuntime } from './runtime.ts';
+import { EmbeddingRuntime } from './embedding-runtime.ts';
 
 /** Parts a test or benchmark may put in place of the ones built from the config. */
 export interface ServiceParts {

@@ -23,25 +23,33 @@
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { Database, Queryable } from './db/database.ts';
+import {
+  countRows,
+  dropVectorIndexes,
+  type ExportTable,
+  foreignKeyEdges,
+  insertRowsFromText,
+  listSequences,
+  migrationVersions,
+  readSequence,
+  readTables,
+  setSequence,
+  setUserTriggers,
+  streamRowsAsText,
+  tableDigest,
+  vacuumAnalyze,
+} from './db/export.ts';
 import { migrate } from './db/migrate.ts';
 import { pgliteDataDir } from './db/open.ts';
 import { openPglite } from './db/pglite.ts';
 import { openPostgres } from './db/postgres.ts';
 import { ensureVectorIndex, readStoredModel } from './search/vector-index.ts';
-import { encryptionKeyFile } from './service.ts';
+import { encryptionKeyFile } from './storage.ts';
 
 /** Rows per batch: about 2 MB of chunks (a 384-dimension vector is about 3.5 KB as text). */
 const BATCH_ROWS = 500;
 
-interface Column {
-  name: string;
-  type: string;
-}
-
-interface Table {
-  name: string;
-  columns: Column[];
-}
+type Table = ExportTable;
 
 export interface ExportReport {
   /** Per table: rows in the source and in the target after the export. */
@@ -50,37 +58,9 @@ export interface ExportReport {
   vectorIndex: boolean;
 }
 
-const ident = (s: string) => `"${s.replace(/"/g, '""')}"`;
-
-/** The public schema's tables (views, partitions' parents and the migrations' own table aside). */
-async function readTables(q: Queryable): Promise<Table[]> {
-  const rows = await q.query<{ table_name: string; column_name: string; type: string }>(
-    `SELECT c.relname AS table_name, a.attname AS column_name, format_type(a.atttypid, a.atttypmod) AS type
-       FROM pg_class c
-       JOIN pg_namespace n ON n.oid = c.relnamespace
-       JOIN pg_attribute a ON a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped AND a.attgenerated = ''
-      WHERE n.nspname = 'public' AND c.relkind = 'r' AND c.relname <> 'schema_migrations'
-      ORDER BY c.relname, a.attnum`,
-  );
-  const byName = new Map<string, Table>();
-  for (const r of rows) {
-    const t = byName.get(r.table_name) ?? { name: r.table_name, columns: [] };
-    t.columns.push({ name: r.column_name, type: r.type });
-    byName.set(r.table_name, t);
-  }
-  return [...byName.values()];
-}
-
 /** Tables ordered so that a table comes after every table its foreign keys reference. */
 async function foreignKeyOrder(q: Queryable, tables: Table[]): Promise<Table[]> {
-  const edges = await q.query<{ child: string; parent: string }>(
-    `SELECT DISTINCT c.relname AS child, p.relname AS parent
-       FROM pg_constraint k
-       JOIN pg_class c ON c.oid = k.conrelid
-       JOIN pg_class p ON p.oid = k.confrelid
-       JOIN pg_namespace n ON n.oid = c.relnamespace
-      WHERE k.contype = 'f' AND n.nspname = 'public' AND c.oid <> p.oid`,
-  );
+  const edges = await foreignKeyEdges(q);
   const parents = new Map<string, Set<string>>(tables.map((t) => [t.name, new Set()]));
   for (const e of edges) parents.get(e.child)?.add(e.parent);
   const ordered: Table[] = [];
@@ -97,25 +77,6 @@ async function foreignKeyOrder(q: Queryable, tables: Table[]): Promise<Table[]> 
     left = left.filter((t) => !done.has(t.name));
   }
   return ordered;
-}
-
-async function count(q: Queryable, table: string): Promise<number> {
-  const [row] = await q.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${ident(table)}`);
-  return row?.n ?? 0;
-}
-
-/** A digest of a table's rows in a fixed order, to see that a table a migration filled is the same. */
-async function digest(q: Queryable, table: string): Promise<string> {
-  const [row] = await q.query<{ d: string | null }>(
-    `SELECT md5(string_agg(t::text, E'\\n' ORDER BY t::text)) AS d FROM ${ident(table)} AS t`,
-  );
-  return row?.d ?? '';
-}
-
-async function versions(q: Queryable): Promise<number[]> {
-  return (await q.query<{ version: number }>('SELECT version FROM schema_migrations ORDER BY version')).map(
-    (r) => r.version,
-  );
 }
 
 /**
@@ -159,7 +120,7 @@ export async function exportToPostgres(opts: ExportOptions): Promise<ExportRepor
     // The same release's schema on both sides (the embedded one as the service would migrate it at start).
     await migrate(source);
     await migrate(target);
-    const [sv, tv] = [await versions(source), await versions(target)];
+    const [sv, tv] = [await migrationVersions(source), await migrationVersions(target)];
     if (sv.join() !== tv.join())
       throw new ExportRefused(
         `the target's migrations (${tv.join(', ')}) differ from this release's (${sv.join(', ')}): ` +
@@ -174,10 +135,10 @@ export async function exportToPostgres(opts: ExportOptions): Promise<ExportRepor
       const shape = (x: Table) => x.columns.map((c) => `${c.name} ${c.type}`).join(', ');
       if (!tt || shape(tt) !== shape(t))
         throw new ExportRefused(`table ${t.name} differs between the data directory and the target`);
-      const rows = await count(source, t.name);
-      const there = await count(target, t.name);
+      const rows = await countRows(source, t.name);
+      const there = await countRows(target, t.name);
       if (there === 0) plan.push({ table: t, copy: rows > 0, rows });
-      else if (there === rows && (await digest(source, t.name)) === (await digest(target, t.name)))
+      else if (there === rows && (await tableDigest(source, t.name)) === (await tableDigest(target, t.name)))
         plan.push({ table: t, copy: false, rows }); // filled by a migration, the same on both sides
       else
         throw new ExportRefused(
@@ -190,54 +151,21 @@ export async function exportToPostgres(opts: ExportOptions): Promise<ExportRepor
     await source.transaction(async (src) => {
       await target.transaction(async (dst) => {
         // A target that a server-mode service already started on has the HNSW index: drop it for the load.
-        for (const { indexname } of await dst.query<{ indexname: string }>(
-          "SELECT indexname FROM pg_indexes WHERE schemaname = 'public' AND indexname LIKE 'chunks_embedding_hnsw_%'",
-        ))
-          await dst.exec(`DROP INDEX ${ident(indexname)}`);
+        await dropVectorIndexes(dst);
         for (const { table, copy, rows } of plan) {
           if (!copy) continue;
-          await dst.exec(`ALTER TABLE ${ident(table.name)} DISABLE TRIGGER USER`);
-          const cols = table.columns.map((c) => ident(c.name)).join(', ');
-          await src.exec(
-            `DECLARE export_rows NO SCROLL CURSOR FOR SELECT ${table.columns
-              .map((c) => `${ident(c.name)}::text`)
-              .join(', ')} FROM ${ident(table.name)}`,
-          );
-          const insert =
-            `INSERT INTO ${ident(table.name)} (${cols}) OVERRIDING SYSTEM VALUE SELECT ${table.columns
-              .map((c, i) => `u.c${i}::${c.type}`)
-              .join(
-                ', ',
-              )} FROM unnest(${table.columns.map((_, i) => `$${i + 1}::text[]`).join(', ')}) AS u(` +
-            `${table.columns.map((_, i) => `c${i}`).join(', ')})`;
+          await setUserTriggers(dst, table.name, false);
           let done = 0;
-          for (;;) {
-            const batch = await src.query<Record<string, string | null>>(
-              `FETCH ${BATCH_ROWS} FROM export_rows`,
-            );
-            if (batch.length === 0) break;
-            await dst.query(
-              insert,
-              table.columns.map((c) => batch.map((r) => r[c.name] ?? null)),
-            );
-            done += batch.length;
+          await streamRowsAsText(src, table, BATCH_ROWS, async (columns, n) => {
+            await insertRowsFromText(dst, table, columns);
+            done += n;
             if (rows >= 10 * BATCH_ROWS) say(`  ${table.name}: ${done}/${rows}`);
-          }
-          await src.exec('CLOSE export_rows');
-          await dst.exec(`ALTER TABLE ${ident(table.name)} ENABLE TRIGGER USER`);
+          });
+          await setUserTriggers(dst, table.name, true);
           say(`${table.name}: ${done} rows`);
         }
-        for (const { seq } of await src.query<{ seq: string }>(
-          "SELECT c.relname AS seq FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE c.relkind = 'S' AND n.nspname = 'public'",
-        )) {
-          const [v] = await src.query<{ last_value: string; is_called: boolean }>(
-            `SELECT last_value::text, is_called FROM ${ident(seq)}`,
-          );
-          await dst.query('SELECT setval($1::regclass, $2::bigint, $3)', [
-            ident(seq),
-            v!.last_value,
-            v!.is_called,
-          ]);
+        for (const seq of await listSequences(src)) {
+          await setSequence(dst, seq, await readSequence(src, seq));
           sequences++;
         }
       });
@@ -249,13 +177,12 @@ export async function exportToPostgres(opts: ExportOptions): Promise<ExportRepor
       await ensureVectorIndex(target, storedModel);
       vectorIndex = true;
     }
-    // VACUUM marks the copied pages all-visible, so keyword search reads postings from the index alone
-    // from the first query on (migration 015) instead of after autovacuum gets to it.
-    await target.exec('VACUUM ANALYZE');
+    // Pages all-visible and statistics from the first query on (vacuumAnalyze says why).
+    await vacuumAnalyze(target);
     const report: ExportReport = { tables: [], sequences, vectorIndex };
     // The source is not written meanwhile (no process has it open), so its counts from the plan stand.
     for (const { table, copy, rows } of plan) {
-      const t = await count(target, table.name);
+      const t = await countRows(target, table.name);
       report.tables.push({ table: table.name, source: rows, target: t, copied: copy });
       if (rows !== t)
         throw new Error(`table ${table.name}: ${rows} rows in the data directory, ${t} in the target`);

@@ -5,7 +5,7 @@ import { buildApp } from './http/app.ts';
 import { closeGracefully, trackConnections } from './http/graceful-close.ts';
 import { startBanner } from './lib/banner.ts';
 import { chooseLogFormat, createProcessLogger } from './lib/logger.ts';
-import { openStorage } from './service.ts';
+import { openStorage } from './storage.ts';
 
 export interface RunningServer {
   url: string;

@@ -5,7 +5,7 @@
 import { composeService } from './compose.ts';
 import type { Config } from './config.ts';
 import { createProcessLogger } from './lib/logger.ts';
-import { openStorage } from './service.ts';
+import { openStorage } from './storage.ts';
 
 /** Runs until SIGTERM/SIGINT; then finishes or hands back its jobs and closes the database. */
 export async function runWorkerProcess(config: Config): Promise<void> {

@@ -59,6 +59,11 @@ interface TagOptions extends RemoteOptions {
   clear?: boolean;
 }
 
+/**
+ * Registers the `items` commands. Long on purpose: a table of commander definitions (name, arguments,
+ * options, help), one per command, each action a call or two of the client; splitting it would scatter
+ * the help a user reads as one list.
+ */
 export function register(program: Command): void {
   const items = program.command('items').description('list, read, upload, retitle, tag and delete items');
 

@@ -92,6 +92,10 @@ async function readJob(remote: Remote, ref: ConnectionRef, jobId: number): Promi
   return job;
 }
 
+/**
+ * Registers the `sync` commands: a table of commander definitions, one per command, kept together so
+ * the help reads as one list (hence its length).
+ */
 export function register(program: Command): void {
   remoteOptions(
     program

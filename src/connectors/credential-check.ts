@@ -36,7 +36,7 @@ function hostOf(url: string): string {
  * Sends the check request. Network failures, timeouts and a source that keeps answering 429/5xx become
  * `AppError('source_unreachable')`; cancellation propagates unchanged.
  */
-export async function checkRequest(
+async function checkRequest(
   connector: Pick<AnyConnector, 'label' | 'type'>,
   ctx: ConnectorContext<unknown>,
   method: string,
@@ -72,7 +72,7 @@ export async function checkRequest(
  * The source refused the credentials: `AppError('source_auth_failed')` with the status and the source's
  * own error text (secrets redacted) and a hint naming the fields to check.
  */
-export function credentialsRejected(
+function credentialsRejected(
   connector: Pick<AnyConnector, 'label' | 'type'>,
   res: Pick<SourceResponse, 'status' | 'text'>,
   hint: string,
@@ -104,7 +104,7 @@ export function sourceRefusal(
 }
 
 /** A success status whose body shows the call was not authenticated (anonymous user, GraphQL errors). */
-export function credentialsNotAccepted(
+function credentialsNotAccepted(
   connector: Pick<AnyConnector, 'label' | 'type'>,
   what: string,
   hint: string,
@@ -119,7 +119,7 @@ export function credentialsNotAccepted(
  * Parses a 2xx check answer. A body that is not the vendor's shape means the host is not that
  * vendor's API (a wrong custom domain, a parking page): `source_unreachable` saying so.
  */
-export function parseCheckBody<T>(
+function parseCheckBody<T>(
   connector: Pick<AnyConnector, 'label' | 'type'>,
   res: SourceResponse,
   url: string,
@@ -152,7 +152,7 @@ export function basicAuth(user: string, password: string): string {
  * (or the account/space they name): `source_auth_failed` with the hint for that status; anything else
  * (3xx, 501...) means the host is not answering like the API: `source_unreachable`.
  */
-export function checkFailure(
+function checkFailure(
   connector: Pick<AnyConnector, 'label' | 'type'>,
   res: SourceResponse,
   url: string,

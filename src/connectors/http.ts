@@ -13,8 +13,10 @@ import {
   DEFAULT_MAX_DELAY_MS,
   DEFAULT_MAX_WAIT_MS,
   isRetryableStatus,
+  type AttemptResult,
   type RetryLoopOptions,
   type RetryNotice,
+  type RetryOutcome,
   retrying,
 } from '../net/retry.ts';
 import { appendQuery } from './base-url.ts';
@@ -187,7 +189,7 @@ const defaultSleep = (ms: number, signal?: AbortSignal) => delay(ms, undefined, 
  * A token bucket of `perSecond` tokens refilled continuously, holding at most one second's worth: the
  * returned function resolves when the next request may go. Concurrent callers queue in call order.
  */
-export function requestPacer(
+function requestPacer(
   perSecond: number,
   opts: {
     now: () => number;
@@ -226,6 +228,177 @@ function describe(method: string, url: string): string {
   return `${method} ${url}`;
 }
 
+/** The error of a request the retry loop gave up on: no response at all, or a failing status to the end. */
+function gaveUpError(
+  outcome: RetryOutcome<OutboundResponse>,
+  upperMethod: string,
+  shownUrl: string,
+): SourceHttpError {
+  const { attempts, stop } = outcome;
+  // Gave up on a retryable failure.
+  if (!('response' in outcome)) {
+    const detail = networkMessage(outcome.error);
+    return new SourceHttpError(
+      `${describe(upperMethod, shownUrl)} failed after ${attempts} attempt${attempts === 1 ? '' : 's'}: ${detail}`,
+      {
+        kind: 'network',
+        method: upperMethod,
+        url: shownUrl,
+        attempts,
+        detail,
+        cause: outcome.error,
+      },
+    );
+  }
+  const res = outcome.response;
+  const vendorMessage = vendorErrorText(res.text());
+  const why =
+    stop.reason === 'wait_too_long'
+      ? `asked to wait ${Math.ceil((stop.retryAfterMs ?? 0) / 1000)} s, longer than allowed`
+      : `after ${attempts} attempt${attempts === 1 ? '' : 's'}`;
+  return new SourceHttpError(
+    `${describe(upperMethod, shownUrl)} answered HTTP ${res.status} ${why}${vendorMessage ? `: ${vendorMessage}` : ''}`,
+    {
+      kind: 'status',
+      status: res.status,
+      method: upperMethod,
+      url: shownUrl,
+      attempts,
+      vendorMessage,
+      retryAfterMs: stop.retryAfterMs,
+    },
+  );
+}
+
+/** The body of a 2xx JSON answer, parsed by `schema`; any other status, or another shape, is an error. */
+function jsonBody<T>(
+  res: SourceResponse,
+  method: string,
+  url: string | URL,
+  schema: z.ZodType<T>,
+): JsonResponse<T> {
+  const shownUrl = redactUrl(res.url || url);
+  if (res.status < 200 || res.status > 299) {
+    const vendorMessage = vendorErrorText(res.text());
+    throw new SourceHttpError(
+      `${describe(method.toUpperCase(), shownUrl)} answered HTTP ${res.status}${vendorMessage ? `: ${vendorMessage}` : ''}`,
+      {
+        kind: 'status',
+        status: res.status,
+        method: method.toUpperCase(),
+        url: shownUrl,
+        attempts: 1,
+        vendorMessage,
+      },
+    );
+  }
+  const parsed = schema.safeParse(res.json());
+  if (!parsed.success) {
+    throw new SourceHttpError(
+      `${describe(method.toUpperCase(), shownUrl)} answered with an unexpected shape: ${z.prettifyError(parsed.error).replace(/\s+/g, ' ')}`,
+      {
+        kind: 'invalid_response',
+        status: res.status,
+        method: method.toUpperCase(),
+        url: shownUrl,
+        attempts: 1,
+      },
+    );
+  }
+  return { data: parsed.data, status: res.status, headers: res.headers, url: res.url };
+}
+
+/** A request as every attempt of it sends it. */
+interface PreparedRequest {
+  target: URL;
+  /** The URL with credentials in its query redacted: the one errors and notices show. */
+  shownUrl: string;
+  upperMethod: string;
+  headers: Record<string, string>;
+  body: string | undefined;
+  maxBytes: number;
+}
+
+function prepareRequest(
+  method: string,
+  url: string | URL,
+  opts: SourceRequestOptions,
+  client: { defaultHeaders: Record<string, string>; maxResponseBytes: number },
+): PreparedRequest {
+  const target = new URL(url);
+  if (opts.query) appendQuery(target, opts.query);
+  const headers = { ...client.defaultHeaders, ...lowerKeys(opts.headers ?? {}) };
+  let body = opts.body;
+  if (opts.json !== undefined) {
+    body = JSON.stringify(opts.json);
+    headers['content-type'] ??= 'application/json';
+  }
+  return {
+    target,
+    shownUrl: redactUrl(target),
+    upperMethod: method.toUpperCase(),
+    headers,
+    body,
+    maxBytes: opts.maxBytes ?? client.maxResponseBytes,
+  };
+}
+
+/** One attempt of a request: paced, under its own time limit; what the retry loop decides on. */
+async function sendAttempt(
+  req: PreparedRequest,
+  attempt: number,
+  client: {
+    fetch: OutboundFetch;
+    signal: AbortSignal | undefined;
+    attemptTimeoutMs: number;
+    pace: (() => Promise<void>) | undefined;
+    counts: { bytesReceived: number; requestCount: number };
+  },
+): Promise<AttemptResult<OutboundResponse>> {
+  const { signal, attemptTimeoutMs, pace } = client;
+  const { target, shownUrl, upperMethod, headers, body, maxBytes } = req;
+  const attemptSignal = signal
+    ? AbortSignal.any([signal, AbortSignal.timeout(attemptTimeoutMs)])
+    : AbortSignal.timeout(attemptTimeoutMs);
+  if (pace) {
+    try {
+      await pace();
+    } catch (err) {
+      throw signal?.aborted ? abortReason(signal) : err;
+    }
+  }
+  client.counts.requestCount++;
+  let res: OutboundResponse;
+  try {
+    res = await client.fetch(target, {
+      method: upperMethod,
+      headers,
+      ...(body === undefined ? {} : { body }),
+      signal: attemptSignal,
+      maxBytes,
+    });
+  } catch (err) {
+    if (signal?.aborted) throw abortReason(signal);
+    // The outbound guard refusing an address, or a redirect loop, is not a transient failure.
+    if (isPermanentFetchError(err)) throw err;
+    return { error: err, retryable: true };
+  }
+  client.counts.bytesReceived += res.body.length;
+  if (res.truncated) {
+    throw new SourceHttpError(
+      `${describe(upperMethod, shownUrl)} answered more than ${maxBytes} bytes`,
+      {
+        kind: 'too_large',
+        status: res.status,
+        method: upperMethod,
+        url: shownUrl,
+        attempts: attempt,
+      },
+    );
+  }
+  return { response: res, status: res.status, headers: res.headers };
+}
+
 /** Creates the client connectors use as `ctx.http`. */
 export function createSourceHttpClient(options: SourceHttpClientOptions): SourceHttpClient {
   const {
@@ -246,69 +419,17 @@ export function createSourceHttpClient(options: SourceHttpClientOptions): Source
     ? requestPacer(options.requestsPerSecond, { now, sleep: sleep ?? defaultSleep, signal })
     : undefined;
   const defaultHeaders = lowerKeys({ ...DEFAULT_HEADERS, ...options.defaultHeaders });
-  let bytesReceived = 0;
-  let requestCount = 0;
+  const counts = { bytesReceived: 0, requestCount: 0 };
 
   async function request(
     method: string,
     url: string | URL,
     opts: SourceRequestOptions = {},
   ): Promise<SourceResponse> {
-    const target = new URL(url);
-    if (opts.query) appendQuery(target, opts.query);
-    const shownUrl = redactUrl(target);
-    const upperMethod = method.toUpperCase();
-    const headers = { ...defaultHeaders, ...lowerKeys(opts.headers ?? {}) };
-    let body = opts.body;
-    if (opts.json !== undefined) {
-      body = JSON.stringify(opts.json);
-      headers['content-type'] ??= 'application/json';
-    }
-    const maxBytes = opts.maxBytes ?? maxResponseBytes;
-
+    const req = prepareRequest(method, url, opts, { defaultHeaders, maxResponseBytes });
+    const { shownUrl, upperMethod } = req;
     const outcome = await retrying<OutboundResponse>(
-      async (attempt) => {
-        const attemptSignal = signal
-          ? AbortSignal.any([signal, AbortSignal.timeout(attemptTimeoutMs)])
-          : AbortSignal.timeout(attemptTimeoutMs);
-        if (pace) {
-          try {
-            await pace();
-          } catch (err) {
-            throw signal?.aborted ? abortReason(signal) : err;
-          }
-        }
-        requestCount++;
-        let res: OutboundResponse;
-        try {
-          res = await fetch(target, {
-            method: upperMethod,
-            headers,
-            ...(body === undefined ? {} : { body }),
-            signal: attemptSignal,
-            maxBytes,
-          });
-        } catch (err) {
-          if (signal?.aborted) throw abortReason(signal);
-          // The outbound guard refusing an address, or a redirect loop, is not a transient failure.
-          if (isPermanentFetchError(err)) throw err;
-          return { error: err, retryable: true };
-        }
-        bytesReceived += res.body.length;
-        if (res.truncated) {
-          throw new SourceHttpError(
-            `${describe(upperMethod, shownUrl)} answered more than ${maxBytes} bytes`,
-            {
-              kind: 'too_large',
-              status: res.status,
-              method: upperMethod,
-              url: shownUrl,
-              attempts: attempt,
-            },
-          );
-        }
-        return { response: res, status: res.status, headers: res.headers };
-      },
+      (attempt) => sendAttempt(req, attempt, { fetch, signal, attemptTimeoutMs, pace, counts }),
       {
         maxAttempts,
         baseDelayMs,
@@ -322,43 +443,10 @@ export function createSourceHttpClient(options: SourceHttpClientOptions): Source
       },
     );
 
-    const { attempts, stop } = outcome;
-    if ('response' in outcome && stop.reason === 'not_retryable') {
-      return wrapResponse(outcome.response, upperMethod, shownUrl, attempts);
+    if ('response' in outcome && outcome.stop.reason === 'not_retryable') {
+      return wrapResponse(outcome.response, upperMethod, shownUrl, outcome.attempts);
     }
-    // Gave up on a retryable failure.
-    if (!('response' in outcome)) {
-      const detail = networkMessage(outcome.error);
-      throw new SourceHttpError(
-        `${describe(upperMethod, shownUrl)} failed after ${attempts} attempt${attempts === 1 ? '' : 's'}: ${detail}`,
-        {
-          kind: 'network',
-          method: upperMethod,
-          url: shownUrl,
-          attempts,
-          detail,
-          cause: outcome.error,
-        },
-      );
-    }
-    const res = outcome.response;
-    const vendorMessage = vendorErrorText(res.text());
-    const why =
-      stop.reason === 'wait_too_long'
-        ? `asked to wait ${Math.ceil((stop.retryAfterMs ?? 0) / 1000)} s, longer than allowed`
-        : `after ${attempts} attempt${attempts === 1 ? '' : 's'}`;
-    throw new SourceHttpError(
-      `${describe(upperMethod, shownUrl)} answered HTTP ${res.status} ${why}${vendorMessage ? `: ${vendorMessage}` : ''}`,
-      {
-        kind: 'status',
-        status: res.status,
-        method: upperMethod,
-        url: shownUrl,
-        attempts,
-        vendorMessage,
-        retryAfterMs: stop.retryAfterMs,
-      },
-    );
+    throw gaveUpError(outcome, upperMethod, shownUrl);
   }
 
   async function sendJson<T>(
@@ -367,36 +455,7 @@ export function createSourceHttpClient(options: SourceHttpClientOptions): Source
     schema: z.ZodType<T>,
     opts: SourceRequestOptions,
   ): Promise<JsonResponse<T>> {
-    const res = await request(method, url, opts);
-    const shownUrl = redactUrl(res.url || url);
-    if (res.status < 200 || res.status > 299) {
-      const vendorMessage = vendorErrorText(res.text());
-      throw new SourceHttpError(
-        `${describe(method.toUpperCase(), shownUrl)} answered HTTP ${res.status}${vendorMessage ? `: ${vendorMessage}` : ''}`,
-        {
-          kind: 'status',
-          status: res.status,
-          method: method.toUpperCase(),
-          url: shownUrl,
-          attempts: 1,
-          vendorMessage,
-        },
-      );
-    }
-    const parsed = schema.safeParse(res.json());
-    if (!parsed.success) {
-      throw new SourceHttpError(
-        `${describe(method.toUpperCase(), shownUrl)} answered with an unexpected shape: ${z.prettifyError(parsed.error).replace(/\s+/g, ' ')}`,
-        {
-          kind: 'invalid_response',
-          status: res.status,
-          method: method.toUpperCase(),
-          url: shownUrl,
-          attempts: 1,
-        },
-      );
-    }
-    return { data: parsed.data, status: res.status, headers: res.headers, url: res.url };
+    return jsonBody(await request(method, url, opts), method, url, schema);
   }
 
   return {
@@ -406,10 +465,10 @@ export function createSourceHttpClient(options: SourceHttpClientOptions): Source
     postJson: async (url, body, schema, opts = {}) =>
       (await sendJson('POST', url, schema, { ...opts, json: body })).data,
     get bytesReceived() {
-      return bytesReceived;
+      return counts.bytesReceived;
     },
     get requestCount() {
-      return requestCount;
+      return counts.requestCount;
     },
   };
 }

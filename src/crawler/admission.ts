@@ -17,7 +17,7 @@ import { crawlBounds } from './settings.ts';
 import { canonicalizeUrl, urlKey } from './url.ts';
 
 /** Longer URLs are refused (`too_long`): they are traps (ever-growing queries) more often than pages. */
-export const MAX_URL_LENGTH = 2048;
+const MAX_URL_LENGTH = 2048;
 
 /** Refusals of discovered links not worth recording: the URL is already in the crawl. */
 const SILENT_REASONS = new Set(['duplicate']);

@@ -25,7 +25,7 @@ export interface RetryPolicy {
 export const DEFAULT_RETRY_POLICY: RetryPolicy = { maxAttempts: 3, baseDelayMs: 1000, maxDelayMs: 30_000 };
 
 /** Transport failures worth another attempt (timeouts, resets); policy refusals and loops are not. */
-export function isRetryableError(err: unknown): boolean {
+function isRetryableError(err: unknown): boolean {
   return err instanceof OutboundError && (err.code === 'timeout' || err.code === 'network');
 }
 

@@ -24,11 +24,11 @@
  */
 
 /** Words per shingle. */
-export const SHINGLE_WORDS = 2;
+const SHINGLE_WORDS = 2;
 /** Hash functions (minimums) per signature. */
-export const SIGNATURE_SIZE = 256;
-export const ROWS_PER_BAND = 8;
-export const BANDS = SIGNATURE_SIZE / ROWS_PER_BAND;
+const SIGNATURE_SIZE = 256;
+const ROWS_PER_BAND = 8;
+const BANDS = SIGNATURE_SIZE / ROWS_PER_BAND;
 /** Estimated Jaccard similarity at or above which a page is a near-duplicate of another. */
 export const NEAR_DUPLICATE_SIMILARITY = 0.9;
 

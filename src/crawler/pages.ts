@@ -57,6 +57,27 @@ export type CommitRow = (
   work: (tx: Queryable, locked: LockedCrawlJob) => Promise<unknown>,
 ) => Promise<void>;
 
+/** A fetched page to extract: HTML, or a PDF. */
+type PageResponse = Extract<FetchPageResult, { kind: 'ok' | 'pdf' }>;
+
+/** An extracted page with what its commit needs, worked out before the transaction. */
+interface PreparedPage {
+  row: FrontierRow;
+  res: PageResponse;
+  page: ExtractedPage;
+  finalUrl: string;
+  finalKey: string;
+  /** The candidates of the page's links, admitted in the commit. */
+  links: Awaited<ReturnType<Admission['candidates']>>;
+  markdown: string;
+  textHash: string;
+  sourceKey: string;
+  detail: string | null;
+  /** A rel=canonical naming another URL, with that URL's candidates. */
+  canonical: { url: string; key: string; candidates: Awaited<ReturnType<Admission['candidates']>> } | null;
+  bands: ReturnType<typeof signatureBands> | null;
+}
+
 export class PageSettler {
   readonly #job: { id: string; organizationId: string };
   readonly #startKey: string;
@@ -145,13 +166,7 @@ export class PageSettler {
     }
   }
 
-  async #processPage(
-    row: FrontierRow,
-    res: Extract<FetchPageResult, { kind: 'ok' | 'pdf' }>,
-    finalUrl: string,
-    finalKey: string,
-  ): Promise<void> {
-    const org = this.#job.organizationId;
+  async #processPage(row: FrontierRow, res: PageResponse, finalUrl: string, finalKey: string): Promise<void> {
     const redirected = finalKey !== row.urlKey;
     // A PDF, or a PDF that cannot be read: a counted refusal, the crawl goes on.
     const refuse = (reason: string, message: string) =>
@@ -176,11 +191,29 @@ export class PageSettler {
         noteRefusals(locked, [{ url: finalUrl, reason: 'failed' }]);
       });
     }
+    const prepared = await this.#preparePage(row, res, page, finalUrl, finalKey);
+    return this.#commit(row, 'created', prepared.detail, async (tx, locked) => {
+      await this.#admission.admit(tx, locked, prepared.links);
+      if (redirected) {
+        const duplicate = await this.#takeRedirectTarget(tx, locked, prepared);
+        if (duplicate) return duplicate;
+      }
+      if (!row.admitted) return 'links_only';
+      return (await this.#refusePage(tx, locked, prepared)) ?? (await this.#storePage(tx, prepared));
+    });
+  }
+
+  /** What committing an extracted page needs that may be worked out before its transaction. */
+  async #preparePage(
+    row: FrontierRow,
+    res: PageResponse,
+    page: ExtractedPage,
+    finalUrl: string,
+    finalKey: string,
+  ): Promise<PreparedPage> {
+    const org = this.#job.organizationId;
     const links = await this.#admission.candidates(page.links, row.depth + 1);
     const markdown = page.markdown.trim();
-    const textHash = sha256Hex(markdown.replace(/\s+/g, ' '));
-    const sourceKey = crawlSourceKey(finalKey);
-    const detail = res.truncated ? `truncated at ${this.#rt.settings.maxPageBytes} bytes` : null;
     // rel=canonical naming another URL: that URL is the page to store (admitted here if it may be).
     const canonicalKey = page.canonical ? urlKey(page.canonical) : null;
     const canonical =
@@ -191,120 +224,151 @@ export class PageSettler {
             candidates: await this.#admission.candidates([page.canonical], row.depth),
           }
         : null;
-    // Salted with organization and host: only pages of one organization's host are compared.
-    const bands = page.signature ? signatureBands(page.signature, `${org}\n${new URL(finalUrl).host}`) : null;
+    return {
+      row,
+      res,
+      page,
+      finalUrl,
+      finalKey,
+      links,
+      markdown,
+      textHash: sha256Hex(markdown.replace(/\s+/g, ' ')),
+      sourceKey: crawlSourceKey(finalKey),
+      detail: res.truncated ? `truncated at ${this.#rt.settings.maxPageBytes} bytes` : null,
+      canonical,
+      // Salted with organization and host: only pages of one organization's host are compared.
+      bands: page.signature ? signatureBands(page.signature, `${org}\n${new URL(finalUrl).host}`) : null,
+    };
+  }
 
-    return this.#commit(row, 'created', detail, async (tx, locked) => {
-      await this.#admission.admit(tx, locked, links);
-      if (redirected) {
-        await this.dropRedirected(tx, row);
-        // The target's key is taken by this fetch; if another row took it meanwhile, that row has the page.
-        const taken = await insertFrontierRows(tx, this.#job.id, [
-          {
-            key: finalKey,
-            url: finalUrl,
-            depth: row.depth,
-            admitted: false,
-            state: 'done',
-            outcome: 'redirect_target',
-          },
-        ]);
-        this.#admission.markKnown(finalKey);
-        if (taken.length === 0) {
-          noteRefusals(locked, [{ url: row.url, reason: 'duplicate' }]);
-          return 'duplicate';
-        }
-      }
-      if (!row.admitted) return 'links_only';
-      if (res.noindex || page.noindex) {
-        noteRefusals(locked, [{ url: finalUrl, reason: 'noindex' }]);
+  /**
+   * A row that redirected: its own item goes, and the target's key is taken by this fetch; if another row
+   * took it meanwhile, that row has the page and this one is its duplicate.
+   */
+  async #takeRedirectTarget(
+    tx: Queryable,
+    locked: LockedCrawlJob,
+    { row, finalKey, finalUrl }: PreparedPage,
+  ): Promise<CommitResult | null> {
+    await this.dropRedirected(tx, row);
+    const taken = await insertFrontierRows(tx, this.#job.id, [
+      {
+        key: finalKey,
+        url: finalUrl,
+        depth: row.depth,
+        admitted: false,
+        state: 'done',
+        outcome: 'redirect_target',
+      },
+    ]);
+    this.#admission.markKnown(finalKey);
+    if (taken.length > 0) return null;
+    noteRefusals(locked, [{ url: row.url, reason: 'duplicate' }]);
+    return 'duplicate';
+  }
+
+  /**
+   * Why an admitted page is not stored (noindex, empty, canonical elsewhere, the same or nearly the same
+   * text as a stored page, budget spent), its own earlier item dropped where it had one; null to store it.
+   */
+  async #refusePage(tx: Queryable, locked: LockedCrawlJob, p: PreparedPage): Promise<CommitResult | null> {
+    const org = this.#job.organizationId;
+    const { res, page, finalUrl, finalKey, sourceKey, canonical } = p;
+    if (res.noindex || page.noindex) {
+      noteRefusals(locked, [{ url: finalUrl, reason: 'noindex' }]);
+      await this.#dropOwnItem(tx, sourceKey);
+      return 'noindex';
+    }
+    if (p.markdown === '') {
+      noteRefusals(locked, [{ url: finalUrl, reason: 'empty' }]);
+      return 'empty';
+    }
+    if (canonical) {
+      await this.#admission.admit(tx, locked, canonical.candidates);
+      const target = await getFrontierRow(tx, this.#job.id, canonical.key);
+      // Stored under its canonical URL unless that one is out of the crawl or failed to be a page.
+      if (target && canonicalTaken(target)) {
+        noteRefusals(locked, [{ url: finalUrl, reason: 'canonical', of: target.url }]);
         await this.#dropOwnItem(tx, sourceKey);
-        return 'noindex';
+        return { outcome: 'canonical', detail: `canonical: ${target.url}` };
       }
-      if (markdown === '') {
-        noteRefusals(locked, [{ url: finalUrl, reason: 'empty' }]);
-        return 'empty';
-      }
-      if (canonical) {
-        await this.#admission.admit(tx, locked, canonical.candidates);
-        const target = await getFrontierRow(tx, this.#job.id, canonical.key);
-        // Stored under its canonical URL unless that one is out of the crawl or failed to be a page.
-        if (target && canonicalTaken(target)) {
-          noteRefusals(locked, [{ url: finalUrl, reason: 'canonical', of: target.url }]);
-          await this.#dropOwnItem(tx, sourceKey);
-          return { outcome: 'canonical', detail: `canonical: ${target.url}` };
-        }
-      }
-      const twins = await pageTwins(tx, {
-        crawlJobId: this.#job.id,
-        organizationId: org,
-        textHash,
-        bands,
-        exceptSourceKey: sourceKey,
-      });
-      const holder = twins.sameText;
-      if (holder && holder.key !== finalKey) {
-        noteRefusals(locked, [{ url: finalUrl, reason: 'duplicate', of: holder.url }]);
-        await this.#dropOwnItem(tx, sourceKey);
-        await countVariant(tx, org, crawlSourceKey(holder.key), this.#job.id);
-        return { outcome: 'duplicate', detail: `duplicate of ${holder.url}` };
-      }
-      const near = page.signature ? nearestDuplicate(page.signature, twins.candidates) : null;
-      if (near) {
-        noteRefusals(locked, [{ url: finalUrl, reason: 'near_duplicate', of: near.url }]);
-        await this.#dropOwnItem(tx, sourceKey);
-        await countVariant(tx, org, near.sourceKey, this.#job.id);
-        return {
-          outcome: 'near_duplicate',
-          detail: `near-duplicate of ${near.url} (similarity ${near.similarity.toFixed(2)})`,
-        };
-      }
-      // Not reached while the claim keeps stored + in flight below the limit; kept as the last guard.
-      if (locked.stored >= locked.limit) {
-        noteRefusals(locked, [{ url: finalUrl, reason: 'budget' }]);
-        return 'budget';
-      }
-      const lift = row.urlKey === this.#startKey || finalKey === this.#startKey;
-      const stored = await storeDocument(
-        tx,
-        org,
-        {
-          sourceType: 'crawl',
-          sourceTableName: 'crawled_pages',
-          sourceKey,
-          title: page.title || finalUrl,
-          markdown,
-          // Split from the page's own title and text: trimming changes no word; a title taken from the URL does.
-          ...(page.title ? { searchWords: page.searchWords } : {}),
-          url: finalUrl,
-          visibility: 'public',
-          tags: this.#tags,
-          crawlJobId: this.#job.id,
-        },
-        // A new crawl of a URL brings back its item if the user had deleted it; other pages stay deleted.
-        { respectTombstones: !lift },
-      );
-      if (stored.outcome === 'tombstoned') return 'tombstoned';
-      // The text is this page's now (a later fetch of the same text is its duplicate).
-      const variants = await savePageMemory(
-        tx,
-        org,
-        sourceKey,
-        this.#job.id,
-        {
-          etag: res.etag ?? null,
-          lastModified: res.lastModified ?? null,
-          textHash,
-          links: page.links,
-          signature: page.signature,
-          bands,
-        },
-        finalKey,
-      );
-      // Pages this crawl collapsed into this one before it was stored again.
-      if (variants > 0) await setVariantsTag(tx, org, sourceKey, variants);
-      return stored.outcome;
+    }
+    const twins = await pageTwins(tx, {
+      crawlJobId: this.#job.id,
+      organizationId: org,
+      textHash: p.textHash,
+      bands: p.bands,
+      exceptSourceKey: sourceKey,
     });
+    const holder = twins.sameText;
+    if (holder && holder.key !== finalKey) {
+      noteRefusals(locked, [{ url: finalUrl, reason: 'duplicate', of: holder.url }]);
+      await this.#dropOwnItem(tx, sourceKey);
+      await countVariant(tx, org, crawlSourceKey(holder.key), this.#job.id);
+      return { outcome: 'duplicate', detail: `duplicate of ${holder.url}` };
+    }
+    const near = page.signature ? nearestDuplicate(page.signature, twins.candidates) : null;
+    if (near) {
+      noteRefusals(locked, [{ url: finalUrl, reason: 'near_duplicate', of: near.url }]);
+      await this.#dropOwnItem(tx, sourceKey);
+      await countVariant(tx, org, near.sourceKey, this.#job.id);
+      return {
+        outcome: 'near_duplicate',
+        detail: `near-duplicate of ${near.url} (similarity ${near.similarity.toFixed(2)})`,
+      };
+    }
+    // Not reached while the claim keeps stored + in flight below the limit; kept as the last guard.
+    if (locked.stored >= locked.limit) {
+      noteRefusals(locked, [{ url: finalUrl, reason: 'budget' }]);
+      return 'budget';
+    }
+    return null;
+  }
+
+  /** Stores the page as an item and remembers its validators, links and text for the next crawl. */
+  async #storePage(tx: Queryable, p: PreparedPage): Promise<CommitResult> {
+    const org = this.#job.organizationId;
+    const { row, res, page, finalUrl, finalKey, sourceKey } = p;
+    const lift = row.urlKey === this.#startKey || finalKey === this.#startKey;
+    const stored = await storeDocument(
+      tx,
+      org,
+      {
+        sourceType: 'crawl',
+        sourceTableName: 'crawled_pages',
+        sourceKey,
+        title: page.title || finalUrl,
+        markdown: p.markdown,
+        // Split from the page's own title and text: trimming changes no word; a title taken from the URL does.
+        ...(page.title ? { searchWords: page.searchWords } : {}),
+        url: finalUrl,
+        visibility: 'public',
+        tags: this.#tags,
+        crawlJobId: this.#job.id,
+      },
+      // A new crawl of a URL brings back its item if the user had deleted it; other pages stay deleted.
+      { respectTombstones: !lift },
+    );
+    if (stored.outcome === 'tombstoned') return 'tombstoned';
+    // The text is this page's now (a later fetch of the same text is its duplicate).
+    const variants = await savePageMemory(
+      tx,
+      org,
+      sourceKey,
+      this.#job.id,
+      {
+        etag: res.etag ?? null,
+        lastModified: res.lastModified ?? null,
+        textHash: p.textHash,
+        links: page.links,
+        signature: page.signature,
+        bands: p.bands,
+      },
+      finalKey,
+    );
+    // Pages this crawl collapsed into this one before it was stored again.
+    if (variants > 0) await setVariantsTag(tx, org, sourceKey, variants);
+    return stored.outcome;
   }
 }
 

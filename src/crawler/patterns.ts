@@ -12,9 +12,9 @@
 /** Added to the priority of every queued URL of a pushed-back pattern. */
 export const PUSH_BACK = 1_000_000;
 /** A pattern is pushed back once at least this many of its pages collapsed... */
-export const PUSH_BACK_MIN_COLLAPSED = 3;
+const PUSH_BACK_MIN_COLLAPSED = 3;
 /** ...and they are at least this share of the pattern's pages fetched. */
-export const PUSH_BACK_SHARE = 0.5;
+const PUSH_BACK_SHARE = 0.5;
 
 /** Outcomes that mean "this page added nothing": they count against the page's pattern. */
 export const COLLAPSED_OUTCOMES: ReadonlySet<string> = new Set(['duplicate', 'near_duplicate', 'canonical']);

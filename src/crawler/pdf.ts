@@ -14,7 +14,7 @@ import { itemSearchWords } from '../lib/search-words.ts';
 import { textSignature } from './fingerprint.ts';
 
 /** Pages read at most; the rest of a longer document is left out. */
-export const MAX_PDF_PAGES = 500;
+const MAX_PDF_PAGES = 500;
 
 export class PdfRefusal extends Error {
   override name = 'PdfRefusal';

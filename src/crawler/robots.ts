@@ -12,7 +12,7 @@ const robotsParser = robotsParserModule as unknown as typeof robotsParserModule.
 /** RFC 9309 asks crawlers to parse at least 500 KiB; more than that is ignored. */
 const MAX_ROBOTS_BYTES = 512 * 1024;
 /** A hostile or careless Crawl-delay must not stall a job for hours. */
-export const DEFAULT_MAX_CRAWL_DELAY_MS = 30_000;
+const DEFAULT_MAX_CRAWL_DELAY_MS = 30_000;
 
 export interface RobotsRules {
   /** The robots.txt URL these rules came from. */

@@ -7,7 +7,7 @@ import { type OutboundFetch, OutboundBlockedError } from '../net/outbound.ts';
 import { canonicalizeUrl, urlKey } from './url.ts';
 
 /** Locations tried besides those listed in robots.txt. */
-export const USUAL_SITEMAP_PATHS = ['/sitemap.xml', '/sitemap_index.xml'];
+const USUAL_SITEMAP_PATHS = ['/sitemap.xml', '/sitemap_index.xml'];
 
 export interface SitemapEntry {
   /** Canonical page URL. */

@@ -4,9 +4,9 @@ import { fileURLToPath } from 'node:url';
 import type { EmbedderConfig } from './config.ts';
 
 /** The default local model, as `scripts/fixtures/model.sh` lays it out in the checkout's `.cache/`. */
-export const DEFAULT_MODEL_NAME = 'all-MiniLM-L6-v2';
+const DEFAULT_MODEL_NAME = 'all-MiniLM-L6-v2';
 const PROJECT_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
-export const DEFAULT_MODEL_DIR = path.join(PROJECT_ROOT, '.cache', 'models', DEFAULT_MODEL_NAME);
+const DEFAULT_MODEL_DIR = path.join(PROJECT_ROOT, '.cache', 'models', DEFAULT_MODEL_NAME);
 
 /** The settings that pick the embedding model (a `Config` has them; declared here so embedding/ stays below the entry). */
 export interface EmbeddingSettings {

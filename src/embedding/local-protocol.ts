@@ -8,7 +8,7 @@ import { z } from 'zod';
  * Who waits for a call. Queries are a person's search waiting on one inference; documents are the
  * indexer's backlog. The thread runs every query before the next document inference.
  */
-export const embedPrioritySchema = z.enum(['query', 'document']);
+const embedPrioritySchema = z.enum(['query', 'document']);
 export type EmbedPriority = z.infer<typeof embedPrioritySchema>;
 
 /** The model to load, and how to run it (the thread's `workerData`). */

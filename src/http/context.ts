@@ -5,7 +5,7 @@ import type { Config } from '../config.ts';
 import type { Database } from '../db/database.ts';
 import type { Embedder } from '../embedding/index.ts';
 import type { JobSignals } from '../jobs/signals.ts';
-import type { SourceServices } from '../jobs/sources.ts';
+import type { SourceServices } from '../jobs/source-services.ts';
 
 /**
  * What the routes need from the rest of the service, built once by the composition root

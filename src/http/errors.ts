@@ -41,7 +41,7 @@ export interface ErrorBody {
 }
 
 /** Turn any thrown value into our status + body; nothing internal (stack, SQL, secrets) leaks. */
-export function toErrorResponse(err: unknown): { status: number; body: ErrorBody } {
+function toErrorResponse(err: unknown): { status: number; body: ErrorBody } {
   if (err instanceof AppError) {
     return { status: err.status, body: { ...(err.details ?? {}), error: err.code, message: err.message } };
   }

@@ -24,9 +24,17 @@ export function oauthSecretAad(secretId: string): string {
 }
 
 /** The stored key; when there is none yet, a new one is stored unless `create` is false (then null). */
-async function loadKey(db: Queryable, cipher: CredentialCipher, create: true): Promise<Buffer>;
-async function loadKey(db: Queryable, cipher: CredentialCipher, create: boolean): Promise<Buffer | null>;
-async function loadKey(db: Queryable, cipher: CredentialCipher, create: boolean): Promise<Buffer | null> {
+async function loadKey(db: Queryable, cipher: CredentialCipher, opts: { create: true }): Promise<Buffer>;
+async function loadKey(
+  db: Queryable,
+  cipher: CredentialCipher,
+  opts: { create: boolean },
+): Promise<Buffer | null>;
+async function loadKey(
+  db: Queryable,
+  cipher: CredentialCipher,
+  { create }: { create: boolean },
+): Promise<Buffer | null> {
   const read = async () => {
     const rows = await db.query<{ value: { encrypted?: string } }>(
       'SELECT value FROM service_settings WHERE key = $1',
@@ -73,7 +81,7 @@ export class OAuthStates {
 
   #stateKey(): Promise<Buffer> {
     if (!this.#key) {
-      const p = loadKey(this.#db, this.#cipher, true);
+      const p = loadKey(this.#db, this.#cipher, { create: true });
       p.catch(() => {
         if (this.#key === p) this.#key = null;
       });
@@ -98,7 +106,7 @@ export class OAuthStates {
     if (!/^[A-Za-z0-9_-]{16,64}$/.test(id) || !/^\d{1,12}$/.test(exp)) throw invalid;
     // Without a stored key no state was ever signed: refuse it without making the key (a refused
     // request changes nothing). Once one exists it is cached like the signing side's.
-    const key = this.#key ? await this.#key : await loadKey(this.#db, this.#cipher, false);
+    const key = this.#key ? await this.#key : await loadKey(this.#db, this.#cipher, { create: false });
     if (!key) throw invalid;
     this.#key ??= Promise.resolve(key);
     const expected = Buffer.from(sign(key, `${id}.${exp}`));

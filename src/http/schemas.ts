@@ -5,8 +5,6 @@ export const errorBodySchema = z
   .object({ error: z.string(), message: z.string() })
   .meta({ id: 'Error', description: 'Every error response: a code from a closed set and a sentence a person can act on.' });
 
-export const successSchema = z.object({ success: z.boolean() });
-
 /** Standard error responses to list on every authenticated route in the OpenAPI document. */
 export const commonErrors = {
   400: errorBodySchema,
@@ -90,7 +88,7 @@ const IPV6 = [
 ].join('|');
 const HOST = `(?:(?:[A-Za-z0-9-]+\\.)*[A-Za-z][A-Za-z0-9-]*|${IPV4}|${IPV4_NUMBER}|\\[(?:${IPV6})\\])`;
 const PORT = '(?::(?:6553[0-5]|655[0-2][0-9]|65[0-4][0-9]{2}|6[0-4][0-9]{3}|[1-5][0-9]{4}|[0-9]{1,4}))?';
-export const HTTP_URL_PATTERN =
+const HTTP_URL_PATTERN =
   `^[Hh][Tt][Tt][Pp][Ss]?://${HOST}${PORT}(?:[/?]${URI_CHARS})?(?:#${URI_CHARS})?$`;
 const httpUrlRegex = new RegExp(HTTP_URL_PATTERN);
 

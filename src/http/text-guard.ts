@@ -57,7 +57,7 @@ function findString(
 }
 
 /** The first string (or key) in `value` that is not acceptable text: its path and what is wrong. */
-export function findInvalidText(value: unknown, path: string): { path: string; problem: string } | undefined {
+function findInvalidText(value: unknown, path: string): { path: string; problem: string } | undefined {
   return findString(value, path, textProblem);
 }
 
@@ -89,7 +89,7 @@ function percentDecodeBytes(component: string): Buffer | null {
  * or bytes that are not UTF-8), with its field path. The framework's parser keeps a malformed escape as
  * it is and decodes bad bytes leniently, so this reads the raw query string itself.
  */
-export function findInvalidQueryEncoding(url: string): { path: string; problem: string } | undefined {
+function findInvalidQueryEncoding(url: string): { path: string; problem: string } | undefined {
   const q = url.indexOf('?');
   if (q < 0) return undefined;
   for (const pair of url.slice(q + 1).split('&')) {

@@ -1,20 +1,34 @@
 import type { Database, Queryable } from '../db/database.ts';
+import { toRealArrayParam } from '../db/real-array-param.ts';
+import {
+  analyzeItemsAndChunks,
+  deleteGenerationChunksBatch,
+  deleteItemChunks,
+  deleteItemGenerationChunks,
+  deleteItemStaging,
+  deleteOtherGenerationsChunks,
+  deleteStagedGeneration,
+  endIndexingLease,
+  endIndexingLeases,
+  insertChunks,
+  type LeasedItem,
+  leasePendingItems,
+  listStagedGenerations,
+  lockItemForPart,
+  markIndexed,
+  markIndexedIfUnchanged,
+  reclaimIndexingLeases,
+  renewIndexingLeases,
+  stageGeneration,
+  vacuumPostings,
+} from '../db/repositories/chunks.ts';
 import type { Embedder } from '../embedding/index.ts';
-import { realArrayVectorSql, toRealArrayParam, toVectorLiteral } from '../embedding/vector.ts';
+import { toVectorLiteral } from '../embedding/vector.ts';
 import type { Logger } from '../lib/logger.ts';
 import { chunkOffThread } from './chunk-pool.ts';
 import { type Chunk, chunkMarkdown } from './chunker.ts';
 
-interface PendingItem {
-  id: string;
-  organization_id: string;
-  title: string;
-  content: string;
-  content_hash: string;
-  tags: string[];
-  visibility: string;
-  source_type: string;
-}
+type PendingItem = LeasedItem;
 
 /**
  * Chunks stay passage-sized even when the model's window is much larger (remote models take 8k tokens):
@@ -75,37 +89,6 @@ export async function chunkForIndexingOffThread(
     signal,
   );
 }
-
-/**
- * Leases up to $1 pending items for $2 seconds, in turns across queues (see {@link Indexer}): `queues`
- * finds each queue once by skipping along items_indexing_queue_idx (a loose index scan: one index probe
- * per queue, however many items wait), each queue offers its first $1 unleased items in order, and the
- * offers are taken by turn, then oldest change first. Cost: the number of queues times $1 rows.
- */
-const LEASE_SQL = `
-  WITH RECURSIVE queues (org, source, conn) AS (
-    (SELECT organization_id, source_type, coalesce(connection_id, '') FROM items
-      WHERE indexing_status = 'pending'
-      ORDER BY organization_id, source_type, coalesce(connection_id, '') LIMIT 1)
-    UNION ALL
-    SELECT nxt.* FROM queues AS q CROSS JOIN LATERAL (
-      SELECT organization_id, source_type, coalesce(connection_id, '') FROM items
-       WHERE indexing_status = 'pending'
-         AND (organization_id, source_type, coalesce(connection_id, '')) > (q.org, q.source, q.conn)
-       ORDER BY organization_id, source_type, coalesce(connection_id, '') LIMIT 1) AS nxt
-  ),
-  offers AS (
-    SELECT o.id, o.updated_at, row_number() OVER (PARTITION BY q.org, q.source, q.conn ORDER BY o.updated_at) AS turn
-      FROM queues AS q CROSS JOIN LATERAL (
-        SELECT i.id, i.updated_at FROM items AS i
-         WHERE i.indexing_status = 'pending' AND i.organization_id = q.org AND i.source_type = q.source
-           AND coalesce(i.connection_id, '') = q.conn
-           AND (i.indexing_lease_until IS NULL OR i.indexing_lease_until < now())
-         ORDER BY i.updated_at LIMIT $1 FOR UPDATE SKIP LOCKED) AS o
-  )
-  UPDATE items SET indexing_lease_until = now() + make_interval(secs => $2)
-   WHERE id IN (SELECT id FROM offers ORDER BY turn, updated_at LIMIT $1)
-  RETURNING id, organization_id, title, content, content_hash, tags, visibility, source_type`;
 
 interface Round {
   items: PendingItem[];
@@ -308,14 +291,11 @@ export class Indexer {
    */
   async #reclaimLeases(): Promise<void> {
     try {
-      const taken = await this.#db.query(
-        `UPDATE items SET indexing_lease_until = NULL
-          WHERE indexing_status = 'pending' AND indexing_lease_until IS NOT NULL RETURNING id`,
-      );
+      const taken = await reclaimIndexingLeases(this.#db);
       if (taken.length > 0)
         this.#opts.log?.warn({ items: taken.length }, 'took back indexing leases left by a previous run');
-      const staged = await this.#db.query<{ generation: number }>('SELECT generation FROM chunk_staging');
-      for (const { generation } of staged) await this.#removeStaged(generation);
+      const staged = await listStagedGenerations(this.#db);
+      for (const generation of staged) await this.#removeStaged(generation);
       if (staged.length > 0)
         this.#opts.log?.warn({ generations: staged.length }, 'removed chunks staged by a previous run');
     } catch (err) {
@@ -326,13 +306,10 @@ export class Indexer {
   /** Deletes a staged generation's chunks in bounded transactions, then its row (they stay unseen until then). */
   async #removeStaged(generation: number): Promise<void> {
     for (;;) {
-      const gone = await this.#db.query(
-        `DELETE FROM chunks WHERE id IN (SELECT id FROM chunks WHERE generation = $1 LIMIT $2) RETURNING id`,
-        [generation, this.#opts.commitChunks * 8],
-      );
-      if (gone.length === 0) break;
+      const gone = await deleteGenerationChunksBatch(this.#db, generation, this.#opts.commitChunks * 8);
+      if (gone === 0) break;
     }
-    await this.#db.query('DELETE FROM chunk_staging WHERE generation = $1', [generation]);
+    await deleteStagedGeneration(this.#db, generation);
   }
 
   /**
@@ -362,7 +339,7 @@ export class Indexer {
     if (this.#indexedSinceAnalyze < 200 && Date.now() - this.#lastAnalyze < 10 * 60_000) return;
     this.#indexedSinceAnalyze = 0;
     this.#lastAnalyze = Date.now();
-    await this.#db.exec('ANALYZE items; ANALYZE chunks');
+    await analyzeItemsAndChunks(this.#db);
   }
 
   /**
@@ -379,7 +356,7 @@ export class Indexer {
     this.#indexedSinceVacuum += indexed;
     if (this.#indexedSinceVacuum === 0 || (!force && this.#indexedSinceVacuum < VACUUM_EVERY_ITEMS)) return;
     this.#indexedSinceVacuum = 0;
-    await this.#db.exec('VACUUM bm25_postings');
+    await vacuumPostings(this.#db);
   }
 
   /**
@@ -430,10 +407,10 @@ export class Indexer {
    * model's thread keeps it, and cuts each call into inferences, queries first).
    */
   async #prepare(): Promise<Round | null> {
-    const items = await this.#db.query<PendingItem>(LEASE_SQL, [
-      this.#opts.batchItems,
-      this.#opts.leaseSeconds,
-    ]);
+    const items = await leasePendingItems(this.#db, {
+      limit: this.#opts.batchItems,
+      leaseSeconds: this.#opts.leaseSeconds,
+    });
     if (items.length === 0) return null;
     const release = this.#keepLeased(items.map((i) => i.id));
     try {
@@ -475,12 +452,10 @@ export class Indexer {
   /** A round leased but not written: stop renewing its leases and end them. */
   async #giveBack(round: Pick<Round, 'items' | 'release'>): Promise<void> {
     round.release();
-    await this.#db
-      .query(
-        `UPDATE items SET indexing_lease_until = NULL WHERE id = ANY($1::text[]) AND indexing_status = 'pending'`,
-        [round.items.map((i) => i.id)],
-      )
-      .catch((err: unknown) => this.#opts.log?.warn({ err }, 'could not give back indexing leases'));
+    await endIndexingLeases(
+      this.#db,
+      round.items.map((i) => i.id),
+    ).catch((err: unknown) => this.#opts.log?.warn({ err }, 'could not give back indexing leases'));
   }
 
   /**
@@ -493,13 +468,9 @@ export class Indexer {
     const { leaseSeconds } = this.#opts;
     const timer = setInterval(
       () => {
-        this.#db
-          .query(
-            `UPDATE items SET indexing_lease_until = now() + make_interval(secs => $2)
-            WHERE id = ANY($1::text[]) AND indexing_status = 'pending'`,
-            [ids, leaseSeconds],
-          )
-          .catch((err: unknown) => this.#opts.log?.warn({ err }, 'could not renew indexing leases'));
+        renewIndexingLeases(this.#db, ids, leaseSeconds).catch((err: unknown) =>
+          this.#opts.log?.warn({ err }, 'could not renew indexing leases'),
+        );
       },
       (leaseSeconds * 1000) / 3,
     );
@@ -546,9 +517,9 @@ export class Indexer {
           // A large item's staged part stays behind, unseen by search and removed by the item's next
           // attempt (or the next start): what a crash here leaves too. The round's items not written yet
           // are given back now rather than when their leases run out.
-          await this.#db.query(
-            `UPDATE items SET indexing_lease_until = NULL WHERE id = ANY($1::text[]) AND indexing_status = 'pending'`,
-            [items.map((i) => i.id)],
+          await endIndexingLeases(
+            this.#db,
+            items.map((i) => i.id),
           );
           throw new IndexerStoppedError();
         }
@@ -577,73 +548,41 @@ export class Indexer {
     const last = to === chunks.length;
     if (whole) {
       // Fits in one transaction: the old swap, under a generation of its own.
-      const still = await tx.query<{ generation: number }>(
-        `UPDATE items SET indexing_status = 'indexed', indexing_error = NULL, indexing_lease_until = NULL, indexed_at = now()
-          WHERE id = $1 AND content_hash = $2 AND indexing_status = 'pending'
-          RETURNING nextval('chunk_generation_seq') AS generation`,
-        [item.id, item.content_hash],
-      );
-      if (still.length === 0) {
-        await this.#releaseChanged(tx, item.id);
+      const generation = await markIndexedIfUnchanged(tx, item.id, item.content_hash);
+      if (generation === null) {
+        await endIndexingLease(tx, item.id);
         return;
       }
-      write.generation = still[0]!.generation;
+      write.generation = generation;
       // Every other generation: the visible one and any an interrupted attempt staged.
-      await tx.query('DELETE FROM chunks WHERE item_id = $1', [item.id]);
-      await tx.query('DELETE FROM chunk_staging WHERE item_id = $1', [item.id]);
+      await deleteItemChunks(tx, item.id);
+      await deleteItemStaging(tx, item.id);
       await this.#insertChunks(tx, write, from, to);
       return;
     }
-    const locked = await tx.query<{ generation: number | null }>(
-      `SELECT (SELECT s.generation FROM chunk_staging AS s WHERE s.generation = $3) AS generation
-         FROM items WHERE id = $1 AND content_hash = $2 AND indexing_status = 'pending' FOR UPDATE`,
-      [item.id, item.content_hash, write.generation ?? -1],
-    );
+    const locked = await lockItemForPart(tx, item.id, item.content_hash, write.generation);
     if (from === 0) {
-      if (locked.length === 0) {
+      if (locked === null) {
         write.dropped = true;
-        await this.#releaseChanged(tx, item.id);
+        await endIndexingLease(tx, item.id);
         return;
       }
-      const [staged] = await tx.query<{ generation: number }>(
-        `INSERT INTO chunk_staging (generation, item_id) VALUES (nextval('chunk_generation_seq'), $1)
-         RETURNING generation`,
-        [item.id],
-      );
-      write.generation = staged!.generation;
-    } else if (locked.length === 0 || locked[0]!.generation === null) {
+      write.generation = await stageGeneration(tx, item.id);
+    } else if (locked === null || !locked.staged) {
       // The content changed, or another attempt finished the item (and removed this one's staged part):
       // drop what this attempt staged, if it is still there.
       write.dropped = true;
-      await tx.query('DELETE FROM chunks WHERE item_id = $1 AND generation = $2', [
-        item.id,
-        write.generation,
-      ]);
-      await tx.query('DELETE FROM chunk_staging WHERE generation = $1', [write.generation]);
-      await this.#releaseChanged(tx, item.id);
+      await deleteItemGenerationChunks(tx, item.id, write.generation);
+      await deleteStagedGeneration(tx, write.generation);
+      await endIndexingLease(tx, item.id);
       return;
     }
     await this.#insertChunks(tx, write, from, to);
     if (!last) return;
     // The flip: the staged generation becomes the item's chunks, the others go, in this one commit.
-    await tx.query(
-      `UPDATE items SET indexing_status = 'indexed', indexing_error = NULL, indexing_lease_until = NULL, indexed_at = now()
-        WHERE id = $1`,
-      [item.id],
-    );
-    await tx.query('DELETE FROM chunks WHERE item_id = $1 AND generation <> $2', [item.id, write.generation]);
-    await tx.query('DELETE FROM chunk_staging WHERE item_id = $1', [item.id]);
-  }
-
-  /**
-   * The item changed while this attempt embedded it: if it is pending (new content), end the lease so the
-   * next round takes it again rather than after the lease runs out.
-   */
-  async #releaseChanged(tx: Queryable, itemId: string): Promise<void> {
-    await tx.query(
-      `UPDATE items SET indexing_lease_until = NULL WHERE id = $1 AND indexing_status = 'pending'`,
-      [itemId],
-    );
+    await markIndexed(tx, item.id);
+    await deleteOtherGenerationsChunks(tx, item.id, write.generation);
+    await deleteItemStaging(tx, item.id);
   }
 
   async #insertChunks(tx: Queryable, write: ItemWrite, from: number, to: number): Promise<void> {
@@ -651,33 +590,20 @@ export class Indexer {
     const chunks = write.chunks.slice(from, to);
     const dims = Math.trunc(this.#embedder.dimensions);
     const vectors = write.vectors.slice(from, to);
-    // Embedded mode sends the vectors as one binary real[] (toRealArrayParam), each sliced out by its
-    // row's ordinal: PGlite's WASM parsed their text at 0.72-0.78 ms a vector of its thread, binary takes
-    // 0.07-0.13. Server mode keeps the text form: there the 32-row insert took 13 ms longer with the
-    // binary array (90-96 against 104-109 ms, the same vectors into twin tables with the HNSW index;
-    // the execution itself was not slower, the cause was not found) and native parsing is cheap.
-    const binary = this.#db.kind === 'pglite';
-    const [rows, embedding] = binary
-      ? [
-          'unnest($4::int[], $5::text[], $7::text[]) WITH ORDINALITY AS u(idx, txt, et, n)',
-          realArrayVectorSql('$6', 'u.n', dims),
-        ]
-      : ['unnest($4::int[], $5::text[], $7::text[], $6::text[]) AS u(idx, txt, et, emb)', 'u.emb::vector'];
-    await tx.query(
-      `INSERT INTO chunks (item_id, organization_id, chunk_index, text, embedding, model_id, tsv, tags, visibility, source_type, generation)
-       SELECT $1, $2, u.idx, u.txt, ${embedding}, $3, to_tsvector('english', u.et), i.tags, i.visibility, i.source_type, $8
-         FROM ${rows} JOIN items AS i ON i.id = $1`,
-      [
-        write.item.id,
-        write.item.organization_id,
-        this.#embedder.modelId,
-        chunks.map((c) => c.index),
-        chunks.map((c) => c.text),
-        binary ? toRealArrayParam(vectors, dims) : vectors.map(toVectorLiteral),
-        chunks.map((c) => c.embedText),
-        write.generation,
-      ],
-    );
+    // The binary form in embedded mode only (insertChunks says why).
+    await insertChunks(tx, {
+      itemId: write.item.id,
+      organizationId: write.item.organization_id,
+      modelId: this.#embedder.modelId,
+      generation: write.generation,
+      indexes: chunks.map((c) => c.index),
+      texts: chunks.map((c) => c.text),
+      embedTexts: chunks.map((c) => c.embedText),
+      vectors:
+        this.#db.kind === 'pglite'
+          ? { realArray: toRealArrayParam(vectors, dims), dims }
+          : { literals: vectors.map(toVectorLiteral) },
+    });
   }
 }
 

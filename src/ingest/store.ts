@@ -1,4 +1,12 @@
 import type { Queryable } from '../db/database.ts';
+import {
+  deleteItemBySourceKey,
+  deleteTombstones,
+  hasTombstone,
+  itemIdBySourceKey,
+  updateChunkFilters,
+  upsertItem,
+} from '../db/repositories/item-store.ts';
 import type { ItemSourceType, Visibility } from '../db/repositories/items.ts';
 import { sha256Hex } from '../lib/crypto.ts';
 import { newId } from '../lib/ids.ts';
@@ -84,88 +92,39 @@ export async function storeDocument(
       : await itemSearchWordsInSlices(doc.title, doc.markdown);
   const tombstoneKeys = [doc.sourceKey, ...(doc.tombstoneKeys ?? [])];
   if (opts.respectTombstones) {
-    const dead = await q.query(
-      'SELECT 1 FROM item_tombstones WHERE organization_id = $1 AND source_key = ANY($2::text[])',
-      [organizationId, tombstoneKeys],
-    );
-    if (dead.length > 0) return { outcome: 'tombstoned', itemId: null };
+    if (await hasTombstone(q, organizationId, tombstoneKeys)) return { outcome: 'tombstoned', itemId: null };
   } else {
-    await q.query('DELETE FROM item_tombstones WHERE organization_id = $1 AND source_key = ANY($2::text[])', [
-      organizationId,
-      tombstoneKeys,
-    ]);
+    await deleteTombstones(q, organizationId, tombstoneKeys);
   }
   const hash = contentHash(doc.title, doc.markdown);
   const tags = [...new Set(doc.tags)];
-  // One statement decides insert / changed / unchanged, so concurrent writers of one key cannot duplicate
-  // it. A document stored again exactly as it is (a re-read after no change) matches the WHERE of
-  // neither branch and writes nothing: no new row version, no chunk update, nothing for the indexer.
-  const rows = await q.query<{ id: string; inserted: boolean; old_hash: string | null }>(
-    `WITH old AS (SELECT content_hash FROM items WHERE organization_id = $2 AND source_key = $10)
-     INSERT INTO items AS i (id, organization_id, title, content, content_hash, visibility, source_type,
-                             source_table_name, source_url, source_key, connection_id, crawl_job_id, tags,
-                             source_version, search_words)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14,
-             array_to_tsvector(string_to_array($15, ' ')))
-     ON CONFLICT (organization_id, source_key) DO UPDATE SET
-       title = EXCLUDED.title,
-       content = EXCLUDED.content,
-       search_words = EXCLUDED.search_words,
-       content_hash = EXCLUDED.content_hash,
-       visibility = EXCLUDED.visibility,
-       source_table_name = EXCLUDED.source_table_name,
-       source_url = EXCLUDED.source_url,
-       connection_id = EXCLUDED.connection_id,
-       crawl_job_id = COALESCE(EXCLUDED.crawl_job_id, i.crawl_job_id),
-       tags = EXCLUDED.tags,
-       source_version = EXCLUDED.source_version,
-       indexing_status = CASE WHEN i.content_hash = EXCLUDED.content_hash THEN i.indexing_status ELSE 'pending' END,
-       indexing_error = CASE WHEN i.content_hash = EXCLUDED.content_hash THEN i.indexing_error ELSE NULL END,
-       updated_at = CASE WHEN i.content_hash = EXCLUDED.content_hash AND i.visibility = EXCLUDED.visibility
-                          AND i.tags = EXCLUDED.tags AND i.source_url = EXCLUDED.source_url
-                         THEN i.updated_at ELSE now() END
-     WHERE NOT (i.content_hash = EXCLUDED.content_hash AND i.title = EXCLUDED.title
-                AND i.visibility = EXCLUDED.visibility AND i.source_table_name = EXCLUDED.source_table_name
-                AND i.source_url = EXCLUDED.source_url AND i.tags = EXCLUDED.tags
-                AND i.connection_id IS NOT DISTINCT FROM EXCLUDED.connection_id
-                AND i.source_version IS NOT DISTINCT FROM EXCLUDED.source_version
-                AND (EXCLUDED.crawl_job_id IS NULL OR i.crawl_job_id IS NOT DISTINCT FROM EXCLUDED.crawl_job_id))
-     RETURNING id, (xmax = 0) AS inserted, (SELECT content_hash FROM old) AS old_hash`,
-    [
-      newId(),
-      organizationId,
-      doc.title,
-      doc.markdown,
-      hash,
-      doc.visibility,
-      doc.sourceType,
-      doc.sourceTableName,
-      doc.url,
-      doc.sourceKey,
-      doc.connectionId ?? null,
-      doc.crawlJobId ?? null,
-      tags,
-      doc.sourceVersion ?? null,
-      searchWords,
-    ],
-  );
-  const row = rows[0];
+  // One statement decides insert / changed / unchanged (upsertItem): null when nothing changed at all.
+  const row = await upsertItem(q, {
+    id: newId(),
+    organizationId,
+    title: doc.title,
+    content: doc.markdown,
+    contentHash: hash,
+    visibility: doc.visibility,
+    sourceType: doc.sourceType,
+    sourceTableName: doc.sourceTableName,
+    sourceUrl: doc.url,
+    sourceKey: doc.sourceKey,
+    connectionId: doc.connectionId ?? null,
+    crawlJobId: doc.crawlJobId ?? null,
+    tags,
+    sourceVersion: doc.sourceVersion ?? null,
+    searchWords,
+  });
   if (!row) {
-    const same = await q.query<{ id: string }>(
-      'SELECT id FROM items WHERE organization_id = $1 AND source_key = $2',
-      [organizationId, doc.sourceKey],
-    );
-    return { outcome: 'unchanged', itemId: same[0]!.id };
+    const same = await itemIdBySourceKey(q, organizationId, doc.sourceKey);
+    if (same === undefined) throw new Error(`no item is stored under ${doc.sourceKey}`);
+    return { outcome: 'unchanged', itemId: same };
   }
   // A new item has no chunks yet.
   if (row.inserted) return { outcome: 'created', itemId: row.id };
-  // Chunks copy tags and visibility for filtering; keep them in step when only metadata changed.
-  await q.query('UPDATE chunks SET tags = $2, visibility = $3 WHERE item_id = $1', [
-    row.id,
-    tags,
-    doc.visibility,
-  ]);
-  return { outcome: row.old_hash === hash ? 'unchanged' : 'updated', itemId: row.id };
+  await updateChunkFilters(q, row.id, tags, doc.visibility);
+  return { outcome: row.oldHash === hash ? 'unchanged' : 'updated', itemId: row.id };
 }
 
 /**
@@ -190,9 +149,5 @@ export async function removeDocument(
   organizationId: string,
   sourceKey: string,
 ): Promise<boolean> {
-  const rows = await q.query(
-    'DELETE FROM items WHERE organization_id = $1 AND source_key = $2 RETURNING id',
-    [organizationId, sourceKey],
-  );
-  return rows.length > 0;
+  return deleteItemBySourceKey(q, organizationId, sourceKey);
 }

@@ -23,6 +23,11 @@ import type {
 import type { Queryable } from '../db/database.ts';
 import { saveConnectionCursor } from '../db/repositories/connections.ts';
 import { listConnectionDocuments } from '../db/repositories/items.ts';
+import {
+  deleteItemsNotSeenByJob,
+  markFailedDocumentsSeen,
+  markItemsSeenByJob,
+} from '../db/repositories/sync-pass.ts';
 import { recordSyncProgress, type SyncFailure, syncJobFailures } from '../db/repositories/sync-jobs.ts';
 import {
   integrationSourceKey,
@@ -149,10 +154,7 @@ export async function runSync(opts: SyncRunOptions): Promise<SyncRunResult> {
         }
       }
       if (full) {
-        await tx.query('UPDATE items SET last_sync_job_id = $1 WHERE id = ANY($2::text[])', [
-          opts.jobId,
-          seen,
-        ]);
+        await markItemsSeenByJob(tx, opts.jobId, seen);
         // A document that failed this time was not seen, but is not gone either: keep it (in every table,
         // when the failure does not say which).
         const failedKeys: string[] = [];
@@ -163,14 +165,13 @@ export async function runSync(opts: SyncRunOptions): Promise<SyncRunResult> {
           else failedAnyTable.push(f.externalId);
         }
         if (failedKeys.length > 0 || failedAnyTable.length > 0) {
-          await tx.query(
-            `UPDATE items SET last_sync_job_id = $1
-              WHERE organization_id = $2 AND connection_id = $3
-                AND (source_key = ANY($4::text[])
-                     OR source_key = ANY(SELECT 'integration:' || $3 || ':' || source_table_name || ':' || f.id
-                                           FROM unnest($5::text[]) AS f(id)))`,
-            [opts.jobId, opts.organizationId, opts.connectionId, failedKeys, failedAnyTable],
-          );
+          await markFailedDocumentsSeen(tx, {
+            jobId: opts.jobId,
+            organizationId: opts.organizationId,
+            connectionId: opts.connectionId,
+            sourceKeys: failedKeys,
+            anyTableIds: failedAnyTable,
+          });
         }
       }
       await recordSyncProgress(tx, opts.jobId, {
@@ -232,12 +233,11 @@ export async function runSync(opts: SyncRunOptions): Promise<SyncRunResult> {
     const failures = await syncJobFailures(tx, opts.jobId);
     if (full) {
       if (!failures.deletionsBlocked) {
-        const removed = await tx.query(
-          `DELETE FROM items WHERE organization_id = $1 AND connection_id = $2
-              AND last_sync_job_id IS DISTINCT FROM $3 RETURNING id`,
-          [opts.organizationId, opts.connectionId, opts.jobId],
-        );
-        removedAfterPass = removed.length;
+        removedAfterPass = await deleteItemsNotSeenByJob(tx, {
+          organizationId: opts.organizationId,
+          connectionId: opts.connectionId,
+          jobId: opts.jobId,
+        });
         await recordSyncProgress(tx, opts.jobId, {
           rowsAdded: removedAfterPass,
           bytesSynced: opts.bytesBefore + context.http.bytesReceived,

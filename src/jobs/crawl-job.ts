@@ -12,9 +12,9 @@ import { insertCrawlJob, type NewCrawlJob } from '../db/repositories/crawl-jobs.
 import { enqueueJob, JobLostError } from './queue.ts';
 import { defineJobKind, JobError, type JobKind } from './registry.ts';
 
-export const CRAWL_JOB_KIND = 'crawl';
+const CRAWL_JOB_KIND = 'crawl';
 /** Attempts of a crawl whose worker keeps dying; each attempt resumes the frontier where it was. */
-export const CRAWL_MAX_ATTEMPTS = 5;
+const CRAWL_MAX_ATTEMPTS = 5;
 
 const payloadSchema = z.object({ crawlJobId: z.string().min(1) });
 

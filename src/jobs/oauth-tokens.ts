@@ -9,10 +9,10 @@ import { AppError } from '../lib/errors.ts';
 
 /** Credential fields a consent adds beside the connector's own token field (never shown, redacted as tokens). */
 export const OAUTH_REFRESH_FIELD = 'oauth_refresh_token';
-export const OAUTH_EXPIRES_FIELD = 'oauth_expires_at';
+const OAUTH_EXPIRES_FIELD = 'oauth_expires_at';
 
 /** Refresh when less than this is left, so a sync does not run out of token halfway through. */
-export const REFRESH_MARGIN_MS = 15 * 60_000;
+const REFRESH_MARGIN_MS = 15 * 60_000;
 
 const storedSchema = z.object({
   accessToken: z.string().min(1),

@@ -1,7 +1,8 @@
 /**
- * The job queue's SQL: enqueue, claim (FOR UPDATE SKIP LOCKED), heartbeat, finish, release, cancel, and
- * the reaper that takes jobs back from dead workers. Everything takes a `Queryable` and commits nothing;
- * the worker pool (worker.ts) and the routes open the transactions. Same SQL on PGlite and Postgres.
+ * The job queue: enqueue, claim (FOR UPDATE SKIP LOCKED), heartbeat, finish, release, cancel, and the
+ * reaper that takes jobs back from dead workers; each statement is a function of
+ * src/db/repositories/jobs.ts. Everything takes a `Queryable` and commits nothing; the worker pool
+ * (worker.ts) and the routes open the transactions. Same SQL on PGlite and Postgres.
  *
  * Why not pg-boss (which DESIGN.md suggests): its heartbeat has a 10 s floor and its job rows live in its
  * own schema, so the API's job record (connection, counters, failures, the one-active-job-per-connection
@@ -12,8 +13,22 @@
 import { randomBytes } from 'node:crypto';
 import type { Queryable } from '../db/database.ts';
 import type { JobStatus } from '../db/job-status.ts';
-import { statusesLeadingTo } from '../db/job-status.ts';
-import { leaseRefreshSql } from '../db/repositories/job-lease.ts';
+import {
+  cancelJobRows,
+  claimPendingJob,
+  failJobRow,
+  finishRunningJob,
+  insertJob,
+  type JobRow,
+  lockJobLease,
+  notifyChannel,
+  reapStaleJobRows,
+  requeueRunningJob,
+  selectJob,
+  touchJobHeartbeat,
+} from '../db/repositories/jobs.ts';
+
+export type { JobRow };
 
 /** The channel of Postgres NOTIFY wake-ups (`wake` or `cancel:<id>`). */
 export const JOBS_CHANNEL = 'kb_jobs';
@@ -36,23 +51,16 @@ export interface EnqueueOptions {
  * transaction commits.
  */
 export async function enqueueJob(q: Queryable, opts: EnqueueOptions): Promise<number | null> {
-  const rows = await q.query<{ id: number }>(
-    `INSERT INTO jobs (kind, organization_id, payload, dedupe_key, max_attempts, run_after)
-     VALUES ($1, $2, $3::jsonb, $4, $5, now() + ($6::float8 * interval '1 millisecond'))
-     ON CONFLICT (dedupe_key) WHERE status IN ('pending', 'running') AND dedupe_key IS NOT NULL DO NOTHING
-     RETURNING id`,
-    [
-      opts.kind,
-      opts.organizationId,
-      JSON.stringify(opts.payload ?? {}),
-      opts.dedupeKey ?? null,
-      opts.maxAttempts ?? 3,
-      opts.delayMs ?? 0,
-    ],
-  );
-  const id = rows[0]?.id;
+  const id = await insertJob(q, {
+    kind: opts.kind,
+    organizationId: opts.organizationId,
+    payload: JSON.stringify(opts.payload ?? {}),
+    dedupeKey: opts.dedupeKey ?? null,
+    maxAttempts: opts.maxAttempts ?? 3,
+    delayMs: opts.delayMs ?? 0,
+  });
   if (id === undefined) return null;
-  await q.query('SELECT pg_notify($1, $2)', [JOBS_CHANNEL, 'wake']);
+  await notifyChannel(q, JOBS_CHANNEL, 'wake');
   return id;
 }
 
@@ -68,16 +76,6 @@ export interface ClaimedJob {
   leaseToken: string;
 }
 
-interface ClaimRow {
-  id: number;
-  kind: string;
-  organization_id: string;
-  payload: unknown;
-  attempts: number;
-  max_attempts: number;
-  lease_token: string;
-}
-
 /**
  * Claim the oldest due pending job of the given kinds for `workerId`, or null: earliest `run_after`, then
  * the first queued (`seq`; ids are random). SKIP LOCKED lets any number of workers claim at once without
@@ -88,17 +86,11 @@ export async function claimJob(
   opts: { kinds: readonly string[]; workerId: string },
 ): Promise<ClaimedJob | null> {
   if (opts.kinds.length === 0) return null;
-  const rows = await q.query<ClaimRow>(
-    `UPDATE jobs SET status = 'running', attempts = attempts + 1, lease_token = $2, worker_id = $3,
-            heartbeat_at = now(), started_at = COALESCE(started_at, now()), updated_at = now(), error = NULL
-      WHERE id = (SELECT id FROM jobs
-                   WHERE status = 'pending' AND run_after <= now() AND kind = ANY($1::text[])
-                   ORDER BY run_after, seq
-                   LIMIT 1 FOR UPDATE SKIP LOCKED)
-      RETURNING id, kind, organization_id, payload, attempts, max_attempts, lease_token`,
-    [opts.kinds, newLeaseToken(), opts.workerId],
-  );
-  const r = rows[0];
+  const r = await claimPendingJob(q, {
+    kinds: opts.kinds,
+    leaseToken: newLeaseToken(),
+    workerId: opts.workerId,
+  });
   if (!r) return null;
   return {
     id: r.id,
@@ -117,11 +109,7 @@ function newLeaseToken(): string {
 
 /** Refresh the heartbeat; false when the worker no longer holds the job (cancelled, reaped, deleted). */
 export async function heartbeatJob(q: Queryable, id: number, leaseToken: string): Promise<boolean> {
-  const rows = await q.query(
-    `UPDATE jobs SET heartbeat_at = now() WHERE id = $1 AND lease_token = $2 AND status = 'running' RETURNING id`,
-    [id, leaseToken],
-  );
-  return rows.length > 0;
+  return touchJobHeartbeat(q, id, leaseToken);
 }
 
 /** The worker lost the job between two of its writes: it was cancelled, reaped or deleted. */
@@ -138,10 +126,7 @@ export class JobLostError extends Error {
  * reap that committed first wins and nothing is written for a job its worker lost.
  */
 export async function assertLease(q: Queryable, id: number, leaseToken: string): Promise<void> {
-  // One statement (the UPDATE locks the row as FOR UPDATE did): a crawl runs this for every commit of
-  // its pages, and on PGlite every statement holds the whole process.
-  const rows = await q.query(leaseRefreshSql('$1', '$2'), [id, leaseToken]);
-  if (rows.length === 0) throw new JobLostError(id);
+  if (!(await lockJobLease(q, id, leaseToken))) throw new JobLostError(id);
 }
 
 /** End a held job. False when the lease was lost meanwhile (the job is someone else's business). */
@@ -152,12 +137,7 @@ export async function finishJob(
   status: Extract<JobStatus, 'succeeded' | 'incomplete' | 'failed' | 'cancelled'>,
   error: string | null,
 ): Promise<boolean> {
-  const rows = await q.query(
-    `UPDATE jobs SET status = $3, error = $4, finished_at = now(), updated_at = now(), lease_token = NULL
-      WHERE id = $1 AND lease_token = $2 AND status = 'running' RETURNING id`,
-    [id, leaseToken, status, error],
-  );
-  return rows.length > 0;
+  return finishRunningJob(q, id, leaseToken, status, error);
 }
 
 /**
@@ -170,15 +150,13 @@ export async function releaseJob(
   leaseToken: string,
   opts: { countAttempt: boolean; delayMs?: number; error?: string | null },
 ): Promise<boolean> {
-  const rows = await q.query(
-    `UPDATE jobs SET status = 'pending', lease_token = NULL, worker_id = NULL, heartbeat_at = NULL,
-            attempts = attempts - CASE WHEN $3 THEN 0 ELSE 1 END,
-            run_after = now() + ($4::float8 * interval '1 millisecond'), error = $5, updated_at = now()
-      WHERE id = $1 AND lease_token = $2 AND status = 'running' RETURNING id`,
-    [id, leaseToken, opts.countAttempt, opts.delayMs ?? 0, opts.error ?? null],
-  );
-  if (rows.length > 0) await q.query('SELECT pg_notify($1, $2)', [JOBS_CHANNEL, 'wake']);
-  return rows.length > 0;
+  const released = await requeueRunningJob(q, id, leaseToken, {
+    countAttempt: opts.countAttempt,
+    delayMs: opts.delayMs ?? 0,
+    error: opts.error ?? null,
+  });
+  if (released) await notifyChannel(q, JOBS_CHANNEL, 'wake');
+  return released;
 }
 
 /**
@@ -187,13 +165,8 @@ export async function releaseJob(
  */
 export async function cancelJobs(q: Queryable, ids: readonly number[], reason: string): Promise<number[]> {
   if (ids.length === 0) return [];
-  const rows = await q.query<{ id: number }>(
-    `UPDATE jobs SET status = 'cancelled', error = $2, finished_at = now(), updated_at = now(), lease_token = NULL
-      WHERE id = ANY($1::bigint[]) AND status = ANY($3::text[]) RETURNING id`,
-    [ids, reason, statusesLeadingTo('cancelled')],
-  );
-  const cancelled = rows.map((r) => r.id);
-  for (const id of cancelled) await q.query('SELECT pg_notify($1, $2)', [JOBS_CHANNEL, `cancel:${id}`]);
+  const cancelled = await cancelJobRows(q, ids, reason);
+  for (const id of cancelled) await notifyChannel(q, JOBS_CHANNEL, `cancel:${id}`);
   return cancelled;
 }
 
@@ -211,56 +184,19 @@ export interface ReapResult {
  */
 export async function reapStaleJobs(q: Queryable, staleMs: number): Promise<ReapResult> {
   const seconds = Math.ceil(staleMs / 1000);
-  const rows = await q.query<{ id: number; status: JobStatus }>(
-    `UPDATE jobs SET
-        status = CASE WHEN attempts < max_attempts THEN 'pending' ELSE 'failed' END,
-        error = CASE WHEN attempts < max_attempts THEN NULL
-                     ELSE 'The worker running this job stopped responding (no heartbeat for ' || $2::text ||
-                          ' s) on each of its ' || attempts || ' attempts; gave up.' END,
-        finished_at = CASE WHEN attempts < max_attempts THEN NULL ELSE now() END,
-        lease_token = NULL, worker_id = NULL, heartbeat_at = NULL, run_after = now(), updated_at = now()
-      WHERE id IN (SELECT id FROM jobs WHERE status = 'running'
-                     -- <=, not <: PGlite's clock counts milliseconds, and a start's reclaim (staleMs 0) must
-                     -- also take a job whose last heartbeat read the same now() as this statement.
-                     AND heartbeat_at <= now() - ($1::float8 * interval '1 millisecond')
-                   FOR UPDATE SKIP LOCKED)
-      RETURNING id, status`,
-    [staleMs, String(seconds)],
-  );
+  const rows = await reapStaleJobRows(q, staleMs, seconds);
   const result: ReapResult = { requeued: [], failed: [] };
   for (const r of rows) (r.status === 'pending' ? result.requeued : result.failed).push(r.id);
-  if (result.requeued.length > 0) await q.query('SELECT pg_notify($1, $2)', [JOBS_CHANNEL, 'wake']);
+  if (result.requeued.length > 0) await notifyChannel(q, JOBS_CHANNEL, 'wake');
   return result;
 }
 
 /** Fail pending jobs that no handler can run (kind unknown to this build). */
 export async function failJob(q: Queryable, id: number, error: string): Promise<boolean> {
-  const rows = await q.query(
-    `UPDATE jobs SET status = 'failed', error = $2, finished_at = now(), updated_at = now(), lease_token = NULL
-      WHERE id = $1 AND status = ANY($3::text[]) RETURNING id`,
-    [id, error, statusesLeadingTo('failed')],
-  );
-  return rows.length > 0;
-}
-
-export interface JobRow {
-  id: number;
-  kind: string;
-  organizationId: string;
-  status: JobStatus;
-  attempts: number;
-  maxAttempts: number;
-  error: string | null;
-  workerId: string | null;
+  return failJobRow(q, id, error);
 }
 
 /** One job's engine state (for tests, CLIs and handlers that look at other jobs). */
 export async function getJob(q: Queryable, id: number): Promise<JobRow | null> {
-  const rows = await q.query<JobRow>(
-    `SELECT id, kind, organization_id AS "organizationId", status, attempts, max_attempts AS "maxAttempts",
-            error, worker_id AS "workerId"
-       FROM jobs WHERE id = $1`,
-    [id],
-  );
-  return rows[0] ?? null;
+  return selectJob(q, id);
 }

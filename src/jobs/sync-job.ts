@@ -33,12 +33,12 @@ import {
   tenantOf,
 } from './oauth-tokens.ts';
 import type { JobSignals } from './signals.ts';
-import { type SourceHttpSettings, type SourceServices, secretValues } from './sources.ts';
+import { type SourceHttpSettings, type SourceServices, secretValues } from './source-services.ts';
 
-export const SYNC_JOB_KIND = 'sync';
+const SYNC_JOB_KIND = 'sync';
 
 /** Attempts of a sync job whose worker keeps dying before it is failed. */
-export const SYNC_MAX_ATTEMPTS = 3;
+const SYNC_MAX_ATTEMPTS = 3;
 
 /** Retry budget of a sync's requests: longer than a credential check's, a sync runs in the background. */
 export const SYNC_HTTP: SourceHttpSettings = {
@@ -54,7 +54,7 @@ export const SYNC_HTTP: SourceHttpSettings = {
 const payloadSchema = z.object({ connectionId: z.string().min(1) });
 
 /** The dedupe key that makes "one pending or running sync per connection" a database rule. */
-export function syncDedupeKey(connectionId: string): string {
+function syncDedupeKey(connectionId: string): string {
   return `sync:${connectionId}`;
 }
 

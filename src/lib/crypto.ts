@@ -19,7 +19,7 @@ export function parseApiKey(apiKey: string): { keyId: string; secret: string } |
   return m ? { keyId: m[1]!, secret: m[2]! } : null;
 }
 
-export function hashSecret(secret: string): string {
+function hashSecret(secret: string): string {
   return createHash('sha256').update(secret).digest('hex');
 }
 

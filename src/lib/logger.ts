@@ -121,7 +121,7 @@ const SECRET_QUERY_KEY = /code|state|secret|token|key|password|signature/i;
  * censored (the OAuth callback's request line carries the authorization code), and the request's
  * addressing; never headers.
  */
-export function requestForLog(req: {
+function requestForLog(req: {
   method?: string;
   url?: string;
   host?: string;
@@ -139,7 +139,7 @@ export function requestForLog(req: {
 }
 
 /** `url` with the values of secret-bearing query parameters replaced by `[redacted]`. */
-export function redactQueryValues(url: string): string {
+function redactQueryValues(url: string): string {
   const q = url.indexOf('?');
   if (q < 0) return url;
   const query = url

@@ -12,13 +12,13 @@ import {
 import { type KbClient, KbApiError, type KnowledgeBaseItem, ok } from '../client/index.ts';
 import { describeFailure, type ErrorSink } from './results.ts';
 
-export const ITEM_URI_TEMPLATE = 'kb://items/{id}';
+const ITEM_URI_TEMPLATE = 'kb://items/{id}';
 /** The API's largest items page. */
 const LIST_PAGE = 100;
 /** MCP's code for a resource that does not exist (the spec's "Resource not found"). */
 const RESOURCE_NOT_FOUND = -32002;
 
-export function itemUri(id: string): string {
+function itemUri(id: string): string {
   return `kb://items/${encodeURIComponent(id)}`;
 }
 

@@ -13,11 +13,11 @@ export type ErrorSink = (err: unknown, where: string) => void;
 /** A problem with a tool's arguments that the API cannot name (a rule of the tool's own). */
 export class UsageProblem extends Error {}
 
-export function jsonResult(value: unknown): CallToolResult {
+function jsonResult(value: unknown): CallToolResult {
   return { content: [{ type: 'text', text: JSON.stringify(value, null, 2) }] };
 }
 
-export function toolError(message: string): CallToolResult {
+function toolError(message: string): CallToolResult {
   return { content: [{ type: 'text', text: message }], isError: true };
 }
 

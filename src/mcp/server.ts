@@ -10,8 +10,8 @@ import { registerItemResources } from './resources.ts';
 import type { ErrorSink } from './results.ts';
 import { registerTools } from './tools.ts';
 
-export const MCP_SERVER_NAME = 'kb';
-export const MCP_SERVER_VERSION = '1.0.0';
+const MCP_SERVER_NAME = 'kb';
+const MCP_SERVER_VERSION = '1.0.0';
 
 const INSTRUCTIONS =
   "This server is an organization's knowledge base: documents synced from sources (Notion, Zendesk, " +

@@ -181,6 +181,70 @@ const JOB_PROGRESS_INPUT = {
   ...connectionRef,
 };
 
+/** The organization's connections and the source types it could connect (the list_sources tool). */
+async function listSources(client: KbClient) {
+  const [connections, types] = await Promise.all([
+    ok(client.GET('/api/connect/connections')),
+    ok(client.GET('/api/connect/connection-types')),
+  ]);
+  return {
+    connections: connections.data.map((c) => ({
+      id: c.id,
+      type: c.type,
+      status: c.status,
+      schedule: c.schedule,
+      nextSyncAt: c.nextSyncAt,
+      createdAt: c.createdAt,
+      updatedAt: c.updatedAt,
+      lastJob: c.lastJob ? syncJobSummary(c.lastJob) : null,
+    })),
+    connectableTypes: types.data.map((t) => ({
+      type: t.type,
+      alias: t.alias,
+      label: t.label,
+      connected: connections.data.some((c) => c.type === t.type),
+      oauth: t.oauth !== null,
+      fields: t.fields.map((f) => ({ name: f.name, required: f.required, description: f.description })),
+    })),
+  };
+}
+
+/** How far a sync or crawl is, and how much is searchable yet (the get_job_progress tool). */
+async function jobProgress(
+  client: KbClient,
+  args: {
+    syncJobId?: number | undefined;
+    crawlId?: string | undefined;
+    type?: string | undefined;
+    connectionId?: string | undefined;
+  },
+) {
+  if ((args.syncJobId === undefined) === (args.crawlId === undefined)) {
+    throw new UsageProblem('Give exactly one of syncJobId and crawlId.');
+  }
+  if (args.crawlId !== undefined) {
+    const [job, indexing] = await Promise.all([
+      ok(client.GET('/api/connect/crawling/{id}', { params: { path: { id: args.crawlId } } })),
+      indexingProgress(client),
+    ]);
+    return { kind: 'crawl', done: CRAWL_DONE.has(job.status), job, indexing };
+  }
+  const jobId = args.syncJobId!;
+  const job = await findSyncJob(client, jobId, refOf(args));
+  if (!job) throw new UsageProblem(`No sync job ${jobId} exists in this organization.`);
+  return {
+    kind: 'sync',
+    done: SYNC_DONE.has(job.status),
+    job: syncJobSummary(job),
+    indexing: await indexingProgress(client),
+  };
+}
+
+/**
+ * Registers every tool. It is long on purpose: one registration per tool, each with the title, description
+ * and schema an agent reads, so the whole tool set reads as one list; what a tool does beyond one API
+ * call lives in a named function above.
+ */
 export function registerTools(server: McpServer, client: KbClient, onError: ErrorSink): void {
   server.registerTool(
     'search',
@@ -251,32 +315,7 @@ export function registerTools(server: McpServer, client: KbClient, onError: Erro
       annotations: { readOnlyHint: true, openWorldHint: false },
     },
     () =>
-      runTool('list_sources', onError, async () => {
-        const [connections, types] = await Promise.all([
-          ok(client.GET('/api/connect/connections')),
-          ok(client.GET('/api/connect/connection-types')),
-        ]);
-        return {
-          connections: connections.data.map((c) => ({
-            id: c.id,
-            type: c.type,
-            status: c.status,
-            schedule: c.schedule,
-            nextSyncAt: c.nextSyncAt,
-            createdAt: c.createdAt,
-            updatedAt: c.updatedAt,
-            lastJob: c.lastJob ? syncJobSummary(c.lastJob) : null,
-          })),
-          connectableTypes: types.data.map((t) => ({
-            type: t.type,
-            alias: t.alias,
-            label: t.label,
-            connected: connections.data.some((c) => c.type === t.type),
-            oauth: t.oauth !== null,
-            fields: t.fields.map((f) => ({ name: f.name, required: f.required, description: f.description })),
-          })),
-        };
-      }),
+      runTool('list_sources', onError, () => listSources(client)),
   );
 
   server.registerTool(
@@ -353,26 +392,6 @@ export function registerTools(server: McpServer, client: KbClient, onError: Erro
       annotations: { readOnlyHint: true, openWorldHint: false },
     },
     (args) =>
-      runTool('get_job_progress', onError, async () => {
-        if ((args.syncJobId === undefined) === (args.crawlId === undefined)) {
-          throw new UsageProblem('Give exactly one of syncJobId and crawlId.');
-        }
-        if (args.crawlId !== undefined) {
-          const [job, indexing] = await Promise.all([
-            ok(client.GET('/api/connect/crawling/{id}', { params: { path: { id: args.crawlId } } })),
-            indexingProgress(client),
-          ]);
-          return { kind: 'crawl', done: CRAWL_DONE.has(job.status), job, indexing };
-        }
-        const jobId = args.syncJobId!;
-        const job = await findSyncJob(client, jobId, refOf(args));
-        if (!job) throw new UsageProblem(`No sync job ${jobId} exists in this organization.`);
-        return {
-          kind: 'sync',
-          done: SYNC_DONE.has(job.status),
-          job: syncJobSummary(job),
-          indexing: await indexingProgress(client),
-        };
-      }),
+      runTool('get_job_progress', onError, () => jobProgress(client, args)),
   );
 }

@@ -205,7 +205,7 @@ export function createOutboundFetch(opts: OutboundOptions): OutboundFetch {
       }
       const location = res.headers.get('location');
       if (!REDIRECT_STATUSES.has(res.status) || !location || init.redirect === 'manual') {
-        return toResponse(res, url, hop > 0);
+        return toResponse(res, url, { redirected: hop > 0 });
       }
       if (hop >= maxRedirects) {
         throw new OutboundError(
@@ -406,7 +406,7 @@ function mapError(
   });
 }
 
-function toResponse(raw: RawResponse, url: URL, redirected: boolean): OutboundResponse {
+function toResponse(raw: RawResponse, url: URL, { redirected }: { redirected: boolean }): OutboundResponse {
   const { status, headers, body, truncated } = raw;
   return {
     status,

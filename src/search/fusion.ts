@@ -3,12 +3,10 @@ export const FUSION_DEPTH = 60;
 /** Reciprocal rank fusion constant (Cormack et al. 2009). */
 const RRF_K = 60;
 /**
- * Weights of the vector and keyword rankings in rank fusion ({@link fuseRanks}). Hybrid search uses {@link
- * fuseScores}, since BM25 gives keyword scores to fuse; rank fusion stays for callers that only have ranks.
+ * Weighted reciprocal rank fusion of ranked id lists (weight 1 where none is given). Hybrid search uses
+ * {@link fuseScores}, since BM25 gives keyword scores to fuse; rank fusion stays for callers that only have
+ * ranks (the quality benchmark compares the two).
  */
-export const FUSION_WEIGHTS = [2, 1];
-
-/** Weighted reciprocal rank fusion of ranked id lists (weight 1 where none is given). */
 export function fuseRanks(lists: number[][], limit: number, weights: number[] = []): number[] {
   const score = new Map<number, number>();
   for (const [i, list] of lists.entries()) {
@@ -27,7 +25,7 @@ export function fuseRanks(lists: number[][], limit: number, weights: number[] = 
  * 0.743 / 0.764 / 0.761 / 0.751 / 0.736 / 0.720 at depth 100, where weighted RRF's best was 0.736 (2 : 1).
  * Depth 60 ({@link FUSION_DEPTH}, the floor at small limits) scored 0.760 at alpha 0.4: kept for its cost.
  */
-export const SCORE_FUSION_ALPHA = 0.4;
+const SCORE_FUSION_ALPHA = 0.4;
 
 /**
  * Convex combination of min-max normalized scores (Bruch et al. 2023, "An analysis of fusion functions

@@ -42,7 +42,11 @@ function hitColumns(includeEmbedding: boolean): string {
  * rows up again and recomputed the distances). `exact` orders by an expression the index cannot serve,
  * so the same statement becomes an exact scan over the matching chunks.
  */
-function nearestSql(q: SearchQuery, f: Filters, dims: number, limit: number, hits: boolean, exact: boolean) {
+function nearestSql(
+  q: SearchQuery,
+  f: Filters,
+  { dims, limit, hits, exact }: { dims: number; limit: number; hits: boolean; exact: boolean },
+) {
   const vec = `$${f.params.length + 1}::vector(${dims})`;
   const dist = `${vectorExpr(dims, 'c.embedding')} <=> ${vec}`;
   const scan = `SELECT c.id, ${dist} AS distance FROM chunks AS c WHERE ${f.where}
@@ -63,16 +67,15 @@ async function nearest(
   db: Database,
   q: SearchQuery,
   vector: Uint8Array,
-  dims: number,
-  limit: number,
-  hits: boolean,
+  { dims, limit, hits }: { dims: number; limit: number; hits: boolean },
 ): Promise<Row[]> {
   const f = buildFilters(q, 2);
   const params = [...f.params, vector];
-  let rows = await db.queryWithSettings<Row>(INDEX_PASS, nearestSql(q, f, dims, limit, hits, false), params);
+  const indexPass = nearestSql(q, f, { dims, limit, hits, exact: false });
+  let rows = await db.queryWithSettings<Row>(INDEX_PASS, indexPass, params);
   if (rows.length < limit) {
     // With the planner's defaults: the index pass's switches held for its own transaction only.
-    rows = await db.query<Row>(nearestSql(q, f, dims, limit, hits, true), params);
+    rows = await db.query<Row>(nearestSql(q, f, { dims, limit, hits, exact: true }), params);
   }
   // relaxed_order may return near-ties slightly out of order; the join keeps no order at all.
   return rows.sort((a, b) => a.distance - b.distance || Number(a.id) - Number(b.id));
@@ -92,13 +95,15 @@ function toHits(rows: Row[], q: SearchQuery): SearchHit[] {
  */
 export async function search(db: Database, q: SearchQuery, dims: number): Promise<SearchHit[]> {
   const vector = toVectorParam(q.vector);
-  if (q.mode === 'semantic') return toHits(await nearest(db, q, vector, dims, q.limit, true), q);
+  if (q.mode === 'semantic') {
+    return toHits(await nearest(db, q, vector, { dims, limit: q.limit, hits: true }), q);
+  }
   // BM25 over its postings index, with planner settings of its own (keyword.ts).
   const depth = Math.max(FUSION_DEPTH, q.limit);
   const kwRows = await keyword(db, q, depth);
   let ids = kwRows.slice(0, q.limit).map((r) => r.id);
   if (q.mode === 'hybrid') {
-    const sem = await nearest(db, q, vector, dims, depth, false);
+    const sem = await nearest(db, q, vector, { dims, limit: depth, hits: false });
     ids = fuseScores(
       sem.map((r) => ({ id: Number(r.id), distance: r.distance })),
       kwRows,

@@ -1,18 +1,21 @@
-import type { Database, Queryable } from '../db/database.ts';
+import type { Database } from '../db/database.ts';
+import {
+  countChunks,
+  createVectorIndex,
+  dropVectorIndex,
+  lockVectorModel,
+  markAllItemsPending,
+  readStoredModel,
+  type StoredModel,
+  truncateChunks,
+  vectorExpr,
+  writeStoredModel,
+} from '../db/repositories/vector-model.ts';
 
-/** The model that made the stored vectors, recorded in service_settings. */
-export interface StoredModel {
-  id: string;
-  dimensions: number;
-}
+export { readStoredModel, type StoredModel, vectorExpr };
 
 export class ModelMismatchError extends Error {
   override name = 'ModelMismatchError';
-}
-
-/** The expression the HNSW index is built on; search must use the very same expression to hit it. */
-export function vectorExpr(dimensions: number, column = 'embedding'): string {
-  return `(${column}::vector(${Math.trunc(dimensions)}))`;
 }
 
 /**
@@ -24,35 +27,6 @@ export function vectorExpr(dimensions: number, column = 'embedding'): string {
  */
 export const EF_SEARCH = 600;
 
-function indexName(dimensions: number): string {
-  return `chunks_embedding_hnsw_${Math.trunc(dimensions)}`;
-}
-
-/**
- * HNSW over cosine distance. ef_construction 200 (pgvector's default is 64): a denser graph costs about
- * twice the build time and buys recall@10 near 0.95 at 100k chunks with ef_search 300
- * (docs/benchmarks.md, bench/search-latency.ts).
- */
-function createIndexSql(dimensions: number): string {
-  return `CREATE INDEX IF NOT EXISTS ${indexName(dimensions)} ON chunks
-    USING hnsw (${vectorExpr(dimensions)} vector_cosine_ops) WITH (m = 16, ef_construction = 200)`;
-}
-
-export async function readStoredModel(q: Queryable): Promise<StoredModel | null> {
-  const rows = await q.query<{ value: StoredModel }>(
-    "SELECT value FROM service_settings WHERE key = 'embedding_model'",
-  );
-  return rows[0]?.value ?? null;
-}
-
-async function writeStoredModel(q: Queryable, model: StoredModel): Promise<void> {
-  await q.query(
-    `INSERT INTO service_settings (key, value) VALUES ('embedding_model', $1::jsonb)
-     ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value`,
-    [JSON.stringify(model)],
-  );
-}
-
 /**
  * Bind the database to the embedding model: record it on first use, create the HNSW cosine index for
  * its dimension, and refuse to start when the stored vectors came from another model (mixing vectors of
@@ -60,10 +34,10 @@ async function writeStoredModel(q: Queryable, model: StoredModel): Promise<void>
  */
 export async function ensureVectorIndex(db: Database, model: StoredModel): Promise<void> {
   await db.transaction(async (tx) => {
-    await tx.query('SELECT pg_advisory_xact_lock(7240511933)');
+    await lockVectorModel(tx);
     const stored = await readStoredModel(tx);
     if (stored && (stored.id !== model.id || stored.dimensions !== model.dimensions)) {
-      const [{ n } = { n: 0 }] = await tx.query<{ n: number }>('SELECT count(*)::int AS n FROM chunks');
+      const n = await countChunks(tx);
       if (n > 0) {
         throw new ModelMismatchError(
           `The knowledge base was embedded with "${stored.id}" (${stored.dimensions} dimensions) but the service ` +
@@ -74,7 +48,7 @@ export async function ensureVectorIndex(db: Database, model: StoredModel): Promi
     }
     if (!stored || stored.id !== model.id || stored.dimensions !== model.dimensions)
       await writeStoredModel(tx, model);
-    await tx.exec(createIndexSql(model.dimensions));
+    await createVectorIndex(tx, model.dimensions);
   });
 }
 
@@ -85,14 +59,10 @@ export async function ensureVectorIndex(db: Database, model: StoredModel): Promi
 export async function resetForModel(db: Database, model: StoredModel): Promise<number> {
   return db.transaction(async (tx) => {
     const stored = await readStoredModel(tx);
-    if (stored) await tx.exec(`DROP INDEX IF EXISTS ${indexName(stored.dimensions)}`);
-    // Staged generations (src/ingest/indexer.ts) go with the chunks they named.
-    await tx.exec('TRUNCATE chunks, chunk_staging');
+    if (stored) await dropVectorIndex(tx, stored.dimensions);
+    await truncateChunks(tx);
     await writeStoredModel(tx, model);
-    await tx.exec(createIndexSql(model.dimensions));
-    const rows = await tx.query(
-      "UPDATE items SET indexing_status = 'pending', indexing_lease_until = NULL RETURNING id",
-    );
-    return rows.length;
+    await createVectorIndex(tx, model.dimensions);
+    return markAllItemsPending(tx);
   });
 }

@@ -64,7 +64,7 @@ const surfaces: Record<string, string> = {
   'src/http/routes/mcp.ts':
     "import { mcpServer } from '../../mcp/server.ts';\nexport const route = mcpServer;\n",
   'src/http/routes/stdio.ts': "import { stdio } from '../../mcp/stdio.ts';\nexport const bad = stdio;\n",
-  'src/cli.ts':
+  'src/kb.ts':
     "import { remote } from './cli/remote.ts';\nimport { stdio } from './mcp/stdio.ts';\n" +
     "import { route } from './http/routes/mcp.ts';\nexport const cli = [remote, stdio, route];\n",
   'src/server.ts':
@@ -114,12 +114,12 @@ const SURFACE_RULES = new Set([
 ]);
 
 test('surface rules: imports between surfaces are reported; the mounts of the entries and http are not', () => {
-  // Allowed beside them: src/cli.ts starting the CLI and `kb mcp` (mcp/stdio.ts), server.ts building http,
+  // Allowed beside them: src/kb.ts starting the CLI and `kb mcp` (mcp/stdio.ts), server.ts building http,
   // http/routes/mcp.ts mounting the MCP server, and a surface importing its own folder.
   assert.deepEqual(
     found.filter((v) => SURFACE_RULES.has(v.split(':')[0] ?? '')),
     [
-      'cli-entry-starts-the-cli: src/cli.ts -> src/http/routes/mcp.ts',
+      'cli-entry-starts-the-cli: src/kb.ts -> src/http/routes/mcp.ts',
       'http-hosts-only-the-mcp-server: src/http/routes/stdio.ts -> src/mcp/stdio.ts',
       'other-entries-start-no-surface: src/export-to-postgres.ts -> src/cli/remote.ts',
       'server-entry-starts-http: src/server.ts -> src/mcp/server.ts',

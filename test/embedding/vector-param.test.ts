@@ -7,12 +7,8 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { Database } from '../../src/db/database.ts';
 import { migrate } from '../../src/db/migrate.ts';
-import {
-  realArrayVectorSql,
-  toRealArrayParam,
-  toVectorLiteral,
-  toVectorParam,
-} from '../../src/embedding/vector.ts';
+import { realArrayVectorSql, toRealArrayParam } from '../../src/db/real-array-param.ts';
+import { toVectorLiteral, toVectorParam } from '../../src/embedding/vector.ts';
 import { freshDatabase, STORAGE_MODES } from '../support/harness.ts';
 
 // Values whose decimal text is long or awkward: a float32 that needs 9 digits, a tiny one, a negative zero.

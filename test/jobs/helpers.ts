@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { getSyncJob, type SyncJobView } from '../../src/db/repositories/sync-jobs.ts';
-import type { SourceHttpSettings } from '../../src/jobs/sources.ts';
+import type { SourceHttpSettings } from '../../src/jobs/source-services.ts';
 import type { WorkerPool, WorkerPoolOptions } from '../../src/jobs/worker.ts';
 import {
   startTestSource,

@@ -1,5 +1,5 @@
 /**
- * `kb mcp`, the MCP server over stdio, spawned by the SDK's own client (`node src/cli.ts mcp --url ...`)
+ * `kb mcp`, the MCP server over stdio, spawned by the SDK's own client (`node src/kb.ts mcp --url ...`)
  * against the service on loopback: the agent scenario as A and B, a refused or missing key explained on
  * stderr, and no key in tool output or on stderr.
  */
@@ -18,7 +18,7 @@ import {
   toolTexts,
 } from './helpers.ts';
 
-const CLI = path.resolve('src/cli.ts');
+const CLI = path.resolve('src/kb.ts');
 
 /** The environment `kb mcp` gets: this process's, without any KB_ setting of the test run, plus `extra`. */
 function env(extra: Record<string, string>): Record<string, string> {

@@ -7,7 +7,7 @@ import { after, describe, test } from 'node:test';
 import { promisify } from 'node:util';
 
 const run = promisify(execFile);
-const CLI = path.resolve('src/cli.ts');
+const CLI = path.resolve('src/kb.ts');
 
 describe('kb command line', () => {
   const dataDir = mkdtempSync(path.join(tmpdir(), 'kb-cli-'));

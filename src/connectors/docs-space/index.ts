@@ -9,7 +9,7 @@ import { type DocsSpaceCursor, docsSpaceCursorSchema, syncDocsSpace } from './sy
 
 export { type DocsSpaceCredentials, gitbookHeaders } from './client.ts';
 
-export const docsSpaceInputSchema = z.strictObject({
+const docsSpaceInputSchema = z.strictObject({
   access_token: z.string().min(1).describe('GitBook personal access token.'),
   space_id: z
     .string()

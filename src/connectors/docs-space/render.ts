@@ -18,7 +18,7 @@ export interface PagePlace {
 }
 
 /** The separator of the tree path, in headings and nowhere else. */
-export const TRAIL_SEPARATOR = ' › ';
+const TRAIL_SEPARATOR = ' › ';
 
 /**
  * The item's markdown: a first heading with the page's tree path (`# Getting started › Installation`,
@@ -79,7 +79,7 @@ function segments(text: string): Segment[] {
   const out: Segment[] = [];
   let current: Segment | null = null;
   let fence: { char: string; length: number } | null = null;
-  const push = (code: boolean, line: string) => {
+  const push = (line: string, { code }: { code: boolean }) => {
     if (current?.code !== code) {
       current = { code, lines: [] };
       out.push(current);
@@ -88,7 +88,7 @@ function segments(text: string): Segment[] {
   };
   for (const line of text.split('\n')) {
     if (fence) {
-      push(true, line);
+      push(line, { code: true });
       const close = /^\s*(`{3,}|~{3,})\s*$/.exec(line);
       if (close && close[1]![0] === fence.char && close[1]!.length >= fence.length) {
         fence = null;
@@ -100,10 +100,10 @@ function segments(text: string): Segment[] {
     if (open && !(open[1]![0] === '`' && open[2]!.includes('`'))) {
       fence = { char: open[1]![0]!, length: open[1]!.length };
       current = null;
-      push(true, line);
+      push(line, { code: true });
       continue;
     }
-    push(false, line);
+    push(line, { code: false });
   }
   return out;
 }

@@ -30,7 +30,7 @@ import {
 import { mapInOrder } from '../toolkit/in-order.ts';
 import { knownById } from '../toolkit/known.ts';
 
-export const DOCS_SPACE_TABLE = 'docs_space_pages';
+const DOCS_SPACE_TABLE = 'docs_space_pages';
 
 /** Bump when rendering or item fields change, so every page is fetched again once. */
 const FORMAT = 1;

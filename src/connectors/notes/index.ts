@@ -17,7 +17,7 @@ import { type NotesCursor, notesCursorSchema, syncNotes } from './sync.ts';
  */
 export const NOTION_VERSION = '2025-09-03';
 
-export const notesInputSchema = z.strictObject({
+const notesInputSchema = z.strictObject({
   access_token: z
     .string()
     .optional()

@@ -54,7 +54,7 @@ export class MalformedBlockError extends Error {
 const NOTION_ORIGIN = 'https://www.notion.so';
 
 /** The notion.so address of a page or database by id (child_page blocks carry no URL). */
-export function notionUrl(id: string): string {
+function notionUrl(id: string): string {
   return `${NOTION_ORIGIN}/${id.replace(/-/g, '')}`;
 }
 

@@ -36,7 +36,7 @@ export type RichText = z.infer<typeof richTextSchema>;
 const richTextArray = z.array(richTextSchema);
 
 /** The `parent` of a page, block, database or data source. */
-export const parentSchema = z.object({
+const parentSchema = z.object({
   type: z.string(),
   page_id: z.string().optional(),
   block_id: z.string().optional(),
@@ -47,7 +47,7 @@ export const parentSchema = z.object({
 export type Parent = z.infer<typeof parentSchema>;
 
 /** One property value of a page; its value sits under the key named by `type`. */
-export const propertyValueSchema = z.looseObject({ id: z.string(), type: z.string() });
+const propertyValueSchema = z.looseObject({ id: z.string(), type: z.string() });
 export type PropertyValue = z.infer<typeof propertyValueSchema>;
 
 export const pageSchema = z.object({
@@ -75,7 +75,6 @@ export const dataSourceSchema = z.object({
   archived: z.boolean().optional(),
   in_trash: z.boolean().optional(),
 });
-export type NotionDataSource = z.infer<typeof dataSourceSchema>;
 
 export const databaseSchema = z.object({
   object: z.literal('database'),
@@ -109,7 +108,6 @@ export const listSchema = z.object({
   next_cursor: z.string().nullable(),
   has_more: z.boolean(),
 });
-export type NotionList = z.infer<typeof listSchema>;
 
 /** A search result before it is told apart: enough to name it in a failure. */
 export const searchItemSchema = z.looseObject({ object: z.string(), id: z.string() });

@@ -57,8 +57,8 @@ import {
   syncedBlockPayload,
 } from './schemas.ts';
 
-export const TABLE_PAGES = 'notes_pages';
-export const TABLE_ROWS = 'notes_database_rows';
+const TABLE_PAGES = 'notes_pages';
+const TABLE_ROWS = 'notes_database_rows';
 
 /** Data sources remembered between passes, so one search misses does not cost a GET per row. */
 const MAX_REMEMBERED_DATA_SOURCES = 500;
@@ -231,7 +231,9 @@ class Pass {
     const head = searchItemSchema.safeParse(raw);
     if (!head.success) {
       // Without an id nothing tells which document this was: the failure blocks a reset's sweep.
-      yield failure(undefined, new Error('Notion search answered a result without an id'), false);
+      yield failure(undefined, new Error('Notion search answered a result without an id'), {
+        retryable: false,
+      });
       return;
     }
     if (head.data.object === 'data_source') {
@@ -244,7 +246,9 @@ class Pass {
     const parsed = pageSchema.safeParse(raw);
     if (!parsed.success) {
       this.#done.add(id);
-      yield failure(id, new Error(`Notion page ${id} is not in Notion's page shape`), false);
+      yield failure(id, new Error(`Notion page ${id} is not in Notion's page shape`), {
+        retryable: false,
+      });
       return;
     }
     const meta = metaOf(parsed.data);
@@ -328,7 +332,9 @@ class Pass {
           return NOTHING;
         }
       }
-      yield failure(id, new Error(`Notion page ${id}: ${messageOf(cause)}`), isTransientSourceError(cause));
+      yield failure(id, new Error(`Notion page ${id}: ${messageOf(cause)}`), {
+        retryable: isTransientSourceError(cause),
+      });
       return NOTHING;
     }
 
@@ -353,7 +359,7 @@ class Pass {
     } catch (err) {
       if (this.#isFatal(err)) throw this.#client.fatal(err);
       const transient = !(err instanceof MalformedBlockError) && isTransientSourceError(err);
-      yield failure(id, new Error(`Notion page ${id}: ${messageOf(err)}`), transient);
+      yield failure(id, new Error(`Notion page ${id}: ${messageOf(err)}`), { retryable: transient });
       return found;
     }
     const hash = contentHash(doc);
@@ -462,7 +468,7 @@ class Pass {
             yield failure(
               id,
               new Error(`Notion row ${id ?? '(no id)'} is not in Notion's page shape`),
-              false,
+              { retryable: false },
             );
             continue;
           }
@@ -478,7 +484,7 @@ class Pass {
       yield failure(
         undefined,
         new Error(`Notion data source ${dataSourceId}: ${messageOf(err)}`),
-        isTransientSourceError(err),
+        { retryable: isTransientSourceError(err) },
       );
     }
   }
@@ -556,7 +562,7 @@ class Pass {
 // ---------------------------------------------------------------------------------------------------
 
 /** Ids as Notion's API writes them (lower-case, dashed), whatever form they arrived in. */
-export function canon(id: string): string {
+function canon(id: string): string {
   const hex = id.replace(/-/g, '').toLowerCase();
   if (!/^[0-9a-f]{32}$/.test(hex)) return id;
   return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
@@ -615,13 +621,17 @@ function contentHash(doc: SourceDocument): string {
  * rounded to the second and stamped after Notion took its snapshot, so the minute is taken a little
  * earlier; without the header our own clock stands in, with room for skew.
  */
-export function watermark(serverDate: string | null, now: number): number {
+function watermark(serverDate: string | null, now: number): number {
   const told = serverDate ? Date.parse(serverDate) : Number.NaN;
   const base = Number.isFinite(told) ? told - SNAPSHOT_MARGIN : now - OWN_CLOCK_MARGIN;
   return Math.floor(base / MINUTE) * MINUTE;
 }
 
-function failure(externalId: string | undefined, error: Error, retryable: boolean): SyncEvent<NotesCursor> {
+function failure(
+  externalId: string | undefined,
+  error: Error,
+  { retryable }: { retryable: boolean },
+): SyncEvent<NotesCursor> {
   return externalId === undefined
     ? { kind: 'failure', error, retryable }
     : { kind: 'failure', externalId, error, retryable };

@@ -77,17 +77,17 @@ export const STOREFRONT_REFUSAL_HINTS: { [status: number]: string; other: string
  * (Shopify allows 2,048 variants; most products have a handful, and a larger first would multiply every
  * page's requested cost).
  */
-export const VARIANTS_FIRST = 20;
+const VARIANTS_FIRST = 20;
 /**
  * Products a page. Shopify's cost rule (§7: object 1, connection 2 + first × node) puts one product at
  * about 24 points (itself, its options, 20 variants), so a page asks ~482 of the 1,000 a single query may
  * cost and of the 2,000 a standard bucket holds: two pages can be in the bucket at once.
  */
-export const PRODUCTS_FIRST = 20;
+const PRODUCTS_FIRST = 20;
 /** Listings of ids and change tokens only: the 250 maximum (one point a node). */
-export const STATES_FIRST = 250;
+const STATES_FIRST = 250;
 /** Articles carry their blog (one more object each). */
-export const ARTICLE_STATES_FIRST = 125;
+const ARTICLE_STATES_FIRST = 125;
 /** Bodies fetched by id per request. */
 export const PRODUCT_NODES_BATCH = 20;
 export const CONTENT_NODES_BATCH = 25;

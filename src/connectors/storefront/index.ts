@@ -26,7 +26,7 @@ export { shopifyHeaders, type StorefrontCredentials };
  */
 export const SHOPIFY_API_VERSION = '2026-10';
 
-export const storefrontInputSchema = z.strictObject({
+const storefrontInputSchema = z.strictObject({
   shop: z.string().min(1).describe('Store name: `acme` or `acme.myshopify.com`.'),
   access_token: z.string().min(1).describe('Admin API access token of the store (shpat_…).'),
 });

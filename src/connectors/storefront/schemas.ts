@@ -7,7 +7,7 @@
 import { z } from 'zod';
 
 /** `extensions.cost` of every answer (§7): the bucket is charged `requestedQueryCost` up front. */
-export const queryCostSchema = z.object({
+const queryCostSchema = z.object({
   requestedQueryCost: z.number(),
   /** Null on a THROTTLED answer (nothing ran). */
   actualQueryCost: z.number().nullish(),
@@ -19,7 +19,7 @@ export const queryCostSchema = z.object({
 });
 export type QueryCost = z.infer<typeof queryCostSchema>;
 
-export const graphqlErrorSchema = z.object({
+const graphqlErrorSchema = z.object({
   message: z.string(),
   path: z.array(z.union([z.string(), z.number()])).optional(),
   extensions: z.object({ code: z.string().optional() }).optional(),
@@ -36,7 +36,7 @@ export const envelopeSchema = z.object({
   extensions: z.object({ cost: queryCostSchema.optional() }).optional(),
 });
 
-export const pageInfoSchema = z.object({
+const pageInfoSchema = z.object({
   hasNextPage: z.boolean(),
   endCursor: z.string().nullish(),
 });
@@ -53,7 +53,7 @@ export type LooseConnection = z.infer<typeof looseConnectionSchema>;
 // ---------------------------------------------------------------------------------------------------
 
 /** `ProductVariant`: `price` and `compareAtPrice` are `Money` (a decimal string). */
-export const variantSchema = z.object({
+const variantSchema = z.object({
   id: z.string(),
   title: z.string(),
   sku: z.string().nullish(),
@@ -69,7 +69,7 @@ export const variantConnectionSchema = z.object({
 });
 
 /** `ProductOption`: `values` are the option's value names. */
-export const productOptionSchema = z.object({
+const productOptionSchema = z.object({
   name: z.string(),
   values: z.array(z.string()),
 });
@@ -131,7 +131,7 @@ export const pageSchema = pageStateSchema.extend({
 });
 export type Page = z.infer<typeof pageSchema>;
 
-export const blogRefSchema = z.object({ id: z.string(), title: z.string(), handle: z.string() });
+const blogRefSchema = z.object({ id: z.string(), title: z.string(), handle: z.string() });
 
 export const articleStateSchema = z.object({
   id: z.string(),

@@ -199,7 +199,12 @@ function changeToken(updatedAt: string, ...parts: string[]): string {
   return `${updatedAt}|${digest}`;
 }
 
-function failure(table: Table, id: string | undefined, message: string, retryable: boolean): Event {
+function failure(
+  table: Table,
+  id: string | undefined,
+  message: string,
+  { retryable }: { retryable: boolean },
+): Event {
   return {
     kind: 'failure',
     ...(id === undefined ? {} : { externalId: id }),
@@ -215,7 +220,7 @@ function shapeFailure(table: Table, noun: string, raw: unknown, error: z.ZodErro
     table,
     id,
     `${noun}${id ? ` ${id}` : ''} came in an unexpected shape: ${z.prettifyError(error).replace(/\s+/g, ' ')}`,
-    false,
+    { retryable: false },
   );
 }
 
@@ -268,7 +273,9 @@ async function* inBatches(
       const retryable = isTransientSourceError(err);
       const message = err instanceof Error ? err.message : String(err);
       for (const id of batch)
-        yield failure(table, id, `${noun} ${id} could not be read: ${message}`, retryable);
+        yield failure(table, id, `${noun} ${id} could not be read: ${message}`, {
+          retryable,
+        });
       if (retryable && ++transientInARow >= MAX_TRANSIENT_IN_A_ROW) {
         throw new Error(
           `${sourceName(STOREFRONT_SOURCE)} failed ${transientInARow} ${noun} requests in a row; last: ${message}`,
@@ -299,7 +306,7 @@ async function* syncPolicies(pass: Pass, raws: readonly unknown[]): AsyncGenerat
         POLICIES_TABLE,
         typeof type === 'string' && type ? type : undefined,
         `shop policy came in an unexpected shape: ${z.prettifyError(parsed.error).replace(/\s+/g, ' ')}`,
-        false,
+        { retryable: false },
       );
       continue;
     }
@@ -439,7 +446,7 @@ async function* productEvents(pass: Pass, ledger: ProductLedger, product: Produc
         PRODUCTS_TABLE,
         id,
         `product ${id} (${JSON.stringify(product.title)}): its variants could not be read: ${message}`,
-        isTransientSourceError(err),
+        { retryable: isTransientSourceError(err) },
       );
       return;
     }
@@ -559,7 +566,7 @@ async function* productIdPass(
           PRODUCTS_TABLE,
           id,
           `product ${id} was listed but answers null (deleted since?)`,
-          false,
+          { retryable: false },
         );
         return;
       }
@@ -682,7 +689,7 @@ async function* syncContent<S extends PageState | ArticleState, D extends S>(
           kind.table,
           id,
           `${kind.noun} ${id} was listed but answers null (deleted since?)`,
-          false,
+          { retryable: false },
         );
         return;
       }

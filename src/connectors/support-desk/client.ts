@@ -222,7 +222,7 @@ export const ARTICLE_EXPORT_PAGE_SIZE = 1000;
  * of HTML). Above the client's default 32 MiB: a page of long articles must not fail the whole sync, and
  * the bound still keeps one page's parse to a few hundred MiB.
  */
-export const ARTICLE_EXPORT_MAX_BYTES = 128 * 1024 * 1024;
+const ARTICLE_EXPORT_MAX_BYTES = 128 * 1024 * 1024;
 
 /** One page of the incremental article export, with the start time it was asked for. */
 export interface ArticleExportStep {

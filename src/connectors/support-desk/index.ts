@@ -28,7 +28,7 @@ import { zendeskOAuth } from './oauth.ts';
 
 export { type SupportDeskCredentials, ZENDESK_TOKEN_RETIRED_HINT, zendeskAuthHeader };
 
-export const supportDeskInputSchema = z.strictObject({
+const supportDeskInputSchema = z.strictObject({
   subdomain: z.string().min(1).describe('Account subdomain: `acme` or `acme.zendesk.com`.'),
   email: z
     .string()

@@ -8,7 +8,7 @@ import { htmlToMarkdown } from '../../lib/html-to-markdown.ts';
 import type { Article, Comment, Ticket } from './schemas.ts';
 
 /** The separator of the heading context line: `Category > Section`. */
-export const CONTEXT_SEPARATOR = ' > ';
+const CONTEXT_SEPARATOR = ' > ';
 
 /** Escapes what would make one line of text into markup: inline markers and a leading block marker. */
 export function plainLine(text: string): string {

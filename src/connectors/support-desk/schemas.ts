@@ -11,12 +11,12 @@ import { z } from 'zod';
 const id = z.number().int();
 
 /** Cursor pagination (§3.1): `meta` and `links` of every list that was asked with `page[size]`. */
-export const cursorMetaSchema = z.object({
+const cursorMetaSchema = z.object({
   has_more: z.boolean(),
   after_cursor: z.string().nullish(),
   before_cursor: z.string().nullish(),
 });
-export const cursorLinksSchema = z.object({
+const cursorLinksSchema = z.object({
   next: z.string().nullish(),
   prev: z.string().nullish(),
 });
@@ -66,13 +66,13 @@ export const articleListPageSchema = z.object({
 });
 export type ArticleListPage = z.infer<typeof articleListPageSchema>;
 
-export const categorySchema = z.object({
+const categorySchema = z.object({
   id,
   name: z.string(),
 });
 export type Category = z.infer<typeof categorySchema>;
 
-export const sectionSchema = z.object({
+const sectionSchema = z.object({
   id,
   category_id: id.nullish(),
   name: z.string(),
@@ -123,7 +123,7 @@ export const ticketExportPageSchema = z.object({
 });
 export type TicketExportPage = z.infer<typeof ticketExportPageSchema>;
 
-export const attachmentSchema = z.object({
+const attachmentSchema = z.object({
   id: id.optional(),
   file_name: z.string(),
   content_url: z.string(),
@@ -153,4 +153,3 @@ export const commentsPageSchema = z.object({
   meta: cursorMetaSchema,
   links: cursorLinksSchema.optional(),
 });
-export type CommentsPage = z.infer<typeof commentsPageSchema>;

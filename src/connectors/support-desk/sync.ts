@@ -257,7 +257,7 @@ export interface ListingInputs {
  * Races in the other direction (an article created after the count but before the export read it) make
  * the sum too large: a listing that was not needed, never a deletion missed.
  */
-export function listingReason(i: ListingInputs): string | undefined {
+function listingReason(i: ListingInputs): string | undefined {
   if (i.exportStuck) return 'the export could not page past one second';
   if (!i.before) return 'no count from an earlier pass';
   if (i.before.failed) return 'an article failed in the last pass';
@@ -531,7 +531,10 @@ async function ticketDocument(
   t: Ticket,
 ): Promise<Extract<Event, { kind: 'document' | 'failure' }>> {
   const id = String(t.id);
-  const fail = (message: string, retryable: boolean): Extract<Event, { kind: 'failure' }> => ({
+  const fail = (
+    message: string,
+    { retryable }: { retryable: boolean },
+  ): Extract<Event, { kind: 'failure' }> => ({
     kind: 'failure',
     externalId: id,
     table: TICKETS_TABLE,
@@ -545,16 +548,18 @@ async function ticketDocument(
     if (ctx.signal.aborted || isAppError(err) || !isSourceHttpError(err)) throw err;
     if (err.status === 404) {
       // Exported as solved moments ago, so most likely deleted since; the export says so next time.
-      return fail('was exported but its comments answer 404 (deleted since?)', false);
+      return fail('was exported but its comments answer 404 (deleted since?)', { retryable: false });
     }
-    return fail(`could not be read: ${err.message}`, isTransientSourceError(err));
+    return fail(`could not be read: ${err.message}`, { retryable: isTransientSourceError(err) });
   }
   const url = joinUrl(ctx.baseUrl, `/agent/tickets/${pathSegment(id)}`);
   let markdown: string;
   try {
     markdown = renderTicket(t, got.comments, got.userNames, url);
   } catch (err) {
-    return fail(`could not be converted: ${err instanceof Error ? err.message : String(err)}`, false);
+    return fail(`could not be converted: ${err instanceof Error ? err.message : String(err)}`, {
+      retryable: false,
+    });
   }
   const tags = ['support_desk', 'ticket', ...(t.tags ?? [])].map((s) => s.trim()).filter((s) => s !== '');
   return {

@@ -11,7 +11,7 @@ import { syncWiki, type WikiCursor, wikiCursorSchema } from './sync.ts';
 
 export { confluenceAuthHeader, type WikiCredentials };
 
-export const wikiInputSchema = z.strictObject({
+const wikiInputSchema = z.strictObject({
   domain_name: z
     .string()
     .min(1)

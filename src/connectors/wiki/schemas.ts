@@ -6,7 +6,7 @@
 import { z } from 'zod';
 
 /** `MultiEntityLinks`: `next` is relative to the site origin (`/wiki/api/v2/...`); `base` ends in `/wiki`. */
-export const multiEntityLinksSchema = z.object({
+const multiEntityLinksSchema = z.object({
   next: z.string().optional(),
   base: z.string().optional(),
 });
@@ -27,7 +27,6 @@ export const spacesPageSchema = z.object({
   results: z.array(spaceSchema),
   _links: multiEntityLinksSchema.optional(),
 });
-export type SpacesPage = z.infer<typeof spacesPageSchema>;
 
 /**
  * A listing page of pages or blog posts, its records unparsed: one record that does not match
@@ -40,7 +39,7 @@ export const contentListPageSchema = z.object({
 export type ContentListPage = z.infer<typeof contentListPageSchema>;
 
 /** `Version`: `number` grows with every edit; `createdAt` is the time of that edit. */
-export const versionSchema = z.object({
+const versionSchema = z.object({
   number: z.number().int(),
   createdAt: z.string().optional(),
   message: z.string().optional(),
@@ -48,7 +47,7 @@ export const versionSchema = z.object({
   authorId: z.string().optional(),
 });
 
-export const contentLinksSchema = z.object({
+const contentLinksSchema = z.object({
   webui: z.string().optional(),
   editui: z.string().optional(),
   tinyui: z.string().optional(),
@@ -72,10 +71,9 @@ export const contentSummarySchema = z.object({
   version: versionSchema,
   _links: contentLinksSchema.optional(),
 });
-export type ContentSummary = z.infer<typeof contentSummarySchema>;
 
 /** `{"representation":"storage","value":"<p>…</p>"}` */
-export const bodyRepresentationSchema = z.object({
+const bodyRepresentationSchema = z.object({
   representation: z.string().optional(),
   value: z.string(),
 });

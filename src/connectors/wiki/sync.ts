@@ -260,7 +260,7 @@ async function fetchOne(
   state: PassState,
   entry: Listed,
 ): Promise<Outcome> {
-  const fail = (message: string, retryable: boolean): Outcome => {
+  const fail = (message: string, { retryable }: { retryable: boolean }): Outcome => {
     const error = new Error(
       `${sourceName(WIKI_SOURCE)} ${entry.noun} ${entry.id} (${JSON.stringify(entry.title)}) ${message}`,
     );
@@ -275,20 +275,20 @@ async function fetchOne(
     if (!got.found) {
       // Listed moments ago, so most likely deleted or restricted meanwhile; the next listing settles it
       // (the id pass removes it then), and until then the stored copy stays.
-      return fail('was listed but answers 404 (deleted or restricted since?)', false);
+      return fail('was listed but answers 404 (deleted or restricted since?)', { retryable: false });
     }
     body = got.body;
   } catch (err) {
     if (ctx.signal.aborted || isAppError(err)) throw err;
     if (!isSourceHttpError(err)) throw err;
-    return fail(`could not be read: ${err.message}`, isTransientSourceError(err));
+    return fail(`could not be read: ${err.message}`, { retryable: isTransientSourceError(err) });
   }
 
   const parsed = contentWithBodySchema.safeParse(body);
   if (!parsed.success) {
     return fail(
       `answered in an unexpected shape: ${z.prettifyError(parsed.error).replace(/\s+/g, ' ')}`,
-      false,
+      { retryable: false },
     );
   }
   const c = parsed.data;
@@ -298,7 +298,7 @@ async function fetchOne(
     return { events: [{ kind: 'deleted', externalId: c.id, table: entry.table }] };
   }
   const storage = c.body?.storage?.value;
-  if (storage === undefined) return fail('answered without its storage body', false);
+  if (storage === undefined) return fail('answered without its storage body', { retryable: false });
   let markdown: string;
   try {
     markdown = storageToMarkdown(storage, {
@@ -307,7 +307,9 @@ async function fetchOne(
       contentId: c.id,
     });
   } catch (err) {
-    return fail(`could not be converted: ${err instanceof Error ? err.message : String(err)}`, false);
+    return fail(`could not be converted: ${err instanceof Error ? err.message : String(err)}`, {
+      retryable: false,
+    });
   }
   return { events: [{ kind: 'document', doc: toDocument(state, entry.table, c, where, markdown) }] };
 }

@@ -39,7 +39,10 @@ export async function countOrganizations(q: Queryable): Promise<number> {
 }
 
 /** Create a key; the plaintext key is returned once and never stored. */
-export async function createApiKey(q: Queryable, organizationId: string): Promise<{ id: string; apiKey: string }> {
+export async function createApiKey(
+  q: Queryable,
+  organizationId: string,
+): Promise<{ id: string; apiKey: string }> {
   const { keyId, apiKey, secretHash } = generateApiKey();
   await q.query('INSERT INTO api_keys (id, organization_id, secret_hash) VALUES ($1, $2, $3)', [
     keyId,
@@ -58,7 +61,10 @@ export async function findApiKey(q: Queryable, keyId: string): Promise<ApiKeyRec
   return rows[0] ?? null;
 }
 
-export async function listApiKeys(q: Queryable, organizationId: string): Promise<Omit<ApiKeyRecord, 'secret_hash'>[]> {
+export async function listApiKeys(
+  q: Queryable,
+  organizationId: string,
+): Promise<Omit<ApiKeyRecord, 'secret_hash'>[]> {
   return q.query(
     `SELECT id, organization_id, created_at::text, last_used_at::text, revoked_at::text
        FROM api_keys WHERE organization_id = $1 ORDER BY created_at`,
@@ -68,9 +74,10 @@ export async function listApiKeys(q: Queryable, organizationId: string): Promise
 
 /** Revoke; true when a live key was revoked. */
 export async function revokeApiKey(q: Queryable, keyId: string): Promise<boolean> {
-  const rows = await q.query('UPDATE api_keys SET revoked_at = now() WHERE id = $1 AND revoked_at IS NULL RETURNING id', [
-    keyId,
-  ]);
+  const rows = await q.query(
+    'UPDATE api_keys SET revoked_at = now() WHERE id = $1 AND revoked_at IS NULL RETURNING id',
+    [keyId],
+  );
   return rows.length > 0;
 }
 
@@ -81,4 +88,12 @@ export async function touchApiKey(q: Queryable, keyId: string): Promise<void> {
       WHERE id = $1 AND (last_used_at IS NULL OR last_used_at < now() - interval '1 minute')`,
     [keyId],
   );
+}
+
+/**
+ * Takes the transaction-scoped lock under which a first start creates the default organization, so two
+ * processes starting at once on an empty database create one, not two.
+ */
+export async function lockDefaultOrganizationCreation(q: Queryable): Promise<void> {
+  await q.query('SELECT pg_advisory_xact_lock(7240511932)');
 }

@@ -21,7 +21,7 @@ import { createKbMcpServer } from '../../mcp/server.ts';
 import { bearerToken } from '../auth.ts';
 import type { App, RouteDeps } from '../context.ts';
 
-export const MCP_PATH = '/mcp';
+const MCP_PATH = '/mcp';
 
 /** Request headers the MCP transport reads; the key stays out of it (the tools' client carries it). */
 const FORWARDED_HEADERS = [

@@ -5,7 +5,12 @@ import { ConfigError } from './config.ts';
 import type { Database } from './db/database.ts';
 import { migrate } from './db/migrate.ts';
 import { openDatabase } from './db/open.ts';
-import { countOrganizations, createApiKey, createOrganization } from './db/repositories/organizations.ts';
+import {
+  countOrganizations,
+  createApiKey,
+  createOrganization,
+  lockDefaultOrganizationCreation,
+} from './db/repositories/organizations.ts';
 import { CredentialCipher } from './lib/crypto.ts';
 
 /** Where embedded mode keeps the credential-encryption key it generated. */
@@ -63,7 +68,7 @@ export async function openStorage(config: Config, opts: { createDefaultOrg: bool
     let firstStartKey: string | null = null;
     if (opts.createDefaultOrg) {
       firstStartKey = await db.transaction(async (tx) => {
-        await tx.query('SELECT pg_advisory_xact_lock(7240511932)');
+        await lockDefaultOrganizationCreation(tx);
         if ((await countOrganizations(tx)) > 0) return null;
         const org = await createOrganization(tx, 'default');
         return (await createApiKey(tx, org.id)).apiKey;

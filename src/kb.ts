@@ -74,6 +74,10 @@ async function withDb<T>(
 
 const repositories = () => import('./db/repositories/organizations.ts');
 
+/**
+ * Registers the local commands. Long on purpose: a table of commander definitions, one per command, each
+ * loading the service's modules only when run; splitting it would scatter the help a user reads as one list.
+ */
 function registerLocalCommands(program: Command): void {
   program.commandsGroup('Service (on this machine, with its settings):');
   program
