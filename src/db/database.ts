@@ -9,9 +9,21 @@ export interface Queryable {
   exec(sql: string): Promise<void>;
 }
 
+export interface TransactionOptions {
+  /**
+   * Embedded mode: the transaction's statements with large parameters (long text, many rows) are answered
+   * asynchronously, so the event loop serves other requests while PGlite writes them; small ones stay
+   * synchronous calls (pglite-thread.ts). Only for a transaction whose caller keeps no state in memory
+   * that other work of this process changes meanwhile: by default PGlite's transactions run without
+   * letting other I/O in between their statements, and the crawler's group commits rely on that. Server
+   * mode's statements are always asynchronous; it ignores this.
+   */
+  yieldOnLargeStatements?: boolean;
+}
+
 export interface Database extends Queryable {
   readonly kind: 'pglite' | 'postgres';
-  transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T>;
+  transaction<T>(fn: (tx: Queryable) => Promise<T>, opts?: TransactionOptions): Promise<T>;
   /**
    * One statement under `SET LOCAL` settings (planner switches, ef_search), in a transaction of its own.
    * Same as a transaction that runs `settings` then `sql`, but one round trip where the adapter can make it

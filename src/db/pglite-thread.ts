@@ -120,10 +120,10 @@ async function startPgliteThread(settings: PgliteThreadSettings, ended: () => vo
     if (answer.type === 'error') throw asError(answer.error, new Error());
     return answer.rows;
   };
-  const on = (tx: number | null): Queryable => ({
+  const on = (tx: number | null, yieldOnLarge = false): Queryable => ({
     query: <T>(sql: string, params?: readonly unknown[]) => {
       const m = { type: 'query', id: nextId++, tx, sql, params } as const;
-      const synchronous = tx !== null && isSmall(params);
+      const synchronous = tx !== null && (!yieldOnLarge || isSmall(params));
       return (synchronous ? callNow(m) : call(m)) as Promise<T[]>;
     },
     exec: async (sql: string) => {
@@ -140,12 +140,12 @@ async function startPgliteThread(settings: PgliteThreadSettings, ended: () => vo
     exec: base.exec,
     queryWithSettings: <T>(settings: string, sql: string, params?: readonly unknown[]) =>
       call({ type: 'with-settings', id: nextId++, settings, sql, params }) as Promise<T[]>,
-    async transaction(fn) {
+    async transaction(fn, opts) {
       const tx = nextTx++;
       await call({ type: 'begin', id: nextId++, tx });
       let out: Awaited<ReturnType<typeof fn>>;
       try {
-        out = await fn(on(tx));
+        out = await fn(on(tx, opts?.yieldOnLargeStatements ?? false));
       } catch (err) {
         await callNow({ type: 'end', id: nextId++, tx, commit: false }).catch(() => {});
         throw err;
@@ -168,7 +168,7 @@ async function startPgliteThread(settings: PgliteThreadSettings, ended: () => vo
 }
 
 /**
- * A statement of a transaction is synchronous only when it is small: parameters of at most this many
+ * In a transaction opened with `yieldOnLargeStatements`, a statement is synchronous only when it is small: parameters of at most this many
  * characters of text, and arrays (rows written at once) of at most {@link SYNC_MAX_ARRAY_ELEMENTS}. A
  * larger one is asynchronous, as statements outside transactions are, because PGlite's time grows with
  * what it writes and a synchronous call stops every other request meanwhile: the insert of a

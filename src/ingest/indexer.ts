@@ -523,12 +523,17 @@ export class Indexer {
           );
           throw new IndexerStoppedError();
         }
-        await this.#db.transaction(async (tx) => {
-          for (const part of parts) {
-            if (part.write.dropped) continue;
-            await this.#writePart(tx, part);
-          }
-        });
+        // The chunks' inserts (an HNSW insert a row) may take PGlite hundreds of milliseconds on a loaded
+        // machine: the event loop serves other requests meanwhile. The round's state is this call's own.
+        await this.#db.transaction(
+          async (tx) => {
+            for (const part of parts) {
+              if (part.write.dropped) continue;
+              await this.#writePart(tx, part);
+            }
+          },
+          { yieldOnLargeStatements: true },
+        );
         await this.#opts.afterCommitTransaction?.();
         await new Promise<void>((resolve) => setImmediate(resolve));
       }

@@ -150,23 +150,29 @@ describe('search words split in slices', () => {
 });
 
 describe('embedded mode: a large statement of a transaction', () => {
-  test('lets the event loop turn while the database thread works on it', async () => {
+  /** For each statement (a small one, then one of a million characters): did the event loop turn during it? */
+  const turnsDuring = (db: Database, opts?: { yieldOnLargeStatements: boolean }) =>
+    db.transaction(async (tx) => {
+      const turns: boolean[] = [];
+      for (const text of ['small', 'x'.repeat(1_000_000)]) {
+        let turned = false;
+        setImmediate(() => {
+          turned = true;
+        });
+        await tx.query('SELECT md5($1::text)', [text]);
+        turns.push(turned);
+      }
+      return turns;
+    }, opts);
+
+  test('lets the event loop turn while the database thread works on it, where the transaction allows it', async () => {
     const { db, drop } = await indexerDatabase('pglite', { modelId: 'm', dimensions: 4 });
     try {
-      const observed = await db.transaction(async (tx) => {
-        const turns: boolean[] = [];
-        for (const text of ['small', 'x'.repeat(1_000_000)]) {
-          let turned = false;
-          setImmediate(() => {
-            turned = true;
-          });
-          await tx.query('SELECT md5($1::text)', [text]);
-          turns.push(turned);
-        }
-        return turns;
-      });
       // A small statement is a synchronous call (the main thread waits, as designed); a large one is not.
-      assert.deepEqual(observed, [false, true]);
+      assert.deepEqual(await turnsDuring(db, { yieldOnLargeStatements: true }), [false, true]);
+      // By default nothing else runs between a transaction's statements (the crawler's group commits
+      // rely on it), however large they are.
+      assert.deepEqual(await turnsDuring(db), [false, false]);
     } finally {
       await drop();
     }

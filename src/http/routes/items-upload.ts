@@ -33,24 +33,29 @@ export function register(app: App, deps: RouteDeps): void {
       const { organizationId } = callerOf(request);
       const b = request.body;
       // The same store step as synced and crawled documents, under a key of its own (every upload is new).
-      const item = await deps.db.transaction(async (tx) => {
-        const { itemId } = await storeDocument(
-          tx,
-          organizationId,
-          {
-            sourceType: 'upload',
-            sourceTableName: 'uploaded_documents',
-            sourceKey: `upload:${newId()}`,
-            title: b.title,
-            markdown: b.content,
-            url: b.source_url ?? '',
-            visibility: b.visibility,
-            tags: b.tags,
-          },
-          { respectTombstones: false },
-        );
-        return (await getItem(tx, organizationId, itemId!))!;
-      });
+      // A document of up to 5,000,000 characters takes PGlite a second or more to write: other requests
+      // are served meanwhile (this request's state is its own).
+      const item = await deps.db.transaction(
+        async (tx) => {
+          const { itemId } = await storeDocument(
+            tx,
+            organizationId,
+            {
+              sourceType: 'upload',
+              sourceTableName: 'uploaded_documents',
+              sourceKey: `upload:${newId()}`,
+              title: b.title,
+              markdown: b.content,
+              url: b.source_url ?? '',
+              visibility: b.visibility,
+              tags: b.tags,
+            },
+            { respectTombstones: false },
+          );
+          return (await getItem(tx, organizationId, itemId!))!;
+        },
+        { yieldOnLargeStatements: true },
+      );
       deps.itemsChanged();
       return { success: true, item };
     },
