@@ -2,7 +2,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Worker } from 'node:worker_threads';
-import { AutoTokenizer, env, type PreTrainedTokenizer } from '@huggingface/transformers';
+import type { PreTrainedTokenizer } from '@huggingface/transformers';
 import { z } from 'zod';
 import { AppError } from '../lib/errors.ts';
 import type { LocalEmbedderConfig } from './config.ts';
@@ -12,8 +12,13 @@ import {
   type ModelThreadSettings,
   type ToModelThread,
 } from './local-protocol.ts';
-import type { LocalTokenizerOptions } from './token-counters.ts';
+import { type LocalTokenizerOptions, loadLocalTokenizer } from './token-counters.ts';
 import type { Embedder, TokenCounterSpec } from './types.ts';
+
+/** Where the thread's settings say the tokenizer's files are. */
+function tokenizerOptions(s: ModelThreadSettings): LocalTokenizerOptions {
+  return { modelRef: s.modelRef, local: s.local, modelRoot: s.modelRoot, allowRemote: s.allowRemote };
+}
 
 /** How token vectors become one sentence vector. */
 export type Pooling = 'mean' | 'cls';
@@ -315,16 +320,10 @@ export class LocalEmbedder implements Embedder {
     this.thread = args.thread;
     this.loadMs = args.loadMs;
     this.specialTokens = args.tokenizer.encode('').length;
-    const options: LocalTokenizerOptions = {
-      modelRef: args.settings.modelRef,
-      local: args.settings.local,
-      modelRoot: args.settings.modelRoot,
-      allowRemote: args.settings.allowRemote,
-    };
     this.tokenCounter = {
       module: new URL('./token-counters.ts', import.meta.url).href,
       factory: 'localTokenCounter',
-      options,
+      options: tokenizerOptions(args.settings),
     };
   }
 
@@ -366,12 +365,7 @@ export class LocalEmbedder implements Embedder {
     const thread = await ModelThread.start(settings, name);
     let tokenizer: PreTrainedTokenizer;
     try {
-      // Each load sets every setting it depends on, so no earlier load's choices leak into this one.
-      env.allowRemoteModels = settings.allowRemote;
-      env.allowLocalModels = true;
-      if (local) env.localModelPath = settings.modelRoot;
-      else env.cacheDir = settings.modelRoot;
-      tokenizer = await AutoTokenizer.from_pretrained(settings.modelRef, { local_files_only: local });
+      tokenizer = await loadLocalTokenizer(tokenizerOptions(settings));
     } catch (err) {
       await thread.close();
       throw new AppError('unavailable', `Could not load embedding model ${name}: ${(err as Error).message}`);

@@ -3,6 +3,7 @@
  * names one of these (its module, the factory and plain options: {@link TokenCounterSpec}) and the thread
  * that chunks documents (src/ingest/chunk-worker.ts) loads the same counter the embedder uses.
  */
+import type { PreTrainedTokenizer } from '@huggingface/transformers';
 import type { TokenCounterSpec } from './types.ts';
 
 export type CountTokens = (text: string) => number;
@@ -15,16 +16,22 @@ export interface LocalTokenizerOptions {
   allowRemote: boolean;
 }
 
-/** The local model's own tokenizer (tokenizer.json), counting special tokens as `encode` does. */
-export async function localTokenCounter(opts: LocalTokenizerOptions): Promise<CountTokens> {
+/** The local model's tokenizer (tokenizer.json), for the embedder and for the chunking thread alike. */
+export async function loadLocalTokenizer(opts: LocalTokenizerOptions): Promise<PreTrainedTokenizer> {
   // Loaded here, not with the module: the other counters' threads need none of it.
   const { AutoTokenizer, env } = await import('@huggingface/transformers');
-  // transformers.js reads these globals while it loads; a chunking thread loads nothing else.
+  // transformers.js reads these globals while it loads; each load sets every one it depends on, so no
+  // earlier load's choices leak into this one.
   env.allowRemoteModels = opts.allowRemote;
   env.allowLocalModels = true;
   if (opts.local) env.localModelPath = opts.modelRoot;
   else env.cacheDir = opts.modelRoot;
-  const tokenizer = await AutoTokenizer.from_pretrained(opts.modelRef, { local_files_only: opts.local });
+  return AutoTokenizer.from_pretrained(opts.modelRef, { local_files_only: opts.local });
+}
+
+/** The local model's own tokenizer, counting special tokens as `encode` does. */
+export async function localTokenCounter(opts: LocalTokenizerOptions): Promise<CountTokens> {
+  const tokenizer = await loadLocalTokenizer(opts);
   return (text) => tokenizer.encode(text).length;
 }
 
