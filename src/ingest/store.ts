@@ -10,7 +10,7 @@ import {
 import type { ItemSourceType, Visibility } from '../db/repositories/items.ts';
 import { sha256Hex } from '../lib/crypto.ts';
 import { newId } from '../lib/ids.ts';
-import { itemSearchWordsInSlices } from '../lib/search-words.ts';
+import { itemSearchWords, itemSearchWordsInSlices } from '../lib/search-words.ts';
 
 /**
  * A document on its way into the knowledge base, whatever produced it (connector, crawler, upload).
@@ -37,8 +37,9 @@ export interface IngestDocument {
   /** The source's change token (SourceDocument.version), for incremental syncs. */
   sourceVersion?: string | null;
   /**
-   * `itemSearchWords(title, markdown)` when the caller has it already (the crawler splits them in its
-   * extraction thread); else they are split here.
+   * `itemSearchWords(title, markdown)` when the caller has it already: the crawler splits them in its
+   * extraction thread, other callers with {@link documentSearchWords} before their transaction opens.
+   * Else they are split here, inside the transaction, in one go.
    */
   searchWords?: string;
 }
@@ -84,12 +85,11 @@ export async function storeDocument(
   opts: { respectTombstones: boolean },
 ): Promise<{ outcome: StoreOutcome; itemId: string | null }> {
   const doc = storableDocument(input);
-  // Given words hold when the text is stored as given (no NUL removed from it). Split in slices, a turn of
-  // the event loop apart: a document of millions of characters takes a large part of a second.
+  // Given words hold when the text is stored as given (no NUL removed from it).
   const searchWords =
     input.searchWords !== undefined && doc.title === input.title && doc.markdown === input.markdown
       ? input.searchWords
-      : await itemSearchWordsInSlices(doc.title, doc.markdown);
+      : itemSearchWords(doc.title, doc.markdown);
   const tombstoneKeys = [doc.sourceKey, ...(doc.tombstoneKeys ?? [])];
   if (opts.respectTombstones) {
     if (await hasTombstone(q, organizationId, tombstoneKeys)) return { outcome: 'tombstoned', itemId: null };
@@ -141,6 +141,16 @@ function storableDocument(doc: IngestDocument): IngestDocument {
     tags: doc.tags.map(clean),
     ...(doc.sourceVersion ? { sourceVersion: clean(doc.sourceVersion) } : {}),
   };
+}
+
+/**
+ * A document's search words for {@link IngestDocument.searchWords}, split before the transaction that
+ * stores it opens: a document of millions of characters takes a large part of a second, split in slices
+ * a turn of the event loop apart, and inside a transaction that time would hold the database (on PGlite,
+ * every other organization's statements) and let other work run between the transaction's statements.
+ */
+export function documentSearchWords(doc: { title: string; markdown: string }): Promise<string> {
+  return itemSearchWordsInSlices(doc.title, doc.markdown);
 }
 
 /** Remove a document that is gone at its source (no tombstone: if it comes back, it is welcome). */

@@ -30,6 +30,7 @@ import {
 } from '../db/repositories/sync-pass.ts';
 import { recordSyncProgress, type SyncFailure, syncJobFailures } from '../db/repositories/sync-jobs.ts';
 import {
+  documentSearchWords,
   integrationSourceKey,
   legacyIntegrationTombstoneKey,
   removeDocument,
@@ -103,6 +104,9 @@ export async function runSync(opts: SyncRunOptions): Promise<SyncRunResult> {
     if (ops.length === 0 && cursor === undefined) return;
     const batch = ops;
     ops = [];
+    // Split before the lease's transaction opens (see documentSearchWords).
+    const words = new Map<Op, string>();
+    for (const op of batch) if (op.kind === 'document') words.set(op, await documentSearchWords(op.doc));
     const changed = await opts.withLease(async (tx) => {
       let rows = 0;
       const documents = { seen: 0, stored: 0, unchanged: 0, deleted: 0 };
@@ -126,6 +130,7 @@ export async function runSync(opts: SyncRunOptions): Promise<SyncRunResult> {
               tags: d.tags,
               connectionId: opts.connectionId,
               sourceVersion: d.version ?? null,
+              searchWords: words.get(op)!,
             },
             // An item a user deleted stays deleted across incremental syncs; a reset brings it back.
             { respectTombstones: !full },

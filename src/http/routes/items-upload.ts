@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { getItem } from '../../db/repositories/items.ts';
-import { storeDocument } from '../../ingest/store.ts';
+import { documentSearchWords, storeDocument } from '../../ingest/store.ts';
 import { newId } from '../../lib/ids.ts';
 import { type App, type RouteDeps, callerOf } from '../context.ts';
 import { commonErrors, httpUrl, nonBlankText, itemSchema, tagsSchema, visibilitySchema } from '../schemas.ts';
@@ -32,6 +32,7 @@ export function register(app: App, deps: RouteDeps): void {
     async (request) => {
       const { organizationId } = callerOf(request);
       const b = request.body;
+      const searchWords = await documentSearchWords({ title: b.title, markdown: b.content });
       // The same store step as synced and crawled documents, under a key of its own (every upload is new).
       // A document of up to 5,000,000 characters takes PGlite a second or more to write: other requests
       // are served meanwhile (this request's state is its own).
@@ -46,6 +47,7 @@ export function register(app: App, deps: RouteDeps): void {
               sourceKey: `upload:${newId()}`,
               title: b.title,
               markdown: b.content,
+              searchWords,
               url: b.source_url ?? '',
               visibility: b.visibility,
               tags: b.tags,
