@@ -95,7 +95,8 @@ async function startOnce(env: Record<string, string>, cwd: string): Promise<Run>
   try {
     while (readyz === 0) {
       if (child.exitCode !== null) throw new Error(`service exited with ${child.exitCode}:\n${output}`);
-      if (performance.now() - started > START_TIMEOUT_MS) throw new Error(`service not ready in time:\n${output}`);
+      if (performance.now() - started > START_TIMEOUT_MS)
+        throw new Error(`service not ready in time:\n${output}`);
       if (healthz === 0 && (await status(`${base}/healthz`)) === 200) healthz = performance.now() - started;
       if (healthz !== 0 && (await status(`${base}/readyz`)) === 200) readyz = performance.now() - started;
       if (readyz === 0) await sleep(POLL_MS);
@@ -112,7 +113,11 @@ async function startOnce(env: Record<string, string>, cwd: string): Promise<Run>
   return { healthz, readyz, shutdown: performance.now() - stopping };
 }
 
-const median = (xs: number[]) => percentile([...xs].sort((a, b) => a - b), 50);
+const median = (xs: number[]) =>
+  percentile(
+    [...xs].sort((a, b) => a - b),
+    50,
+  );
 
 const modelDir = await testModelDir();
 const work = mkdtempSync(path.join(tmpdir(), 'kb-bench-cold-'));
@@ -137,7 +142,9 @@ const record = async (scenario: string, run: () => Promise<Run>) => {
   for (let i = 0; i < RUNS; i++) {
     const r = await run();
     results[scenario].push(r);
-    process.stderr.write(`  ${scenario} #${i + 1}: healthz ${r.healthz.toFixed(0)} ms, readyz ${r.readyz.toFixed(0)} ms\n`);
+    process.stderr.write(
+      `  ${scenario} #${i + 1}: healthz ${r.healthz.toFixed(0)} ms, readyz ${r.readyz.toFixed(0)} ms\n`,
+    );
   }
 };
 
@@ -147,13 +154,17 @@ try {
   await startOnce({ ...common, KB_DATA_DIR: path.join(work, 'warmup') }, work);
 
   let n = 0;
-  await record('embedded, fresh data dir', () => startOnce({ ...common, KB_DATA_DIR: path.join(work, `fresh-${n++}`) }, work));
+  await record('embedded, fresh data dir', () =>
+    startOnce({ ...common, KB_DATA_DIR: path.join(work, `fresh-${n++}`) }, work),
+  );
   const existing = path.join(work, 'existing');
   await startOnce({ ...common, KB_DATA_DIR: existing }, work);
   await record('embedded, existing data dir', () => startOnce({ ...common, KB_DATA_DIR: existing }, work));
 
   const server = { ...common, KB_ENCRYPTION_KEY: encryptionKey };
-  await record('server, fresh database', async () => startOnce({ ...server, DATABASE_URL: await createDatabase() }, work));
+  await record('server, fresh database', async () =>
+    startOnce({ ...server, DATABASE_URL: await createDatabase() }, work),
+  );
   const existingUrl = await createDatabase();
   await startOnce({ ...server, DATABASE_URL: existingUrl }, work);
   await record('server, existing database', () => startOnce({ ...server, DATABASE_URL: existingUrl }, work));

@@ -16,13 +16,15 @@ import { describeFailure, fuzzRouteFilter, fuzzSeed, runFuzz, statsRows } from '
 import { printTable, writeResult } from './lib.ts';
 
 const runs = Number(process.env['BENCH_FUZZ_RUNS'] ?? 20_000);
-if (!Number.isSafeInteger(runs) || runs < 1) throw new Error(`BENCH_FUZZ_RUNS must be a positive integer, not ${process.env['BENCH_FUZZ_RUNS']}`);
+if (!Number.isSafeInteger(runs) || runs < 1)
+  throw new Error(`BENCH_FUZZ_RUNS must be a positive integer, not ${process.env['BENCH_FUZZ_RUNS']}`);
 const storage = process.env['BENCH_STORAGE'];
 const modes: StorageMode[] =
   storage === undefined || storage === '' || storage === 'both'
     ? ['pglite', 'postgres']
     : storage.split(',').map((m) => {
-        if (m !== 'pglite' && m !== 'postgres') throw new Error(`BENCH_STORAGE: pglite, postgres or both, not ${m}`);
+        if (m !== 'pglite' && m !== 'postgres')
+          throw new Error(`BENCH_STORAGE: pglite, postgres or both, not ${m}`);
         return m;
       });
 const seed = fuzzSeed();
@@ -55,14 +57,25 @@ for (const mode of modes) {
     rows,
   );
   for (const [route, statuses] of result.undocumented) {
-    console.log(`note: ${route} answered ${[...statuses].join(', ')} to valid requests; its OpenAPI entry does not list it`);
+    console.log(
+      `note: ${route} answered ${[...statuses].join(', ')} to valid requests; its OpenAPI entry does not list it`,
+    );
   }
   const count = result.failures.length + result.moreFailures;
   failed += count;
   console.log(`${mode}: ${count} failure${count === 1 ? '' : 's'}`);
   for (const f of result.failures) console.log(`\n${describeFailure(f)}`);
   if (result.moreFailures) console.log(`\n... and ${result.moreFailures} more`);
-  results.push({ mode, runs, seed, wallS, timing: t, rows, failures: result.failures, moreFailures: result.moreFailures });
+  results.push({
+    mode,
+    runs,
+    seed,
+    wallS,
+    timing: t,
+    rows,
+    failures: result.failures,
+    moreFailures: result.moreFailures,
+  });
 }
 writeResult('fuzz', results);
 process.exitCode = failed ? 1 : 0;

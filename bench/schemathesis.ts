@@ -62,9 +62,12 @@ function startAcceptingSource(): Promise<FakeServer> {
       };
     }
     if (req.path === '/v1/users/me') return { status: 200, body: { object: 'user', id: 'stub-user' } };
-    if (req.path === '/api/v2/users/me.json') return { status: 200, body: { user: { id: 1, role: 'admin' } } };
-    if (req.path === '/wiki/rest/api/user/current') return { status: 200, body: { type: 'known', accountId: 'stub' } };
-    if (req.path.endsWith('/graphql.json')) return { status: 200, body: { data: { shop: { name: 'Stub' } } } };
+    if (req.path === '/api/v2/users/me.json')
+      return { status: 200, body: { user: { id: 1, role: 'admin' } } };
+    if (req.path === '/wiki/rest/api/user/current')
+      return { status: 200, body: { type: 'known', accountId: 'stub' } };
+    if (req.path.endsWith('/graphql.json'))
+      return { status: 200, body: { data: { shop: { name: 'Stub' } } } };
     const space = /^\/v1\/spaces\/([^/]+)$/.exec(req.path);
     if (space) return { status: 200, body: { object: 'space', id: decodeURIComponent(space[1]!) } };
     return { status: 404, body: { message: 'not found' } };
@@ -72,7 +75,10 @@ function startAcceptingSource(): Promise<FakeServer> {
 }
 
 function schemathesisBin(): string {
-  const out = execFileSync(path.join(repo, 'scripts/fixtures/schemathesis.sh'), { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
+  const out = execFileSync(path.join(repo, 'scripts/fixtures/schemathesis.sh'), {
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   return out.trim().split('\n').pop()!;
 }
 
@@ -89,9 +95,14 @@ interface ModeResult {
 
 function run(bin: string, args: string[], cwd: string): Promise<{ code: number | null; stdout: string }> {
   return new Promise((resolve) => {
-    execFile(bin, args, { cwd, maxBuffer: 256 * 1024 * 1024, env: { ...process.env, NO_COLOR: '1', COLUMNS: '160' } }, (err, stdout) => {
-      resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout });
-    });
+    execFile(
+      bin,
+      args,
+      { cwd, maxBuffer: 256 * 1024 * 1024, env: { ...process.env, NO_COLOR: '1', COLUMNS: '160' } },
+      (err, stdout) => {
+        resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout });
+      },
+    );
   });
 }
 
@@ -118,7 +129,8 @@ async function runMode(bin: string, mode: StorageMode): Promise<ModeResult> {
       headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' },
       body: JSON.stringify({ name: `schemathesis-${mode}` }),
     });
-    if (created.status !== 200) throw new Error(`creating the organization: ${created.status} ${await created.text()}`);
+    if (created.status !== 200)
+      throw new Error(`creating the organization: ${created.status} ${await created.text()}`);
     const { apiKey } = (await created.json()) as { apiKey: string };
     // The run's config: bench/schemathesis.toml (the per-operation exceptions, each with its reason) plus
     // the keys, in a file of the run's own (not on the command line, not printed, not in the repository).
@@ -212,7 +224,9 @@ const results: ModeResult[] = [];
 for (const mode of modes) {
   const r = await runMode(bin, mode);
   results.push(r);
-  console.log(`${mode}: ${r.operations} operations, ${r.testCases} test cases in ${r.wallS.toFixed(0)} s (exit ${r.exitCode})`);
+  console.log(
+    `${mode}: ${r.operations} operations, ${r.testCases} test cases in ${r.wallS.toFixed(0)} s (exit ${r.exitCode})`,
+  );
 }
 printTable(
   'Schemathesis: operations tested, test cases generated, failures by check (unique failures, as Schemathesis counts them)',
@@ -221,13 +235,26 @@ printTable(
     operations: String(r.operations),
     'test cases': String(r.testCases),
     failures: String(Object.values(r.failuresByCheck).reduce((a, b) => a + b, 0)),
-    'by check': Object.entries(r.failuresByCheck).map(([k, n]) => `${k}: ${n}`).join('; ') || '-',
+    'by check':
+      Object.entries(r.failuresByCheck)
+        .map(([k, n]) => `${k}: ${n}`)
+        .join('; ') || '-',
     errors: String(r.errors),
-    's': r.wallS.toFixed(0),
+    s: r.wallS.toFixed(0),
   })),
 );
 for (const r of results) {
-  if (r.examples.length) console.log(`\n${r.mode}: each failure (operation: check (status)); bench/results/schemathesis-${r.mode}/output.txt has the requests\n  ${r.examples.join('\n  ')}`);
+  if (r.examples.length)
+    console.log(
+      `\n${r.mode}: each failure (operation: check (status)); bench/results/schemathesis-${r.mode}/output.txt has the requests\n  ${r.examples.join('\n  ')}`,
+    );
 }
-writeResult('schemathesis', { version, maxExamples, seed, workers, phases, results: results.map(({ examples, ...r }) => r) });
+writeResult('schemathesis', {
+  version,
+  maxExamples,
+  seed,
+  workers,
+  phases,
+  results: results.map(({ examples, ...r }) => r),
+});
 process.exitCode = results.some((r) => Object.keys(r.failuresByCheck).length > 0 || r.exitCode !== 0) ? 1 : 0;

@@ -225,10 +225,19 @@ function cpuPerRequest(
 ): Record<string, number> | null {
   if (!before || !after || clientsMs === null || requests === 0) return null;
   const group = (name: string) =>
-    ({ pglite: 'PGlite thread', 'embedding model': 'model thread', MainThread: 'main thread', V8Worker: 'V8 helpers' })[
-      name
-    ] ?? 'other';
-  const out: Record<string, number> = { 'PGlite thread': 0, 'model thread': 0, 'main thread': 0, 'V8 helpers': 0, other: 0 };
+    ({
+      pglite: 'PGlite thread',
+      'embedding model': 'model thread',
+      MainThread: 'main thread',
+      V8Worker: 'V8 helpers',
+    })[name] ?? 'other';
+  const out: Record<string, number> = {
+    'PGlite thread': 0,
+    'model thread': 0,
+    'main thread': 0,
+    'V8 helpers': 0,
+    other: 0,
+  };
   for (const [tid, t] of after) {
     // The clients' thread reads its own CPU over exactly the run (it starts after the first reading).
     if (t.name === CLIENTS_THREAD) continue;

@@ -104,7 +104,11 @@ const SOURCE_HTTP = {
   requestsPerSecond: 1_000_000,
 };
 
-async function startApp(factory: BenchWorkspaceFactory, fake: BenchWorkspace, indexer: boolean): Promise<TestApp> {
+async function startApp(
+  factory: BenchWorkspaceFactory,
+  fake: BenchWorkspace,
+  indexer: boolean,
+): Promise<TestApp> {
   const t = await startTestApp(STORAGE, {
     config: { KB_CRAWL_ALLOW_PRIVATE: 'true', [factory.baseUrlSetting]: fake.url },
     parts: { sourceHttp: SOURCE_HTTP, runIndexer: indexer, log: benchLog },

@@ -104,9 +104,7 @@ export function composeService(opts: {
   });
   const embedding = new EmbeddingRuntime(db, log, {
     load:
-      (parts.embedding ?? 'config') === 'config'
-        ? () => createEmbedder(embedderConfigFrom(config))
-        : null,
+      (parts.embedding ?? 'config') === 'config' ? () => createEmbedder(embedderConfigFrom(config)) : null,
     runIndexer: parts.runIndexer ?? true,
   });
   const itemsChanged = () => {
@@ -155,4 +153,3 @@ export function composeService(opts: {
     },
   };
 }
-

@@ -49,7 +49,10 @@ export class EmbeddingRuntime {
       })
       .catch((err: Error) => {
         this.problem = err.message;
-        log.error({ err: { message: err.message } }, 'embedding model unavailable: search and indexing are off');
+        log.error(
+          { err: { message: err.message } },
+          'embedding model unavailable: search and indexing are off',
+        );
       });
   }
 

@@ -67,7 +67,8 @@ export async function startServer(config: Config, opts: { workers: boolean }): P
   };
   const onSignal = (signal: string) => {
     if (closing) {
-      if (!endGrace.signal.aborted) app.log.info({ signal }, 'second signal: grace ended, answering requests in flight');
+      if (!endGrace.signal.aborted)
+        app.log.info({ signal }, 'second signal: grace ended, answering requests in flight');
       endGrace.abort();
       return;
     }

@@ -385,16 +385,13 @@ async function sendAttempt(
   }
   client.counts.bytesReceived += res.body.length;
   if (res.truncated) {
-    throw new SourceHttpError(
-      `${describe(upperMethod, shownUrl)} answered more than ${maxBytes} bytes`,
-      {
-        kind: 'too_large',
-        status: res.status,
-        method: upperMethod,
-        url: shownUrl,
-        attempts: attempt,
-      },
-    );
+    throw new SourceHttpError(`${describe(upperMethod, shownUrl)} answered more than ${maxBytes} bytes`, {
+      kind: 'too_large',
+      status: res.status,
+      method: upperMethod,
+      url: shownUrl,
+      attempts: attempt,
+    });
   }
   return { response: res, status: res.status, headers: res.headers };
 }

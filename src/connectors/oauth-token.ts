@@ -30,10 +30,15 @@ export async function requestTokens<T>(http: SourceHttpClient, req: TokenRequest
   const again = req.grant === 'authorization code' ? '; start the consent again.' : '.';
   let res: SourceResponse;
   try {
-    res = await http.request('POST', req.url, { ...(req.headers ? { headers: req.headers } : {}), json: req.json });
+    res = await http.request('POST', req.url, {
+      ...(req.headers ? { headers: req.headers } : {}),
+      json: req.json,
+    });
   } catch (err) {
     const detail =
-      isSourceHttpError(err) || err instanceof Error ? redactSecrets(err.message, req.secrets) : 'network error';
+      isSourceHttpError(err) || err instanceof Error
+        ? redactSecrets(err.message, req.secrets)
+        : 'network error';
     throw new AppError(
       'source_unreachable',
       `${req.label}'s token endpoint could not be reached (${detail}); try again later.`,

@@ -38,14 +38,16 @@ export class SourceRegistry {
   constructor(connectors: readonly AnyConnector[]) {
     const byType = new Map<string, AnyConnector>();
     for (const c of connectors) {
-      if (!/^[a-z][a-z0-9_]{0,63}$/.test(c.type)) throw new Error(`invalid source type ${JSON.stringify(c.type)}`);
+      if (!/^[a-z][a-z0-9_]{0,63}$/.test(c.type))
+        throw new Error(`invalid source type ${JSON.stringify(c.type)}`);
       byType.set(c.type, c);
     }
     this.connectors = [...byType.values()];
     for (const c of this.connectors) {
       for (const name of [c.type, c.alias]) {
         const taken = this.#byName.get(name);
-        if (taken && taken !== c) throw new Error(`source name ${name} is declared by ${taken.type} and ${c.type}`);
+        if (taken && taken !== c)
+          throw new Error(`source name ${name} is declared by ${taken.type} and ${c.type}`);
         this.#byName.set(name, c);
       }
     }

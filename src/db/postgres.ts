@@ -14,7 +14,10 @@ pg.types.setTypeParser(20, (v) => Number.parseInt(v, 10));
 export const DEFAULT_POOL_MAX = 20;
 
 /** Server mode: a node-postgres pool against any Postgres that has pgvector. */
-export async function openPostgres(url: string, opts: { max?: number; onIdleError?: (err: Error) => void } = {}): Promise<Database> {
+export async function openPostgres(
+  url: string,
+  opts: { max?: number; onIdleError?: (err: Error) => void } = {},
+): Promise<Database> {
   const pool = new pg.Pool({
     connectionString: url,
     max: opts.max ?? DEFAULT_POOL_MAX,
@@ -93,7 +96,15 @@ export async function openPostgres(url: string, opts: { max?: number; onIdleErro
 
 const CONNECT_TIMEOUT_MS = 5_000;
 
-const NETWORK_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENOTFOUND', 'EAI_AGAIN']);
+const NETWORK_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'EPIPE',
+  'ETIMEDOUT',
+  'EHOSTUNREACH',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+]);
 
 /**
  * The database itself is away (down, restarting, unreachable, refusing connections), as opposed to a
@@ -105,7 +116,8 @@ export function isDatabaseUnavailable(err: unknown): boolean {
   if (!(err instanceof Error)) return false;
   const code = (err as { code?: unknown }).code;
   if (typeof code === 'string') {
-    if (NETWORK_CODES.has(code) || code.startsWith('08') || /^57P0[123]$/.test(code) || code === '53300') return true;
+    if (NETWORK_CODES.has(code) || code.startsWith('08') || /^57P0[123]$/.test(code) || code === '53300')
+      return true;
   }
   return /Connection terminated|connection error|not queryable|timeout exceeded when trying to connect|Client was closed/i.test(
     err.message,

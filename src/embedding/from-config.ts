@@ -42,7 +42,9 @@ export function embedderConfigFrom(config: EmbeddingSettings): EmbedderConfig {
   return {
     provider: 'local',
     modelDir,
-    ...(config.KB_MODEL_ALLOW_REMOTE ? { allowRemote: true, modelName: config.KB_MODEL_NAME ?? `Xenova/${DEFAULT_MODEL_NAME}` } : {}),
+    ...(config.KB_MODEL_ALLOW_REMOTE
+      ? { allowRemote: true, modelName: config.KB_MODEL_NAME ?? `Xenova/${DEFAULT_MODEL_NAME}` }
+      : {}),
     ...(config.KB_MODEL_NAME ? { modelName: config.KB_MODEL_NAME } : {}),
   };
 }

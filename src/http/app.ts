@@ -14,7 +14,13 @@ import { newId } from '../lib/ids.ts';
 import { createProcessLogger } from '../lib/logger.ts';
 import { apiKeyAuth } from './auth.ts';
 import type { App, AppDeps, RouteDeps } from './context.ts';
-import { answerClientError, badUrlError, errorHandler, methodNotAllowedHook, notFoundHandler } from './errors.ts';
+import {
+  answerClientError,
+  badUrlError,
+  errorHandler,
+  methodNotAllowedHook,
+  notFoundHandler,
+} from './errors.ts';
 import { closeConnectionWhileDraining } from './graceful-close.ts';
 import { OAuthStates } from './oauth-state.ts';
 import { registerRoutes } from './routes/index.ts';
@@ -53,7 +59,11 @@ export async function buildApp(appDeps: AppDeps, opts: BuildAppOptions = {}): Pr
     // Errors the router raises before any route runs (bad percent-encoding, an over-long parameter)
     // answer in the API's shape like every other error, without echoing the path.
     frameworkErrors: (err, request, reply) =>
-      errorHandler(err.code === 'FST_ERR_BAD_URL' ? badUrlError(routes, request.url) : err, request, reply as unknown as FastifyReply),
+      errorHandler(
+        err.code === 'FST_ERR_BAD_URL' ? badUrlError(routes, request.url) : err,
+        request,
+        reply as unknown as FastifyReply,
+      ),
     clientErrorHandler: answerClientError,
   }).withTypeProvider<ZodTypeProvider>();
 
@@ -98,7 +108,11 @@ export async function buildApp(appDeps: AppDeps, opts: BuildAppOptions = {}): Pr
       },
       components: {
         securitySchemes: {
-          apiKey: { type: 'http', scheme: 'bearer', description: 'An API key of your organization (`kb_...`).' },
+          apiKey: {
+            type: 'http',
+            scheme: 'bearer',
+            description: 'An API key of your organization (`kb_...`).',
+          },
           adminToken: { type: 'http', scheme: 'bearer', description: 'KB_ADMIN_TOKEN (admin API only).' },
         },
       },
@@ -122,7 +136,10 @@ export async function buildApp(appDeps: AppDeps, opts: BuildAppOptions = {}): Pr
       keyGenerator: (req) => req.caller?.keyId ?? req.ip,
       allowList: (req) => !req.url.startsWith('/api/'),
       errorResponseBuilder: (_req, context) =>
-        new AppError('rate_limited', `Too many requests for this API key; retry in ${Math.ceil(context.ttl / 1000)} s.`),
+        new AppError(
+          'rate_limited',
+          `Too many requests for this API key; retry in ${Math.ceil(context.ttl / 1000)} s.`,
+        ),
     });
   }
 
@@ -138,7 +155,10 @@ export async function buildApp(appDeps: AppDeps, opts: BuildAppOptions = {}): Pr
 function parseJsonBody(contentType: string | undefined, body: Buffer): unknown {
   const charset = /;\s*charset\s*=\s*"?([^";\s]+)/i.exec(contentType ?? '')?.[1]?.toLowerCase();
   if (charset && charset !== 'utf-8' && charset !== 'utf8') {
-    throw new AppError('unsupported_media_type', `Send the body as UTF-8 JSON; charset=${charset} is not accepted.`);
+    throw new AppError(
+      'unsupported_media_type',
+      `Send the body as UTF-8 JSON; charset=${charset} is not accepted.`,
+    );
   }
   if (body.length === 0) throw new AppError('invalid_request', 'The body is empty; send a JSON object.');
   let text: string;
@@ -164,7 +184,16 @@ const strictUtf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: false });
 
 type JsonSchema = { [keyword: string]: unknown };
 interface OpenApiDocument {
-  paths?: Record<string, Record<string, { parameters?: Array<{ schema?: JsonSchema }>; requestBody?: { content?: Record<string, { schema?: JsonSchema }> } }>>;
+  paths?: Record<
+    string,
+    Record<
+      string,
+      {
+        parameters?: Array<{ schema?: JsonSchema }>;
+        requestBody?: { content?: Record<string, { schema?: JsonSchema }> };
+      }
+    >
+  >;
   [key: string]: unknown;
 }
 
@@ -183,11 +212,18 @@ function withTextRule(document: OpenApiDocument): OpenApiDocument {
     }
     const s = schema as JsonSchema;
     const types = Array.isArray(s['type']) ? s['type'] : [s['type']];
-    if (types.includes('string') && s['pattern'] === undefined && s['enum'] === undefined && s['const'] === undefined) {
+    if (
+      types.includes('string') &&
+      s['pattern'] === undefined &&
+      s['enum'] === undefined &&
+      s['const'] === undefined
+    ) {
       s['pattern'] = NO_NUL_PATTERN;
     }
-    for (const key of ['items', 'additionalProperties', 'not', 'allOf', 'anyOf', 'oneOf', 'prefixItems']) visit(s[key]);
-    if (s['properties'] && typeof s['properties'] === 'object') for (const p of Object.values(s['properties'])) visit(p);
+    for (const key of ['items', 'additionalProperties', 'not', 'allOf', 'anyOf', 'oneOf', 'prefixItems'])
+      visit(s[key]);
+    if (s['properties'] && typeof s['properties'] === 'object')
+      for (const p of Object.values(s['properties'])) visit(p);
   };
   for (const operations of Object.values(document.paths ?? {})) {
     for (const op of Object.values(operations)) {

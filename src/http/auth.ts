@@ -47,7 +47,8 @@ export function apiKeyAuth(db: Database) {
 /** Admin routes: `Authorization: Bearer <KB_ADMIN_TOKEN>`; without the setting the admin API does not exist. */
 export function requireAdmin(adminToken: string | undefined) {
   return async (request: FastifyRequest): Promise<void> => {
-    if (!adminToken) throw new AppError('not_found', 'The admin API is disabled; set KB_ADMIN_TOKEN to enable it.');
+    if (!adminToken)
+      throw new AppError('not_found', 'The admin API is disabled; set KB_ADMIN_TOKEN to enable it.');
     const token = bearerToken(request);
     const a = Buffer.from(token ?? '');
     const b = Buffer.from(adminToken);

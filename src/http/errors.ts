@@ -11,7 +11,10 @@ const FASTIFY_CODES: Record<string, [ErrorCode, string]> = {
   FST_ERR_CTP_BODY_TOO_LARGE: ['payload_too_large', 'The request body is larger than this endpoint accepts.'],
   FST_ERR_CTP_EMPTY_JSON_BODY: ['invalid_request', 'The body is empty; send a JSON object.'],
   FST_ERR_CTP_INVALID_JSON_BODY: ['invalid_request', 'The body is not valid JSON.'],
-  FST_ERR_CTP_INVALID_CONTENT_LENGTH: ['invalid_request', 'The Content-Length header does not match the body.'],
+  FST_ERR_CTP_INVALID_CONTENT_LENGTH: [
+    'invalid_request',
+    'The Content-Length header does not match the body.',
+  ],
   FST_ERR_BAD_URL: ['invalid_request', 'The URL path is not valid: check its percent-encoding.'],
   FST_ERR_MAX_PARAM_LENGTH: ['invalid_request', 'A path parameter is longer than 200 characters.'],
 };
@@ -72,10 +75,20 @@ function toErrorResponse(err: unknown): { status: number; body: ErrorBody } {
     // A client error whose status the API's table lacks (416 from the docs UI's file server for an
     // unsatisfiable Range) is a 400, not a 500.
     const code = STATUS_FALLBACK[status] ?? 'invalid_request';
-    return { status: ERROR_STATUS[code], body: { error: code, message: 'The request could not be processed.' } };
+    return {
+      status: ERROR_STATUS[code],
+      body: { error: code, message: 'The request could not be processed.' },
+    };
   }
-  if (status === 503) return { status, body: { error: 'unavailable', message: 'The service is not ready; try again shortly.' } };
-  return { status: 500, body: { error: 'internal_error', message: 'Something went wrong on our side; the error was logged.' } };
+  if (status === 503)
+    return {
+      status,
+      body: { error: 'unavailable', message: 'The service is not ready; try again shortly.' },
+    };
+  return {
+    status: 500,
+    body: { error: 'internal_error', message: 'Something went wrong on our side; the error was logged.' },
+  };
 }
 
 export function errorHandler(err: unknown, request: FastifyRequest, reply: FastifyReply): void {
@@ -100,7 +113,10 @@ export function notFoundHandler(routes: RouteTable) {
       answerOtherMethod(request, reply, allowed);
       return;
     }
-    void reply.status(404).send({ error: 'not_found', message: `No route ${request.method} ${clipInput(path)}; see /openapi.json.` });
+    void reply.status(404).send({
+      error: 'not_found',
+      message: `No route ${request.method} ${clipInput(path)}; see /openapi.json.`,
+    });
   };
 }
 
@@ -114,7 +130,9 @@ export function notFoundHandler(routes: RouteTable) {
 export function methodNotAllowedHook(routes: RouteTable) {
   return async (request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply | undefined> => {
     const path = request.url.split('?')[0]!;
-    const allowed = request.is404 ? routes.allowedMethods(path) : routes.shadowedMethods(request.method, path);
+    const allowed = request.is404
+      ? routes.allowedMethods(path)
+      : routes.shadowedMethods(request.method, path);
     if (!allowed) return undefined;
     answerOtherMethod(request, reply, allowed);
     // An async hook that answered returns the reply, or Fastify goes on to the route as well.
@@ -143,9 +161,16 @@ export function badUrlError(routes: RouteTable, url: string): AppError {
   const path = url.split('?')[0]!;
   for (const { name, raw } of routes.rawParams(path)) {
     const problem = pathSegmentProblem(raw);
-    if (problem) return new AppError('invalid_request', `path.${name} contains ${problem}; send UTF-8, percent-encoded.`);
+    if (problem)
+      return new AppError(
+        'invalid_request',
+        `path.${name} contains ${problem}; send UTF-8, percent-encoded.`,
+      );
   }
-  return new AppError('invalid_request', 'The URL path is not valid: check its percent-encoding (UTF-8, % and two hex digits).');
+  return new AppError(
+    'invalid_request',
+    'The URL path is not valid: check its percent-encoding (UTF-8, % and two hex digits).',
+  );
 }
 
 /**

@@ -58,7 +58,8 @@ export class RouteTable {
    */
   #match(path: string): { entry: PathEntry; groups: string[] } | undefined {
     const exact = this.#paths.get(path);
-    if (exact && exact.params.length === 0 && !exact.pattern.includes('*')) return { entry: exact, groups: [] };
+    if (exact && exact.params.length === 0 && !exact.pattern.includes('*'))
+      return { entry: exact, groups: [] };
     let best: { entry: PathEntry; groups: string[]; rank: number } | undefined;
     for (const entry of this.#paths.values()) {
       const m = entry.regex.exec(path);

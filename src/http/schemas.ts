@@ -1,9 +1,10 @@
 import { z } from 'zod';
 
 /** `{ "error", "message" }`: the one error shape of every response (API.md "Errors"). */
-export const errorBodySchema = z
-  .object({ error: z.string(), message: z.string() })
-  .meta({ id: 'Error', description: 'Every error response: a code from a closed set and a sentence a person can act on.' });
+export const errorBodySchema = z.object({ error: z.string(), message: z.string() }).meta({
+  id: 'Error',
+  description: 'Every error response: a code from a closed set and a sentence a person can act on.',
+});
 
 /** Standard error responses to list on every authenticated route in the OpenAPI document. */
 export const commonErrors = {
@@ -88,8 +89,7 @@ const IPV6 = [
 ].join('|');
 const HOST = `(?:(?:[A-Za-z0-9-]+\\.)*[A-Za-z][A-Za-z0-9-]*|${IPV4}|${IPV4_NUMBER}|\\[(?:${IPV6})\\])`;
 const PORT = '(?::(?:6553[0-5]|655[0-2][0-9]|65[0-4][0-9]{2}|6[0-4][0-9]{3}|[1-5][0-9]{4}|[0-9]{1,4}))?';
-const HTTP_URL_PATTERN =
-  `^[Hh][Tt][Tt][Pp][Ss]?://${HOST}${PORT}(?:[/?]${URI_CHARS})?(?:#${URI_CHARS})?$`;
+const HTTP_URL_PATTERN = `^[Hh][Tt][Tt][Pp][Ss]?://${HOST}${PORT}(?:[/?]${URI_CHARS})?(?:#${URI_CHARS})?$`;
 const httpUrlRegex = new RegExp(HTTP_URL_PATTERN);
 
 export function httpUrl(maxLength: number) {
@@ -126,10 +126,14 @@ export const itemSchema = z
     title: z.string(),
     visibility: z.string().describe('`public` or `private`'),
     source_type: z.string().describe('`integration`, `crawl` or `upload`'),
-    source_table_name: z.string().describe('`<type>_<object>` for integrations, `crawled_pages`, `uploaded_documents`'),
+    source_table_name: z
+      .string()
+      .describe('`<type>_<object>` for integrations, `crawled_pages`, `uploaded_documents`'),
     source_url: z.string(),
     tags: z.array(z.string()),
-    indexing_status: z.string().describe('`pending` until the chunks are embedded, then `indexed` (or `failed`)'),
+    indexing_status: z
+      .string()
+      .describe('`pending` until the chunks are embedded, then `indexed` (or `failed`)'),
     created_at: z.string().describe('ISO 8601 UTC'),
     updated_at: z.string().describe('ISO 8601 UTC'),
   })

@@ -23,7 +23,8 @@ export const NO_NUL_PATTERN = '^[^\\u0000]*$';
 /** Why a string cannot be accepted as text, or undefined when it can. */
 function textProblem(s: string): string | undefined {
   if (s.includes('\u0000')) return 'a NUL character (U+0000)';
-  if (!s.isWellFormed()) return 'an unpaired surrogate (half of a UTF-16 pair, such as \\ud800), which is not Unicode text';
+  if (!s.isWellFormed())
+    return 'an unpaired surrogate (half of a UTF-16 pair, such as \\ud800), which is not Unicode text';
   return undefined;
 }
 
@@ -108,7 +109,8 @@ function findInvalidQueryEncoding(url: string): { path: string; problem: string 
       [rawValue, percentDecodeBytes(rawValue)],
     ] as const) {
       const problem = encodingProblem(raw, bytes);
-      if (problem) return { path: raw === rawName && name === undefined ? 'a query parameter name' : path, problem };
+      if (problem)
+        return { path: raw === rawName && name === undefined ? 'a query parameter name' : path, problem };
     }
   }
   return undefined;
@@ -149,11 +151,16 @@ export function invalidUtf8Field(body: Buffer): string | undefined {
   const marker = `\ue000${randomUUID()}`;
   let parsed: unknown;
   try {
-    parsed = JSON.parse(lenientUtf8.decode(bytes.subarray(0, at)) + marker + lenientUtf8.decode(bytes.subarray(at)));
+    parsed = JSON.parse(
+      lenientUtf8.decode(bytes.subarray(0, at)) + marker + lenientUtf8.decode(bytes.subarray(at)),
+    );
   } catch {
     return undefined;
   }
-  return findString(parsed, 'body', (s) => (s.includes(marker) ? 'marker' : undefined))?.path.replace(marker, '');
+  return findString(parsed, 'body', (s) => (s.includes(marker) ? 'marker' : undefined))?.path.replace(
+    marker,
+    '',
+  );
 }
 
 /**
@@ -164,11 +171,19 @@ export function invalidUtf8Field(body: Buffer): string | undefined {
 export async function rejectInvalidText(request: FastifyRequest): Promise<void> {
   const encoding = findInvalidQueryEncoding(request.url);
   if (encoding) {
-    throw new AppError('invalid_request', `${encoding.path} contains ${encoding.problem}; send UTF-8, percent-encoded.`);
+    throw new AppError(
+      'invalid_request',
+      `${encoding.path} contains ${encoding.problem}; send UTF-8, percent-encoded.`,
+    );
   }
   const found =
-    findInvalidText(request.params, 'path') ?? findInvalidText(request.query, 'query') ?? findInvalidText(request.body, 'body');
+    findInvalidText(request.params, 'path') ??
+    findInvalidText(request.query, 'query') ??
+    findInvalidText(request.body, 'body');
   if (found) {
-    throw new AppError('invalid_request', `${found.path} contains ${found.problem}; this API does not accept it.`);
+    throw new AppError(
+      'invalid_request',
+      `${found.path} contains ${found.problem}; this API does not accept it.`,
+    );
   }
 }

@@ -11,11 +11,7 @@ export interface JobListener {
   close(): Promise<void>;
 }
 
-export function listenForJobs(
-  url: string,
-  onMessage: (payload: string) => void,
-  log: Logger,
-): JobListener {
+export function listenForJobs(url: string, onMessage: (payload: string) => void, log: Logger): JobListener {
   let client: pg.Client | null = null;
   let closed = false;
   let retryMs = 500;

@@ -78,7 +78,10 @@ export class SourceServices {
   oauthOf(connector: AnyConnector, tenant?: string | null): { steps: OAuthSteps; app: OAuthApp } {
     const steps = connector.oauth;
     if (!steps) {
-      throw new AppError('invalid_request', `${connector.label} (${connector.type}) does not connect through OAuth.`);
+      throw new AppError(
+        'invalid_request',
+        `${connector.label} (${connector.type}) does not connect through OAuth.`,
+      );
     }
     const app = this.#oauthApps[connector.type];
     if (!app) {
@@ -89,14 +92,21 @@ export class SourceServices {
     }
     if (!steps.tenant) return { steps, app };
     if (!tenant) {
-      throw new AppError('invalid_request', `${steps.tenant.field}: required to connect ${connector.type} through OAuth.`);
+      throw new AppError(
+        'invalid_request',
+        `${steps.tenant.field}: required to connect ${connector.type} through OAuth.`,
+      );
     }
     return { steps, app: { ...app, baseUrl: resolveBaseUrl(app.baseUrl, { [steps.tenant.field]: tenant }) } };
   }
 
   /** The client of OAuth token calls (code exchange, refresh): the credential check's short retry budget. */
   oauthHttp(signal?: AbortSignal): SourceHttpClient {
-    return createSourceHttpClient({ ...CREDENTIAL_CHECK_HTTP, fetch: this.fetch, ...(signal ? { signal } : {}) });
+    return createSourceHttpClient({
+      ...CREDENTIAL_CHECK_HTTP,
+      fetch: this.fetch,
+      ...(signal ? { signal } : {}),
+    });
   }
 
   /** Runs the connector's credential check (inside an API request: short retry budget). */

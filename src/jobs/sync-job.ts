@@ -24,7 +24,14 @@ import { runSync } from '../ingest/sync-runner.ts';
 import { AppError, isAppError } from '../lib/errors.ts';
 import { OutboundBlockedError, OutboundError } from '../net/outbound.ts';
 import { cancelJobs, enqueueJob } from './queue.ts';
-import { defineJobKind, JobError, type JobContext, type JobKind, type JobResult, type PeriodicTask } from './registry.ts';
+import {
+  defineJobKind,
+  JobError,
+  type JobContext,
+  type JobKind,
+  type JobResult,
+  type PeriodicTask,
+} from './registry.ts';
 import {
   credentialsWithTokens,
   needsRefresh,
@@ -96,7 +103,11 @@ export async function enqueueSyncJob(
  * deactivate). Returns their ids: pass them to `JobSignals.cancel` after the commit so a worker of this
  * process stops at once.
  */
-export async function cancelConnectionSyncs(q: Queryable, connectionId: string, reason: string): Promise<number[]> {
+export async function cancelConnectionSyncs(
+  q: Queryable,
+  connectionId: string,
+  reason: string,
+): Promise<number[]> {
   return cancelJobs(q, await activeSyncJobIds(q, connectionId), reason);
 }
 
@@ -184,12 +195,18 @@ async function refreshConnectionTokens(
   const { app } = deps.sources.oauthOf(connector, tenantOf(steps, credentials));
   let tokens: OAuthTokens;
   try {
-    tokens = await steps.refresh!(deps.sources.oauthHttp(signal), app, { refreshToken: String(credentials[OAUTH_REFRESH_FIELD]) });
+    tokens = await steps.refresh!(deps.sources.oauthHttp(signal), app, {
+      refreshToken: String(credentials[OAUTH_REFRESH_FIELD]),
+    });
   } catch (err) {
     throw refreshRefused(connector, err);
   }
   const next = credentialsWithTokens(credentials, steps, tokens);
-  await updateConnectionCredentials(deps.db, connectionId, deps.sources.encryptCredentials(connectionId, next));
+  await updateConnectionCredentials(
+    deps.db,
+    connectionId,
+    deps.sources.encryptCredentials(connectionId, next),
+  );
   return next;
 }
 

@@ -55,12 +55,18 @@ export class CredentialCipher {
     const cipher = createCipheriv('aes-256-gcm', this.#key, iv);
     cipher.setAAD(Buffer.from(associatedData));
     const ct = Buffer.concat([cipher.update(plaintext, 'utf8'), cipher.final()]);
-    return ['v1', iv.toString('base64url'), cipher.getAuthTag().toString('base64url'), ct.toString('base64url')].join(':');
+    return [
+      'v1',
+      iv.toString('base64url'),
+      cipher.getAuthTag().toString('base64url'),
+      ct.toString('base64url'),
+    ].join(':');
   }
 
   decrypt(stored: string, associatedData: string): string {
     const [version, iv, tag, ct] = stored.split(':');
-    if (version !== 'v1' || !iv || !tag || ct === undefined) throw new Error('unrecognized credential format');
+    if (version !== 'v1' || !iv || !tag || ct === undefined)
+      throw new Error('unrecognized credential format');
     const decipher = createDecipheriv('aes-256-gcm', this.#key, Buffer.from(iv, 'base64url'));
     decipher.setAAD(Buffer.from(associatedData));
     decipher.setAuthTag(Buffer.from(tag, 'base64url'));

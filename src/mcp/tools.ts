@@ -314,8 +314,7 @@ export function registerTools(server: McpServer, client: KbClient, onError: Erro
         'Start a sync of a connected source with start_sync.',
       annotations: { readOnlyHint: true, openWorldHint: false },
     },
-    () =>
-      runTool('list_sources', onError, () => listSources(client)),
+    () => runTool('list_sources', onError, () => listSources(client)),
   );
 
   server.registerTool(
@@ -391,7 +390,6 @@ export function registerTools(server: McpServer, client: KbClient, onError: Erro
       inputSchema: JOB_PROGRESS_INPUT,
       annotations: { readOnlyHint: true, openWorldHint: false },
     },
-    (args) =>
-      runTool('get_job_progress', onError, () => jobProgress(client, args)),
+    (args) => runTool('get_job_progress', onError, () => jobProgress(client, args)),
   );
 }

@@ -204,7 +204,9 @@ describe('kb export-to-postgres', () => {
         body: { type: 'docs_space', jobType: 'sync' },
       });
       assert.equal(res.status, 200, JSON.stringify(res.body));
-      const [created] = await db.query<{ seq: number }>('SELECT seq FROM jobs WHERE id = $1', [res.body.jobId]);
+      const [created] = await db.query<{ seq: number }>('SELECT seq FROM jobs WHERE id = $1', [
+        res.body.jobId,
+      ]);
       assert.ok(created!.seq > before_.counts['jobs']!);
       for (let i = 0; ; i++) {
         const [job] = await db.query<{ status: string; error: string | null }>(

@@ -30,7 +30,11 @@ for (const mode of STORAGE_MODES) {
 
     test('is part of the API: OpenAPI shape, credential check, connection, sync, items', async () => {
       const spec = (await t.call('GET', '/openapi.json', { key: null })).body;
-      assert.match(JSON.stringify(spec), /bulletinboard/, 'the request schema names the new source and its alias');
+      assert.match(
+        JSON.stringify(spec),
+        /bulletinboard/,
+        'the request schema names the new source and its alias',
+      );
 
       expectError(
         await t.call('POST', '/api/connect/connection', {
@@ -43,7 +47,10 @@ for (const mode of STORAGE_MODES) {
         body: { source: { type: 'bulletinboard', api_key: BULLETIN_KEY } },
       });
       assert.equal(created.status, 200, JSON.stringify(created.body));
-      assert.ok(fake.requests.some((r) => r.path === '/v1/me'), 'the check went to KB_BULLETIN_BASE_URL');
+      assert.ok(
+        fake.requests.some((r) => r.path === '/v1/me'),
+        'the check went to KB_BULLETIN_BASE_URL',
+      );
 
       const run = await t.call('POST', '/api/connect/run-sync', { body: { type: 'bulletin' } });
       assert.equal(run.status, 200, JSON.stringify(run.body));

@@ -248,7 +248,11 @@ describe('request pacing (Connector.requestsPerSecond)', () => {
 
   it('an abort ends a pacing wait at once, with the abort reason', async () => {
     const controller = new AbortController();
-    const http = createSourceHttpClient({ fetch: plainFetch, requestsPerSecond: 1, signal: controller.signal });
+    const http = createSourceHttpClient({
+      fetch: plainFetch,
+      requestsPerSecond: 1,
+      signal: controller.signal,
+    });
     await http.getJson(`${fake.url}/x`, z.object({ ok: z.boolean() }));
     // Timed from the paced request alone: the first one's time on a loaded machine is not what is tested.
     const started = Date.now();

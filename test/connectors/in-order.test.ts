@@ -18,7 +18,10 @@ describe('mapInOrder', () => {
     })) {
       out.push(`${item}:${result}`);
     }
-    assert.deepEqual(out, delays.map((d) => `${d}:${d}ms`));
+    assert.deepEqual(
+      out,
+      delays.map((d) => `${d}:${d}ms`),
+    );
     assert.equal(most, 3);
   });
 

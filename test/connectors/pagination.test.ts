@@ -145,9 +145,7 @@ describe('paginateCursor', () => {
       if (!cursor) return { status: 200, body: { results: records(2), has_more: true, next_cursor: 'c2' } };
       return { status: 200, body: { results: [], has_more: false, next_cursor: null } };
     });
-    const pages = await collect(
-      paginateCursor(context(), notionChildren()),
-    );
+    const pages = await collect(paginateCursor(context(), notionChildren()));
     assert.deepEqual(
       pages.map((p) => [p.data.results.length, p.next]),
       [
@@ -255,9 +253,7 @@ describe('paginateCursor', () => {
       status: 200,
       body: notionList(data, 2, req.query.get('start_cursor')),
     }));
-    const pages = await collect(
-      paginateCursor(context(), notionChildren({ resume: 'c2' })),
-    );
+    const pages = await collect(paginateCursor(context(), notionChildren({ resume: 'c2' })));
     assert.deepEqual(ids(pages), ['r2', 'r3']);
     assert.equal(requests[0]!.query.get('start_cursor'), 'c2');
   });
@@ -272,9 +268,7 @@ describe('paginateCursor', () => {
         body: { results: [{ id: `after-${cursor}` }], has_more: true, next_cursor: next[cursor] },
       };
     });
-    const err = await paginationError(
-      paginateCursor(context(), notionChildren()),
-    );
+    const err = await paginationError(paginateCursor(context(), notionChildren()));
     assert.equal(err.fault, 'repeated');
     assert.equal(err.kind, 'invalid_response');
     assert.equal(err.page, 3);
@@ -324,9 +318,7 @@ describe('paginateCursor', () => {
       status: 200,
       body: { results: records(2), has_more: true, next_cursor: `fresh-${++n}` },
     }));
-    const err = await paginationError(
-      paginateCursor(context(), notionChildren()),
-    );
+    const err = await paginationError(paginateCursor(context(), notionChildren()));
     assert.equal(err.fault, 'same_page');
     assert.equal(err.page, 2);
   });

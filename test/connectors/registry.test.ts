@@ -91,8 +91,12 @@ describe('registry', () => {
     // The e-mail without its token (or the reverse) is refused when normalized, naming what is missing;
     // neither is allowed (the OAuth consent supplies the token).
     assert.throws(
-      () => registry.normalize(sourceInputSchema.parse({ type: 'support_desk', subdomain: 'acme', email: 'a@acme.test' })),
-      (err: Error & { code?: string }) => err.code === 'invalid_request' && /source\.api_token/.test(err.message),
+      () =>
+        registry.normalize(
+          sourceInputSchema.parse({ type: 'support_desk', subdomain: 'acme', email: 'a@acme.test' }),
+        ),
+      (err: Error & { code?: string }) =>
+        err.code === 'invalid_request' && /source\.api_token/.test(err.message),
     );
   });
 

@@ -55,7 +55,8 @@ function toDocument(item: z.infer<typeof itemSchema>): SourceDocument {
 
 function* itemEvents(item: z.infer<typeof itemSchema>): Generator<SyncEvent<TestCursor>> {
   if (item.deleted) yield { kind: 'deleted', ...tableAndId(item.id) };
-  else if (item.error) yield { kind: 'failure', ...tableAndId(item.id), error: new Error(item.error), retryable: false };
+  else if (item.error)
+    yield { kind: 'failure', ...tableAndId(item.id), error: new Error(item.error), retryable: false };
   else yield { kind: 'document', doc: toDocument(item) };
 }
 

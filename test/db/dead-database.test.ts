@@ -80,11 +80,16 @@ test('killing the postmaster fails in-flight and new queries quickly; the pool a
       await sleep(50);
       fresh = await settleWithin(db.query('SELECT 1'), BOUND_MS);
     }
-    t.diagnostic(`new queries failed after ${Math.round(performance.now() - started)} ms: ${fresh.error?.message}`);
+    t.diagnostic(
+      `new queries failed after ${Math.round(performance.now() - started)} ms: ${fresh.error?.message}`,
+    );
     assert.equal(fresh.ok, false, `a new query still succeeded ${BOUND_MS} ms after the server died`);
     // Callers get `503 unavailable`; the driver's reason stays with it for the logs.
     assert.equal((fresh.error as { code?: string }).code, 'unavailable');
-    assert.match(String((fresh.error!.cause as Error | undefined)?.message), /ECONNREFUSED|terminat|closed|shut ?down/i);
+    assert.match(
+      String((fresh.error!.cause as Error | undefined)?.message),
+      /ECONNREFUSED|terminat|closed|shut ?down/i,
+    );
 
     const closed = await settleWithin(db.close(), BOUND_MS);
     t.diagnostic(

@@ -32,7 +32,10 @@ for (const mode of STORAGE_MODES) {
         const oldSyncs: number[] = [];
         for (let i = 0; i < 3; i++) {
           const id = await oldJob('sync', i === 2 ? 'pending' : 'cancelled');
-          await db.query(`INSERT INTO sync_jobs (job_id, connection_id, job_type) VALUES ($1, 'conn1', 'sync')`, [id]);
+          await db.query(
+            `INSERT INTO sync_jobs (job_id, connection_id, job_type) VALUES ($1, 'conn1', 'sync')`,
+            [id],
+          );
           oldSyncs.push(id);
         }
         const crawlJobId = await oldJob('crawl', 'cancelled');
@@ -72,11 +75,14 @@ for (const mode of STORAGE_MODES) {
           [newId, ...[...oldSyncs].reverse()],
         );
         assert.equal((await listConnections(db, org.id))[0]?.lastJobId, newId);
-        assert.deepEqual((await listCrawlJobs(db, org.id, { limit: 10, offset: 0 })).jobs.map((c) => c.id), [
-          'crawl-old',
-        ]);
+        assert.deepEqual(
+          (await listCrawlJobs(db, org.id, { limit: 10, offset: 0 })).jobs.map((c) => c.id),
+          ['crawl-old'],
+        );
         // Both due at the same moment: the old job, queued first, is claimed first.
-        await db.query(`UPDATE jobs SET run_after = '2000-01-01' WHERE id = ANY($1::bigint[])`, [[oldSyncs[2], newId]]);
+        await db.query(`UPDATE jobs SET run_after = '2000-01-01' WHERE id = ANY($1::bigint[])`, [
+          [oldSyncs[2], newId],
+        ]);
         const claimed = [
           (await claimJob(db, { kinds: ['sync'], workerId: 'w' }))?.id,
           (await claimJob(db, { kinds: ['sync'], workerId: 'w' }))?.id,

@@ -18,7 +18,6 @@ import {
 import { freshDatabase, STORAGE_MODES } from '../support/harness.ts';
 import { runNode } from '../support/run-node.ts';
 
-
 describe('pgvector versions', () => {
   test('compare numerically, part by part', () => {
     assert.deepEqual(parseVersion('0.8.1'), [0, 8, 1]);

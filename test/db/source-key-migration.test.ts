@@ -65,13 +65,10 @@ for (const mode of STORAGE_MODES) {
 
         // What a connector is told it holds: the ids it yielded, each with its table.
         const known = await collect(knownDocuments(db, org.id, 'conn1'));
-        assert.deepEqual(
-          known.map((k) => [k.externalId, k.table]).sort(),
-          [
-            ['42', 'wiki_pages'],
-            ['gid://shopify/Product/7', 'wiki_blogposts'],
-          ],
-        );
+        assert.deepEqual(known.map((k) => [k.externalId, k.table]).sort(), [
+          ['42', 'wiki_pages'],
+          ['gid://shopify/Product/7', 'wiki_blogposts'],
+        ]);
 
         // A document the user deleted before the upgrade stays deleted on an incremental sync...
         const deleted = {

@@ -5,22 +5,33 @@ import { expectError, startTestApp, type TestApp } from '../support/harness.ts';
 // Error handling lives in the HTTP layer and is the same on both storage modes; PGlite keeps this fast.
 describe('errors and limits', () => {
   let t: TestApp;
-  const countItems = async () => (await t.db.query<{ n: number }>('SELECT count(*)::int AS n FROM items'))[0]!.n;
+  const countItems = async () =>
+    (await t.db.query<{ n: number }>('SELECT count(*)::int AS n FROM items'))[0]!.n;
 
   before(async () => {
-    t = await startTestApp('pglite', { config: { KB_BODY_LIMIT_BYTES: '4096', KB_BULK_BODY_LIMIT_BYTES: '8192' } });
+    t = await startTestApp('pglite', {
+      config: { KB_BODY_LIMIT_BYTES: '4096', KB_BULK_BODY_LIMIT_BYTES: '8192' },
+    });
   });
   after(async () => t?.close());
 
   test('missing, malformed, unknown and revoked keys are 401', async () => {
-    expectError(await t.call('POST', '/api/connect/knowledgebase-items/query', { key: null, body: {} }), 401, 'unauthorized');
+    expectError(
+      await t.call('POST', '/api/connect/knowledgebase-items/query', { key: null, body: {} }),
+      401,
+      'unauthorized',
+    );
     expectError(
       await t.call('POST', '/api/connect/knowledgebase-items/query', { key: 'not-a-key', body: {} }),
       401,
       'unauthorized',
     );
     const forged = `${t.orgA.key.slice(0, 20)}${'A'.repeat(t.orgA.key.length - 20)}`;
-    expectError(await t.call('POST', '/api/connect/knowledgebase-items/query', { key: forged, body: {} }), 401, 'unauthorized');
+    expectError(
+      await t.call('POST', '/api/connect/knowledgebase-items/query', { key: forged, body: {} }),
+      401,
+      'unauthorized',
+    );
     const basic = await t.call('POST', '/api/connect/knowledgebase-items/query', {
       key: null,
       headers: { authorization: `Basic ${t.orgA.key}` },
@@ -40,17 +51,29 @@ describe('errors and limits', () => {
 
   test('a NUL character anywhere in a request is a 400 naming the field, and changes nothing', async () => {
     const before = await countItems();
-    const cases: Array<[method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE', url: string, body: unknown, field: RegExp]> = [
+    const cases: Array<
+      [method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE', url: string, body: unknown, field: RegExp]
+    > = [
       ['POST', '/api/consume/search', { query: 'a\u0000b' }, /body\.query/],
       ['GET', '/api/connect/crawling/a%00b', undefined, /path\.id/],
       ['GET', '/api/connect/secret-id-exists?secretId=%00', undefined, /query\.secretId/],
       ['POST', '/api/connect/knowledgebase-items', { title: 'T\u0000', content: 'c' }, /body\.title/],
       ['POST', '/api/connect/knowledgebase-items', { title: 'T', content: 'c\u0000' }, /body\.content/],
-      ['POST', '/api/connect/knowledgebase-items', { title: 'T', content: 'c', tags: ['ok', 'x\u0000'] }, /body\.tags\[1\]/],
+      [
+        'POST',
+        '/api/connect/knowledgebase-items',
+        { title: 'T', content: 'c', tags: ['ok', 'x\u0000'] },
+        /body\.tags\[1\]/,
+      ],
       ['PUT', '/api/connect/knowledgebase-items', [{ id: 'x\u0000', title: 'y' }], /body\[0\]\.id/],
       ['DELETE', '/api/connect/knowledgebase-items', { ids: ['\u0000'] }, /body\.ids\[0\]/],
       ['DELETE', '/api/connect/connection', { connectionId: 'c\u0000' }, /body\.connectionId/],
-      ['PATCH', '/api/connect/set-connection-status', { connectionId: '\u0000', status: 'inactive' }, /body\.connectionId/],
+      [
+        'PATCH',
+        '/api/connect/set-connection-status',
+        { connectionId: '\u0000', status: 'inactive' },
+        /body\.connectionId/,
+      ],
       ['POST', '/api/connect/run-sync', { connectionId: '\u0000' }, /body\.connectionId/],
       ['POST', '/api/connect/knowledgebase-items/query', { search: 'a\u0000' }, /body\.search/],
     ];
@@ -65,7 +88,11 @@ describe('errors and limits', () => {
 
   test('a body that is not UTF-8 JSON is refused, not stored with replacement characters', async () => {
     const before = await countItems();
-    const invalidUtf8 = Buffer.concat([Buffer.from('{"title":"caf'), Buffer.from([0xe9]), Buffer.from('","content":"x"}')]);
+    const invalidUtf8 = Buffer.concat([
+      Buffer.from('{"title":"caf'),
+      Buffer.from([0xe9]),
+      Buffer.from('","content":"x"}'),
+    ]);
     const bad = await t.app.inject({
       method: 'POST',
       url: '/api/connect/knowledgebase-items',
@@ -136,7 +163,11 @@ describe('errors and limits', () => {
     const before = await countItems();
     const bad = await t.call('POST', '/api/connect/knowledgebase-items', { body: '{"title": "x", ' });
     expectError(bad, 400, 'invalid_request');
-    expectError(await t.call('POST', '/api/connect/knowledgebase-items', { body: { title: 5, content: 'x' } }), 400, 'invalid_request');
+    expectError(
+      await t.call('POST', '/api/connect/knowledgebase-items', { body: { title: 5, content: 'x' } }),
+      400,
+      'invalid_request',
+    );
     const unknown = await t.call('POST', '/api/connect/knowledgebase-items', {
       body: { title: 'x', content: 'y', colour: 'red' },
     });
@@ -145,26 +176,55 @@ describe('errors and limits', () => {
     const missing = await t.call('POST', '/api/connect/knowledgebase-items', { body: { title: 'x' } });
     expectError(missing, 400, 'invalid_request');
     assert.match(missing.body.message, /content/);
-    for (const body of [{ limit: 0 }, { limit: 101 }, { page: 0 }, { page: 1.5 }, { limit: '10' }, { page: -1 }]) {
+    for (const body of [
+      { limit: 0 },
+      { limit: 101 },
+      { page: 0 },
+      { page: 1.5 },
+      { limit: '10' },
+      { page: -1 },
+    ]) {
       const res = await t.call('POST', '/api/connect/knowledgebase-items/query', { body });
       expectError(res, 400, 'invalid_request');
       assert.match(res.body.message, /limit|page/);
     }
-    expectError(await t.call('PUT', '/api/connect/knowledgebase-items', { body: [] }), 400, 'invalid_request');
-    expectError(await t.call('PUT', '/api/connect/knowledgebase-items', { body: { id: 'x', title: 'y' } }), 400, 'invalid_request');
-    expectError(await t.call('DELETE', '/api/connect/knowledgebase-items', { body: { ids: 'x' } }), 400, 'invalid_request');
-    expectError(await t.call('POST', '/api/connect/knowledgebase-items/query', { body: '' }), 400, 'invalid_request');
+    expectError(
+      await t.call('PUT', '/api/connect/knowledgebase-items', { body: [] }),
+      400,
+      'invalid_request',
+    );
+    expectError(
+      await t.call('PUT', '/api/connect/knowledgebase-items', { body: { id: 'x', title: 'y' } }),
+      400,
+      'invalid_request',
+    );
+    expectError(
+      await t.call('DELETE', '/api/connect/knowledgebase-items', { body: { ids: 'x' } }),
+      400,
+      'invalid_request',
+    );
+    expectError(
+      await t.call('POST', '/api/connect/knowledgebase-items/query', { body: '' }),
+      400,
+      'invalid_request',
+    );
     assert.equal(await countItems(), before);
   });
 
   test('oversized bodies are 413, wrong content types 415, and neither changes anything', async () => {
     const before = await countItems();
-    const big = await t.call('POST', '/api/connect/knowledgebase-items/query', { body: { search: 'x'.repeat(5000) } });
+    const big = await t.call('POST', '/api/connect/knowledgebase-items/query', {
+      body: { search: 'x'.repeat(5000) },
+    });
     expectError(big, 413, 'payload_too_large');
     // The upload endpoint allows more than the default limit, but not more than its own.
-    const bigUpload = await t.call('POST', '/api/connect/knowledgebase-items', { body: { title: 't', content: 'y'.repeat(6000) } });
+    const bigUpload = await t.call('POST', '/api/connect/knowledgebase-items', {
+      body: { title: 't', content: 'y'.repeat(6000) },
+    });
     assert.equal(bigUpload.status, 200);
-    const tooBig = await t.call('POST', '/api/connect/knowledgebase-items', { body: { title: 't', content: 'y'.repeat(9000) } });
+    const tooBig = await t.call('POST', '/api/connect/knowledgebase-items', {
+      body: { title: 't', content: 'y'.repeat(9000) },
+    });
     expectError(tooBig, 413, 'payload_too_large');
     const form = await t.call('POST', '/api/connect/knowledgebase-items', {
       body: 'title=x&content=y',
@@ -209,7 +269,11 @@ describe('errors and limits', () => {
         assert.match(res.json().message, new RegExp(`^${method} is not allowed on `));
       }
     }
-    const options = await t.app.inject({ method: 'OPTIONS', url: '/api/connect/knowledgebase-items', headers: { authorization: `Bearer ${t.orgA.key}` } });
+    const options = await t.app.inject({
+      method: 'OPTIONS',
+      url: '/api/connect/knowledgebase-items',
+      headers: { authorization: `Bearer ${t.orgA.key}` },
+    });
     assert.equal(options.statusCode, 204);
     assert.equal(options.headers['allow'], 'DELETE, OPTIONS, POST, PUT');
     assert.equal(options.body, '');
@@ -219,7 +283,11 @@ describe('errors and limits', () => {
   });
 
   test('the admin API is absent without KB_ADMIN_TOKEN', async () => {
-    expectError(await t.call('POST', '/api/admin/organizations', { body: { name: 'x' }, key: null }), 404, 'not_found');
+    expectError(
+      await t.call('POST', '/api/admin/organizations', { body: { name: 'x' }, key: null }),
+      404,
+      'not_found',
+    );
   });
 
   test('every response carries a request id', async () => {
@@ -237,7 +305,9 @@ describe('bytes that are not UTF-8', () => {
   const count = async () => (await t.db.query<{ n: number }>('SELECT count(*)::int AS n FROM items'))[0]!.n;
 
   test('in the query, a path segment or the body: 400 naming the field, and nothing changed', async () => {
-    const upload = await t.call('POST', '/api/connect/knowledgebase-items', { body: { title: 'kept', content: 'x' } });
+    const upload = await t.call('POST', '/api/connect/knowledgebase-items', {
+      body: { title: 'kept', content: 'x' },
+    });
     assert.equal(upload.status, 200, JSON.stringify(upload.body));
     const id = upload.body.item.id as string;
     const before = await count();
@@ -245,22 +315,65 @@ describe('bytes that are not UTF-8', () => {
       t.app.inject({
         method,
         url,
-        headers: { authorization: `Bearer ${t.orgA.key}`, ...(payload ? { 'content-type': 'application/json' } : {}) },
+        headers: {
+          authorization: `Bearer ${t.orgA.key}`,
+          ...(payload ? { 'content-type': 'application/json' } : {}),
+        },
         ...(payload ? { payload } : {}),
       });
     const json = (before: string, bytes: number[], after: string) =>
       Buffer.concat([Buffer.from(before), Buffer.from(bytes), Buffer.from(after)]);
     const cases: Array<[string, Promise<{ statusCode: number; json(): any }>, RegExp]> = [
-      ['query value', send('GET', '/api/connect/secret-id-exists?secretId=%ff%fe'), /^query\.secretId contains bytes that are not UTF-8/],
-      ['encoded surrogate in the query', send('GET', '/api/connect/secret-id-exists?secretId=a%ed%a0%80'), /^query\.secretId .*not UTF-8/],
-      ['malformed escape in the query', send('GET', '/api/connect/secret-id-exists?secretId=%'), /^query\.secretId contains malformed percent-encoding/],
-      ['query of a paged list', send('GET', '/api/connect/crawling/?limit=5&offset=%c3'), /^query\.offset .*not UTF-8/],
-      ['path segment', send('GET', '/api/connect/crawling/%ff%fe'), /^path\.id contains bytes that are not UTF-8/],
+      [
+        'query value',
+        send('GET', '/api/connect/secret-id-exists?secretId=%ff%fe'),
+        /^query\.secretId contains bytes that are not UTF-8/,
+      ],
+      [
+        'encoded surrogate in the query',
+        send('GET', '/api/connect/secret-id-exists?secretId=a%ed%a0%80'),
+        /^query\.secretId .*not UTF-8/,
+      ],
+      [
+        'malformed escape in the query',
+        send('GET', '/api/connect/secret-id-exists?secretId=%'),
+        /^query\.secretId contains malformed percent-encoding/,
+      ],
+      [
+        'query of a paged list',
+        send('GET', '/api/connect/crawling/?limit=5&offset=%c3'),
+        /^query\.offset .*not UTF-8/,
+      ],
+      [
+        'path segment',
+        send('GET', '/api/connect/crawling/%ff%fe'),
+        /^path\.id contains bytes that are not UTF-8/,
+      ],
       ['path segment of a write', send('PUT', `/api/admin/keys/%c3%28`), /^path\.id .*not UTF-8/],
-      ['body string', send('PUT', '/api/connect/knowledgebase-items', json(`[{"id":"${id}","title":"caf`, [0xe9], '"}]')), /^body\[0\]\.title contains bytes that are not UTF-8/],
-      ['body key', send('POST', '/api/connect/knowledgebase-items', json('{"title":"t","content":"c","x', [0xff], '":1}')), /^body\.x\uFFFD contains bytes that are not UTF-8/],
-      ['body, truncated sequence', send('POST', '/api/consume/search', json('{"query":"a', [0xe2, 0x82], '"}')), /^body\.query contains bytes/],
-      ['body, outside any string', send('POST', '/api/connect/knowledgebase-items/query', json('{"limit":1', [0xff], '}')), /^The body is not valid UTF-8/],
+      [
+        'body string',
+        send('PUT', '/api/connect/knowledgebase-items', json(`[{"id":"${id}","title":"caf`, [0xe9], '"}]')),
+        /^body\[0\]\.title contains bytes that are not UTF-8/,
+      ],
+      [
+        'body key',
+        send(
+          'POST',
+          '/api/connect/knowledgebase-items',
+          json('{"title":"t","content":"c","x', [0xff], '":1}'),
+        ),
+        /^body\.x\uFFFD contains bytes that are not UTF-8/,
+      ],
+      [
+        'body, truncated sequence',
+        send('POST', '/api/consume/search', json('{"query":"a', [0xe2, 0x82], '"}')),
+        /^body\.query contains bytes/,
+      ],
+      [
+        'body, outside any string',
+        send('POST', '/api/connect/knowledgebase-items/query', json('{"limit":1', [0xff], '}')),
+        /^The body is not valid UTF-8/,
+      ],
     ];
     for (const [what, pending, message] of cases) {
       const res = await pending;
@@ -270,11 +383,19 @@ describe('bytes that are not UTF-8', () => {
     }
     assert.equal(await count(), before);
     const titles = await t.db.query<{ title: string }>('SELECT title FROM items');
-    assert.deepEqual(titles.map((r) => r.title), ['kept'], 'nothing renamed, nothing stored with U+FFFD');
+    assert.deepEqual(
+      titles.map((r) => r.title),
+      ['kept'],
+      'nothing renamed, nothing stored with U+FFFD',
+    );
     // Well-formed UTF-8, percent-encoded or raw in the body, is text like any other.
     const ok = await send('GET', '/api/connect/secret-id-exists?secretId=caf%C3%A9');
     assert.equal(ok.statusCode, 200);
-    const renamed = await send('PUT', '/api/connect/knowledgebase-items', Buffer.from(JSON.stringify([{ id, title: 'café ✓' }])));
+    const renamed = await send(
+      'PUT',
+      '/api/connect/knowledgebase-items',
+      Buffer.from(JSON.stringify([{ id, title: 'café ✓' }])),
+    );
     assert.equal(renamed.statusCode, 200);
   });
 
@@ -300,12 +421,18 @@ describe('rate limit', () => {
 
   test('past the per-key limit: 429 with Retry-After; other keys are unaffected', async () => {
     for (let i = 0; i < 3; i++) {
-      assert.equal((await t.call('POST', '/api/connect/knowledgebase-items/query', { body: {} })).status, 200);
+      assert.equal(
+        (await t.call('POST', '/api/connect/knowledgebase-items/query', { body: {} })).status,
+        200,
+      );
     }
     const limited = await t.call('POST', '/api/connect/knowledgebase-items/query', { body: {} });
     expectError(limited, 429, 'rate_limited');
     assert.ok(Number(limited.headers['retry-after']) > 0);
-    const other = await t.call('POST', '/api/connect/knowledgebase-items/query', { body: {}, key: t.orgB.key });
+    const other = await t.call('POST', '/api/connect/knowledgebase-items/query', {
+      body: {},
+      key: t.orgB.key,
+    });
     assert.equal(other.status, 200);
   });
 });
@@ -315,7 +442,11 @@ describe('what the API fuzzer found', () => {
   let t: TestApp;
   before(async () => {
     t = await startTestApp('pglite', {
-      config: { KB_NOTES_CLIENT_ID: 'client', KB_NOTES_CLIENT_SECRET: 'client-secret-0123456789', KB_PUBLIC_URL: 'https://kb.example.test' },
+      config: {
+        KB_NOTES_CLIENT_ID: 'client',
+        KB_NOTES_CLIENT_SECRET: 'client-secret-0123456789',
+        KB_PUBLIC_URL: 'https://kb.example.test',
+      },
     });
   });
   after(async () => t?.close());
@@ -323,7 +454,9 @@ describe('what the API fuzzer found', () => {
     (await t.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${table}`))[0]!.n;
 
   test('a lone surrogate anywhere is a 400 naming the field: not a 500, and not stored as U+FFFD', async () => {
-    const upload = await t.call('POST', '/api/connect/knowledgebase-items', { body: { title: 'kept', content: 'x' } });
+    const upload = await t.call('POST', '/api/connect/knowledgebase-items', {
+      body: { title: 'kept', content: 'x' },
+    });
     assert.equal(upload.status, 200, JSON.stringify(upload.body));
     const id = upload.body.item.id as string;
     const items = await count('items');
@@ -332,8 +465,18 @@ describe('what the API fuzzer found', () => {
     const cases: Array<[method: 'GET' | 'POST' | 'PUT', url: string, body: unknown, field: RegExp]> = [
       ['PUT', '/api/connect/knowledgebase-items', [{ id, title: 'x\udfffy' }], /body\[0\]\.title/],
       ['PUT', '/api/connect/knowledgebase-items', [{ id: '\ud800', title: 't' }], /body\[0\]\.id/],
-      ['POST', '/api/connect/crawling/', { url: 'https://example.com/', tags: ['ok', '\udc00\ud800'] }, /body\.tags\[1\]/],
-      ['POST', '/api/connect/crawling/', { url: 'https://example.com/', includePaths: ['\ud800'] }, /body\.includePaths\[0\]/],
+      [
+        'POST',
+        '/api/connect/crawling/',
+        { url: 'https://example.com/', tags: ['ok', '\udc00\ud800'] },
+        /body\.tags\[1\]/,
+      ],
+      [
+        'POST',
+        '/api/connect/crawling/',
+        { url: 'https://example.com/', includePaths: ['\ud800'] },
+        /body\.includePaths\[0\]/,
+      ],
       ['POST', '/api/connect/knowledgebase-items', { title: 'x\udfffy', content: 'c' }, /body\.title/],
       ['POST', '/api/connect/knowledgebase-items', { title: 't', content: 'c', '\ud800': 1 }, /body\.\uFFFD/],
       ['POST', '/api/consume/search', { query: '\ud83d' }, /body\.query/],
@@ -345,16 +488,22 @@ describe('what the API fuzzer found', () => {
       assert.match(res.body.message, /unpaired surrogate/);
     }
     // A well-formed pair (an emoji) is text like any other.
-    const emoji = await t.call('PUT', '/api/connect/knowledgebase-items', { body: [{ id, title: 'ok \ud83d\ude00' }] });
+    const emoji = await t.call('PUT', '/api/connect/knowledgebase-items', {
+      body: [{ id, title: 'ok \ud83d\ude00' }],
+    });
     assert.equal(emoji.status, 200, JSON.stringify(emoji.body));
     assert.equal(await count('items'), items);
     assert.equal(await count('crawl_jobs'), crawls);
     const titles = await t.db.query<{ title: string }>('SELECT title FROM items');
-    assert.ok(titles.every((r) => !r.title.includes('\uFFFD')), 'no replacement character stored');
+    assert.ok(
+      titles.every((r) => !r.title.includes('\uFFFD')),
+      'no replacement character stored',
+    );
   });
 
   test('a forged OAuth state on a fresh installation is refused without creating the signing key', async () => {
-    const settings = async () => (await t.db.query<{ key: string }>('SELECT key FROM service_settings ORDER BY key')).map((r) => r.key);
+    const settings = async () =>
+      (await t.db.query<{ key: string }>('SELECT key FROM service_settings ORDER BY key')).map((r) => r.key);
     const before = await settings();
     assert.ok(!before.includes('oauth_state_hmac_key'), 'no consent was started yet');
     const forged = `${'A'.repeat(24)}.${Math.floor(Date.now() / 1000) + 600}.${'B'.repeat(43)}`;
@@ -368,11 +517,14 @@ describe('what the API fuzzer found', () => {
       const res = await t.call('GET', '/docs/static/index.css', { key: null, headers: { range } });
       expectError(res, 400, 'invalid_request');
     }
-    const partial = await t.call('GET', '/docs/static/index.css', { key: null, headers: { range: 'bytes=0-0' } });
+    const partial = await t.call('GET', '/docs/static/index.css', {
+      key: null,
+      headers: { range: 'bytes=0-0' },
+    });
     assert.equal(partial.status, 206);
   });
 
-  test('a refused OAuth consent: the source\'s error_description is quoted clipped', async () => {
+  test("a refused OAuth consent: the source's error_description is quoted clipped", async () => {
     const initiate = await t.call('POST', '/api/connect/oauth/initiate', { body: { type: 'notes' } });
     assert.equal(initiate.status, 200, JSON.stringify(initiate.body));
     const state = new URL(initiate.body.consentUrl).searchParams.get('state')!;
@@ -387,9 +539,14 @@ describe('what the API fuzzer found', () => {
 
   test('messages quote what they name clipped: a long unknown field or path is not echoed whole', async () => {
     const longKey = 'k'.repeat(400);
-    const unknown = await t.call('POST', '/api/connect/knowledgebase-items/query', { body: { [longKey]: 1, other: 2 } });
+    const unknown = await t.call('POST', '/api/connect/knowledgebase-items/query', {
+      body: { [longKey]: 1, other: 2 },
+    });
     expectError(unknown, 400, 'invalid_request');
-    assert.match(unknown.body.message, /^Unknown fields "k{100}… \(400 characters\)", "other" in the body\.$/);
+    assert.match(
+      unknown.body.message,
+      /^Unknown fields "k{100}… \(400 characters\)", "other" in the body\.$/,
+    );
     const many = await t.call('POST', '/api/connect/knowledgebase-items/query', {
       body: Object.fromEntries(Array.from({ length: 40 }, (_, i) => [`field${i}`, i])),
     });

@@ -10,8 +10,16 @@ for (const mode of STORAGE_MODES) {
     });
     after(async () => t?.close());
 
-    const upload = async (title: string, content: string, extra: Record<string, unknown> = {}, key?: string) => {
-      const res = await t.call('POST', '/api/connect/knowledgebase-items', { body: { title, content, ...extra }, key });
+    const upload = async (
+      title: string,
+      content: string,
+      extra: Record<string, unknown> = {},
+      key?: string,
+    ) => {
+      const res = await t.call('POST', '/api/connect/knowledgebase-items', {
+        body: { title, content, ...extra },
+        key,
+      });
       assert.equal(res.status, 200, JSON.stringify(res.body));
       return res.body.item as { id: string; title: string };
     };
@@ -48,7 +56,10 @@ for (const mode of STORAGE_MODES) {
 
     test('another organization sees none of it, and cannot change or delete it', async () => {
       const mine = await upload('Private plan', 'Secret roadmap text');
-      const theirs = await t.call('POST', '/api/connect/knowledgebase-items/query', { body: {}, key: t.orgB.key });
+      const theirs = await t.call('POST', '/api/connect/knowledgebase-items/query', {
+        body: {},
+        key: t.orgB.key,
+      });
       assert.equal(theirs.status, 200);
       assert.equal(theirs.body.items.length, 0);
       assert.equal(theirs.body.pagination.total_items, 0);
@@ -60,10 +71,15 @@ for (const mode of STORAGE_MODES) {
       assert.equal(upd.status, 200);
       assert.deepEqual(upd.body, { success: true, updated: 0, notFound: [mine.id] });
 
-      const del = await t.call('DELETE', '/api/connect/knowledgebase-items', { body: { ids: [mine.id] }, key: t.orgB.key });
+      const del = await t.call('DELETE', '/api/connect/knowledgebase-items', {
+        body: { ids: [mine.id] },
+        key: t.orgB.key,
+      });
       assert.deepEqual(del.body, { success: true, deleted: 0 });
 
-      const still = await t.call('POST', '/api/connect/knowledgebase-items/query', { body: { search: 'Secret roadmap' } });
+      const still = await t.call('POST', '/api/connect/knowledgebase-items/query', {
+        body: { search: 'Secret roadmap' },
+      });
       assert.equal(still.body.items.length, 1);
       assert.equal(still.body.items[0].title, 'Private plan');
     });
@@ -71,14 +87,20 @@ for (const mode of STORAGE_MODES) {
     test('search matches title and content, case-insensitively, and treats % literally', async () => {
       await upload('Shipping FAQ', 'We ship worldwide within 5 days.');
       await upload('Discounts', 'Save 100% on nothing.');
-      const byContent = await t.call('POST', '/api/connect/knowledgebase-items/query', { body: { search: 'WORLDWIDE' } });
+      const byContent = await t.call('POST', '/api/connect/knowledgebase-items/query', {
+        body: { search: 'WORLDWIDE' },
+      });
       assert.deepEqual(
         byContent.body.items.map((i: { title: string }) => i.title),
         ['Shipping FAQ'],
       );
-      const byTitle = await t.call('POST', '/api/connect/knowledgebase-items/query', { body: { search: 'shipping faq' } });
+      const byTitle = await t.call('POST', '/api/connect/knowledgebase-items/query', {
+        body: { search: 'shipping faq' },
+      });
       assert.equal(byTitle.body.items.length, 1);
-      const pct = await t.call('POST', '/api/connect/knowledgebase-items/query', { body: { search: '100%' } });
+      const pct = await t.call('POST', '/api/connect/knowledgebase-items/query', {
+        body: { search: '100%' },
+      });
       assert.deepEqual(
         pct.body.items.map((i: { title: string }) => i.title),
         ['Discounts'],
@@ -91,7 +113,9 @@ for (const mode of STORAGE_MODES) {
       const all = await t.call('POST', '/api/connect/knowledgebase-items/query', { body: { limit: 100 } });
       const total = all.body.pagination.total_items as number;
       assert.ok(total >= 5);
-      const p2 = await t.call('POST', '/api/connect/knowledgebase-items/query', { body: { limit: 2, page: 2 } });
+      const p2 = await t.call('POST', '/api/connect/knowledgebase-items/query', {
+        body: { limit: 2, page: 2 },
+      });
       assert.equal(p2.body.items.length, 2);
       assert.deepEqual(
         p2.body.items.map((i: { id: string }) => i.id),
@@ -100,7 +124,9 @@ for (const mode of STORAGE_MODES) {
       assert.equal(p2.body.pagination.total_pages, Math.ceil(total / 2));
       assert.equal(p2.body.pagination.has_previous_page, true);
       assert.equal(p2.body.pagination.has_next_page, 2 < Math.ceil(total / 2));
-      const past = await t.call('POST', '/api/connect/knowledgebase-items/query', { body: { limit: 2, page: 999 } });
+      const past = await t.call('POST', '/api/connect/knowledgebase-items/query', {
+        body: { limit: 2, page: 999 },
+      });
       assert.equal(past.status, 200);
       assert.deepEqual(past.body.items, []);
       assert.equal(past.body.pagination.total_items, total);
@@ -118,13 +144,19 @@ for (const mode of STORAGE_MODES) {
       });
       assert.equal(upd.status, 200);
       assert.deepEqual(upd.body, { success: true, updated: 1, notFound: ['does-not-exist'] });
-      const found = await t.call('POST', '/api/connect/knowledgebase-items/query', { body: { search: 'New name' } });
+      const found = await t.call('POST', '/api/connect/knowledgebase-items/query', {
+        body: { search: 'New name' },
+      });
       assert.equal(found.body.items[0].id, a.id);
       assert.deepEqual(found.body.items[0].tags, ['x']);
 
-      const del = await t.call('DELETE', '/api/connect/knowledgebase-items', { body: { ids: [a.id, a.id, 'nope'] } });
+      const del = await t.call('DELETE', '/api/connect/knowledgebase-items', {
+        body: { ids: [a.id, a.id, 'nope'] },
+      });
       assert.deepEqual(del.body, { success: true, deleted: 1 });
-      const gone = await t.call('POST', '/api/connect/knowledgebase-items/query', { body: { search: 'New name' } });
+      const gone = await t.call('POST', '/api/connect/knowledgebase-items/query', {
+        body: { search: 'New name' },
+      });
       assert.equal(gone.body.items.length, 0);
     });
   });

@@ -28,10 +28,9 @@ describe('structured logs', () => {
         done();
       },
     });
-    app = await buildApp(
-      composeTestService(db, testConfig()).appDeps,
-      { logger: createProcessLogger({ level: 'trace', stream }) },
-    );
+    app = await buildApp(composeTestService(db, testConfig()).appDeps, {
+      logger: createProcessLogger({ level: 'trace', stream }),
+    });
     await app.ready();
   });
   after(async () => {
@@ -44,7 +43,11 @@ describe('structured logs', () => {
     await app.inject({
       method: 'POST',
       url: '/api/connect/knowledgebase-items',
-      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', 'x-request-id': 'req-logs-1' },
+      headers: {
+        authorization: `Bearer ${key}`,
+        'content-type': 'application/json',
+        'x-request-id': 'req-logs-1',
+      },
       payload: JSON.stringify({ title: 'x', content: `api_token=${secretToken}` }),
     });
     await app.inject({
@@ -64,7 +67,11 @@ describe('structured logs', () => {
   test('the OAuth callback’s code and state, and other secret query values, are censored in request lines', async () => {
     const code = 'oauth-code-never-logged-0123';
     const state = 'oauth-state-never-logged-4567';
-    await app.inject({ method: 'GET', url: `/api/connect/oauth/callback?code=${code}&state=${state}&x=keep-me`, headers: { 'x-request-id': 'req-logs-2' } });
+    await app.inject({
+      method: 'GET',
+      url: `/api/connect/oauth/callback?code=${code}&state=${state}&x=keep-me`,
+      headers: { 'x-request-id': 'req-logs-2' },
+    });
     await app.inject({
       method: 'GET',
       url: '/api/connect/secret-id-exists?secretId=secret-id-never-logged-89',
@@ -73,6 +80,7 @@ describe('structured logs', () => {
     const requestLines = lines.filter((l) => l['reqId'] === 'req-logs-2' && l['req']);
     assert.ok(requestLines.length > 0, 'the callback request was logged');
     assert.match(JSON.stringify(requestLines), /code=\[redacted\]&state=\[redacted\]&x=keep-me/);
-    for (const secret of [code, state, 'secret-id-never-logged-89']) assert.ok(!raw.includes(secret), `${secret} was logged`);
+    for (const secret of [code, state, 'secret-id-never-logged-89'])
+      assert.ok(!raw.includes(secret), `${secret} was logged`);
   });
 });

@@ -35,7 +35,10 @@ async function startZendeskAuth(onGrant: (subdomain: string, grant: TokenGrant) 
   const refreshTokens = new Map<string, string>();
   const state = { refuseRefresh: false, expiresIn: 600 };
   const issue = (subdomain: string) => {
-    const grant = { access: `zd-access-${randomBytes(6).toString('hex')}`, refresh: `zd-refresh-${randomBytes(6).toString('hex')}` };
+    const grant = {
+      access: `zd-access-${randomBytes(6).toString('hex')}`,
+      refresh: `zd-refresh-${randomBytes(6).toString('hex')}`,
+    };
     refreshTokens.set(grant.refresh, subdomain);
     onGrant(subdomain, grant);
     return {
@@ -64,13 +67,19 @@ async function startZendeskAuth(onGrant: (subdomain: string, grant: TokenGrant) 
     }
     const body = JSON.parse(req.body) as Record<string, string>;
     if (body['client_id'] !== CLIENT_ID || body['client_secret'] !== CLIENT_SECRET) {
-      return { status: 401, body: { error: 'invalid_client', error_description: 'Client authentication failed.' } };
+      return {
+        status: 401,
+        body: { error: 'invalid_client', error_description: 'Client authentication failed.' },
+      };
     }
     if (body['grant_type'] === 'authorization_code') {
       const issued = codes.get(body['code'] ?? '');
       codes.delete(body['code'] ?? '');
       if (!issued || issued.subdomain !== subdomain || issued.redirect !== body['redirect_uri']) {
-        return { status: 400, body: { error: 'invalid_grant', error_description: 'The code is invalid or expired.' } };
+        return {
+          status: 400,
+          body: { error: 'invalid_grant', error_description: 'The code is invalid or expired.' },
+        };
       }
       return issue(subdomain);
     }
@@ -78,7 +87,10 @@ async function startZendeskAuth(onGrant: (subdomain: string, grant: TokenGrant) 
       const owner = refreshTokens.get(body['refresh_token'] ?? '');
       refreshTokens.delete(body['refresh_token'] ?? '');
       if (state.refuseRefresh || owner !== subdomain) {
-        return { status: 400, body: { error: 'invalid_grant', error_description: 'The refresh token was revoked.' } };
+        return {
+          status: 400,
+          body: { error: 'invalid_grant', error_description: 'The refresh token was revoked.' },
+        };
       }
       return issue(subdomain);
     }
@@ -121,14 +133,22 @@ for (const mode of STORAGE_MODES) {
     });
 
     test('consent per subdomain; the connection takes only its own account’s token', async () => {
-      expectError(await t.call('POST', '/api/connect/oauth/initiate', { body: { type: 'support_desk' } }), 400, 'invalid_request');
+      expectError(
+        await t.call('POST', '/api/connect/oauth/initiate', { body: { type: 'support_desk' } }),
+        400,
+        'invalid_request',
+      );
       const missing = await t.call('POST', '/api/connect/oauth/initiate', { body: { type: 'support_desk' } });
       assert.match(missing.body.message, /^subdomain: required/);
-      const wrongField = await t.call('POST', '/api/connect/oauth/initiate', { body: { type: 'notes', subdomain: 'acme' } });
+      const wrongField = await t.call('POST', '/api/connect/oauth/initiate', {
+        body: { type: 'notes', subdomain: 'acme' },
+      });
       expectError(wrongField, 400, 'invalid_request');
       assert.match(wrongField.body.message, /subdomain: notes does not take it/);
       expectError(
-        await t.call('POST', '/api/connect/oauth/initiate', { body: { type: 'zendesk', subdomain: 'https://evil.test/x' } }),
+        await t.call('POST', '/api/connect/oauth/initiate', {
+          body: { type: 'zendesk', subdomain: 'https://evil.test/x' },
+        }),
         400,
         'invalid_request',
       );
@@ -151,13 +171,17 @@ for (const mode of STORAGE_MODES) {
       const exchange = JSON.parse(auth.requests.find((r) => r.path === '/acme/oauth/tokens')!.body);
       assert.equal(exchange.grant_type, 'authorization_code');
       assert.equal(exchange.redirect_uri, CALLBACK);
-      const stored = await t.db.query<{ token_encrypted: string; tenant: string }>('SELECT token_encrypted, tenant FROM oauth_secrets');
+      const stored = await t.db.query<{ token_encrypted: string; tenant: string }>(
+        'SELECT token_encrypted, tenant FROM oauth_secrets',
+      );
       assert.equal(stored[0]!.tenant, 'acme');
       assert.ok(!stored[0]!.token_encrypted.includes(grants[0]!.access));
 
       // Another subdomain has no consent; this consent does not fit it.
       expectError(
-        await t.call('POST', '/api/connect/connection', { body: { source: { type: 'support_desk', subdomain: 'other' } } }),
+        await t.call('POST', '/api/connect/connection', {
+          body: { source: { type: 'support_desk', subdomain: 'other' } },
+        }),
         400,
         'oauth_required',
       );
@@ -188,7 +212,10 @@ for (const mode of STORAGE_MODES) {
       // The token expires in 10 minutes, within the refresh margin: the job refreshes before it syncs.
       const synced = await run();
       assert.equal(synced.status, 'succeeded', JSON.stringify(synced));
-      const refresh = auth.requests.filter((r) => r.path === '/acme/oauth/tokens').map((r) => JSON.parse(r.body)).at(-1);
+      const refresh = auth.requests
+        .filter((r) => r.path === '/acme/oauth/tokens')
+        .map((r) => JSON.parse(r.body))
+        .at(-1);
       assert.equal(refresh.grant_type, 'refresh_token');
       assert.equal(refresh.refresh_token, first.refresh);
       const second = grants.at(-1)!;
@@ -206,8 +233,12 @@ for (const mode of STORAGE_MODES) {
       auth.state.refuseRefresh = true;
       const failed = await run();
       assert.equal(failed.status, 'failed');
-      assert.match(failed.error ?? '', /^Zendesk refused the refresh token \(HTTP 400: invalid_grant\)\. The OAuth access of this support_desk connection has ended: connect it again through POST \/api\/connect\/oauth\/initiate/);
-      for (const g of grants) assert.ok(!(failed.error ?? '').includes(g.refresh) && !(failed.error ?? '').includes(g.access));
+      assert.match(
+        failed.error ?? '',
+        /^Zendesk refused the refresh token \(HTTP 400: invalid_grant\)\. The OAuth access of this support_desk connection has ended: connect it again through POST \/api\/connect\/oauth\/initiate/,
+      );
+      for (const g of grants)
+        assert.ok(!(failed.error ?? '').includes(g.refresh) && !(failed.error ?? '').includes(g.access));
       auth.state.refuseRefresh = false;
     });
   });

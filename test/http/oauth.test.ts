@@ -198,7 +198,10 @@ for (const mode of STORAGE_MODES) {
         await tryState(await new OAuthStates(t.db, t.service.cipher).sign(newStateNonce(), 60_000)),
         /already used or has expired/,
       );
-      assert.match(await tryState(await new OAuthStates(t.db, t.service.cipher).sign(newStateNonce(), -1_000)), /expired/);
+      assert.match(
+        await tryState(await new OAuthStates(t.db, t.service.cipher).sign(newStateNonce(), -1_000)),
+        /expired/,
+      );
       expectError(
         await t.call('GET', `/api/connect/oauth/callback?code=${code}`, { key: null }),
         400,

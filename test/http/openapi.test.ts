@@ -69,21 +69,42 @@ const PAGINATION: Record<string, JsonType> = {
 };
 
 const SEED: SeedOp[] = [
-  { method: 'post', path: '/api/connect/connection', request: { source: 'object' }, response: { success: 'boolean' } },
+  {
+    method: 'post',
+    path: '/api/connect/connection',
+    request: { source: 'object' },
+    response: { success: 'boolean' },
+  },
   { method: 'delete', path: '/api/connect/connection', response: { success: 'boolean' } },
   { method: 'patch', path: '/api/connect/set-connection-status', response: { success: 'boolean' } },
   { method: 'post', path: '/api/connect/run-sync', response: { success: 'boolean' } },
-  { method: 'get', path: '/api/connect/connection-sync-jobs', response: { data: 'array', previous: 'string', next: 'string' } },
+  {
+    method: 'get',
+    path: '/api/connect/connection-sync-jobs',
+    response: { data: 'array', previous: 'string', next: 'string' },
+  },
   {
     method: 'post',
     path: '/api/connect/crawling/',
-    request: { url: 'string', limit: 'number', excludePaths: 'array', includePaths: 'array', allowExternalLinks: 'boolean' },
+    request: {
+      url: 'string',
+      limit: 'number',
+      excludePaths: 'array',
+      includePaths: 'array',
+      allowExternalLinks: 'boolean',
+    },
     response: CRAWL_JOB,
   },
   {
     method: 'post',
     path: '/api/consume/search',
-    request: { limit: 'number', tenantId: 'string', query: 'string', tags: 'array', cosineDistanceThreshold: 'number' },
+    request: {
+      limit: 'number',
+      tenantId: 'string',
+      query: 'string',
+      tags: 'array',
+      cosineDistanceThreshold: 'number',
+    },
     response: { result: 'array' },
   },
   {
@@ -107,7 +128,11 @@ type Schema = {
 
 describe('OpenAPI document', () => {
   let t: TestApp;
-  let spec: { openapi: string; paths: Record<string, Record<string, any>>; components?: { schemas?: Record<string, Schema> } };
+  let spec: {
+    openapi: string;
+    paths: Record<string, Record<string, any>>;
+    components?: { schemas?: Record<string, Schema> };
+  };
   const deref = (s: Schema | undefined): Schema | undefined => {
     if (!s?.$ref) return s;
     const name = s.$ref.split('/').pop()!;
@@ -146,29 +171,46 @@ describe('OpenAPI document', () => {
       const operation = spec.paths[op.path]?.[op.method];
       assert.ok(operation, `${op.method.toUpperCase()} ${op.path} missing from the spec`);
       if (op.request && Object.keys(op.request).length > 0) {
-        assertFields(`${op.path} request`, operation.requestBody?.content?.['application/json']?.schema, op.request);
+        assertFields(
+          `${op.path} request`,
+          operation.requestBody?.content?.['application/json']?.schema,
+          op.request,
+        );
       }
       if (op.response) {
-        assertFields(`${op.path} response`, operation.responses?.['200']?.content?.['application/json']?.schema, op.response);
+        assertFields(
+          `${op.path} response`,
+          operation.responses?.['200']?.content?.['application/json']?.schema,
+          op.response,
+        );
       }
     }
   });
 
   test('nested seed objects keep their fields and types', () => {
-    const item = spec.paths['/api/connect/knowledgebase-items/query']!['post'].responses['200'].content['application/json'].schema;
+    const item =
+      spec.paths['/api/connect/knowledgebase-items/query']!['post'].responses['200'].content[
+        'application/json'
+      ].schema;
     const props = deref(item)!.properties!;
     assertFields('item', deref(props['items'])!.items, ITEM);
     assertFields('pagination', props['pagination'], PAGINATION);
-    const search = spec.paths['/api/consume/search']!['post'].responses['200'].content['application/json'].schema;
+    const search =
+      spec.paths['/api/consume/search']!['post'].responses['200'].content['application/json'].schema;
     assertFields('search result', deref(deref(search)!.properties!['result'])!.items, SEARCH_RESULT);
-    const jobs = spec.paths['/api/connect/connection-sync-jobs']!['get'].responses['200'].content['application/json'].schema;
+    const jobs =
+      spec.paths['/api/connect/connection-sync-jobs']!['get'].responses['200'].content['application/json']
+        .schema;
     assertFields('sync job', deref(deref(jobs)!.properties!['data'])!.items, SYNC_JOB);
-    const put = spec.paths['/api/connect/knowledgebase-items']!['put'].requestBody.content['application/json'].schema;
+    const put =
+      spec.paths['/api/connect/knowledgebase-items']!['put'].requestBody.content['application/json'].schema;
     assertFields('update entry', deref(put)!.items, { id: 'string', title: 'string' });
   });
 
   test('every source shape of create-connection is described with the seed field names', () => {
-    const body = deref(spec.paths['/api/connect/connection']!['post'].requestBody.content['application/json'].schema)!;
+    const body = deref(
+      spec.paths['/api/connect/connection']!['post'].requestBody.content['application/json'].schema,
+    )!;
     const source = deref(body.properties!['source'])!;
     const variants = (source.anyOf ?? source.oneOf ?? []).map((v) => deref(v)!);
     const fieldsOf = (type: string) => {
@@ -180,7 +222,14 @@ describe('OpenAPI document', () => {
       return Object.keys(v.properties ?? {}).sort();
     };
     // The seed's fields, plus the OAuth token and the opt-in for tickets (API.md "Later extensions").
-    assert.deepEqual(fieldsOf('support_desk'), ['access_token', 'api_token', 'email', 'include_tickets', 'subdomain', 'type']);
+    assert.deepEqual(fieldsOf('support_desk'), [
+      'access_token',
+      'api_token',
+      'email',
+      'include_tickets',
+      'subdomain',
+      'type',
+    ]);
     assert.deepEqual(fieldsOf('wiki'), ['api_token', 'domain_name', 'email', 'type']);
     assert.deepEqual(fieldsOf('storefront'), ['access_token', 'shop', 'type']);
     assert.deepEqual(fieldsOf('docs_space'), ['access_token', 'space_id', 'type']);
@@ -188,26 +237,75 @@ describe('OpenAPI document', () => {
   });
 
   test("each source's credential fields state the rule its connector applies", () => {
-    const body = deref(spec.paths['/api/connect/connection']!['post'].requestBody.content['application/json'].schema)!;
-    const variants = (deref(body.properties!['source'])!.oneOf ?? []).map((v) => deref(v)! as Schema & { anyOf?: unknown[] });
+    const body = deref(
+      spec.paths['/api/connect/connection']!['post'].requestBody.content['application/json'].schema,
+    )!;
+    const variants = (deref(body.properties!['source'])!.oneOf ?? []).map(
+      (v) => deref(v)! as Schema & { anyOf?: unknown[] },
+    );
     // A valid value of every credential field, so that one field at a time can be varied.
     const valid: Record<string, string> = {
-      subdomain: 'acme', shop: 'acme', domain_name: 'acme', email: 'a@b.co', api_token: 'tok', access_token: 'tok', space_id: 'abc',
+      subdomain: 'acme',
+      shop: 'acme',
+      domain_name: 'acme',
+      email: 'a@b.co',
+      api_token: 'tok',
+      access_token: 'tok',
+      space_id: 'abc',
     };
     const samples = [
-      '', ' ', '0', 'acme', ' Acme.Zendesk.COM. ', 'acme.myshopify.com', 'a@b', 'a@b.co', ' a.b+c@d-e.fg ', 'a..b@c.de',
-      'tok en', 'tok\u0000', '\u00a0tok\u3000', '123', 'a.123', 'a.0x1f', '0x1f', 'wiki.example.com.', 'a_b-C', 'a/b', 'x'.repeat(64),
-      'x'.repeat(4097), 'https://acme.zendesk.com', 'acme:443', 'user@acme', '127.0.0.1', '[::1]', '-acme', 'acme-',
+      '',
+      ' ',
+      '0',
+      'acme',
+      ' Acme.Zendesk.COM. ',
+      'acme.myshopify.com',
+      'a@b',
+      'a@b.co',
+      ' a.b+c@d-e.fg ',
+      'a..b@c.de',
+      'tok en',
+      'tok\u0000',
+      '\u00a0tok\u3000',
+      '123',
+      'a.123',
+      'a.0x1f',
+      '0x1f',
+      'wiki.example.com.',
+      'a_b-C',
+      'a/b',
+      'x'.repeat(64),
+      'x'.repeat(4097),
+      'https://acme.zendesk.com',
+      'acme:443',
+      'user@acme',
+      '127.0.0.1',
+      '[::1]',
+      '-acme',
+      'acme-',
     ];
-    const desk = () => variants.find((v) => (deref(v.properties?.['type']) as { enum?: string[] })?.enum?.includes('support_desk'))!;
-    const generated = fc.sample(fc.string({ unit: fc.constantFrom(...'aZ09-._@+ x:/\t'.split('')), maxLength: 16 }), { numRuns: 3000, seed: 7 });
+    const desk = () =>
+      variants.find((v) =>
+        (deref(v.properties?.['type']) as { enum?: string[] })?.enum?.includes('support_desk'),
+      )!;
+    const generated = fc.sample(
+      fc.string({ unit: fc.constantFrom(...'aZ09-._@+ x:/\t'.split('')), maxLength: 16 }),
+      { numRuns: 3000, seed: 7 },
+    );
     for (const connector of defaultSourceRegistry.connectors) {
-      const variant = variants.find((v) => (deref(v.properties?.['type']) as { enum?: string[] })?.enum?.includes(connector.type));
+      const variant = variants.find((v) =>
+        (deref(v.properties?.['type']) as { enum?: string[] })?.enum?.includes(connector.type),
+      );
       assert.ok(variant, `${connector.type}: no source shape`);
-      const fields = Object.keys((connector.credentials as unknown as { shape: Record<string, unknown> }).shape);
+      const fields = Object.keys(
+        (connector.credentials as unknown as { shape: Record<string, unknown> }).shape,
+      );
       for (const field of fields.filter((f) => f in valid)) {
         const pattern: string | undefined = (variant.properties![field] as { pattern?: string }).pattern;
-        assert.ok(pattern && pattern !== '^[^\\u0000]*$', `${connector.type}.${field}: the document states no rule (${pattern})`);
+        assert.ok(
+          pattern && pattern !== '^[^\\u0000]*$',
+          `${connector.type}.${field}: the document states no rule (${pattern})`,
+        );
         const base = Object.fromEntries(fields.filter((f) => f in valid).map((f) => [f, valid[f]]));
         const accepted = (value: string) => {
           try {
@@ -219,13 +317,22 @@ describe('OpenAPI document', () => {
         };
         const regex: RegExp = new RegExp(pattern);
         for (const value of [...samples, ...generated]) {
-          assert.equal(regex.test(value), accepted(value), `${connector.type}.${field} = ${JSON.stringify(value)}: the document and the connector disagree`);
+          assert.equal(
+            regex.test(value),
+            accepted(value),
+            `${connector.type}.${field} = ${JSON.stringify(value)}: the document and the connector disagree`,
+          );
         }
       }
     }
     // OAuth initiate's account field is the same field with the same rule.
-    const initiate = deref(spec.paths['/api/connect/oauth/initiate']!['post'].requestBody.content['application/json'].schema)!;
-    assert.equal((initiate.properties!['subdomain'] as { pattern?: string }).pattern, (desk().properties!['subdomain'] as { pattern?: string }).pattern);
+    const initiate = deref(
+      spec.paths['/api/connect/oauth/initiate']!['post'].requestBody.content['application/json'].schema,
+    )!;
+    assert.equal(
+      (initiate.properties!['subdomain'] as { pattern?: string }).pattern,
+      (desk().properties!['subdomain'] as { pattern?: string }).pattern,
+    );
     // support_desk takes email and api_token together or neither (the OAuth consent then supplies a token).
     assert.deepEqual(desk().anyOf, [
       { required: ['email', 'api_token'] },
@@ -242,14 +349,22 @@ describe('OpenAPI document', () => {
   test('declares what the service enforces: integer ranges, URL formats, one-of rules, the text rule', () => {
     const params = (path: string) =>
       Object.fromEntries(
-        (spec.paths[path]!['get'].parameters as Array<{ name: string; schema: any; required?: boolean; description?: string }>).map((p) => [p.name, p]),
+        (
+          spec.paths[path]!['get'].parameters as Array<{
+            name: string;
+            schema: any;
+            required?: boolean;
+            description?: string;
+          }>
+        ).map((p) => [p.name, p]),
       );
     for (const path of ['/api/connect/crawling/', '/api/connect/connection-sync-jobs']) {
       const p = params(path);
       assert.deepEqual(p['limit']!.schema, { type: 'integer', minimum: 1, maximum: 100 }, path);
       assert.deepEqual(p['offset']!.schema, { type: 'integer', minimum: 0, maximum: 1_000_000 }, path);
     }
-    const body = (path: string, method: string) => deref(spec.paths[path]![method].requestBody.content['application/json'].schema) as any;
+    const body = (path: string, method: string) =>
+      deref(spec.paths[path]![method].requestBody.content['application/json'].schema) as any;
     for (const [path, method, field] of [
       ['/api/connect/crawling/', 'post', 'url'],
       ['/api/connect/knowledgebase-items', 'post', 'source_url'],
@@ -258,7 +373,10 @@ describe('OpenAPI document', () => {
       const schema = body(path, method).properties[field];
       assert.equal(schema.format, 'uri', `${path} ${field}`);
       const pattern = new RegExp(schema.pattern);
-      assert.ok(pattern.test('https://docs.example.com/a%20b?x=1#top') && pattern.test('http://127.0.0.1:8080/'), field);
+      assert.ok(
+        pattern.test('https://docs.example.com/a%20b?x=1#top') && pattern.test('http://127.0.0.1:8080/'),
+        field,
+      );
       assert.ok(!pattern.test('ftp://example.com/') && !pattern.test('https://example.com/a b'), field);
     }
     const oneOfTypeOrId = { oneOf: [{ required: ['type'] }, { required: ['connectionId'] }] };
@@ -277,21 +395,32 @@ describe('OpenAPI document', () => {
     const notes = initiate.oneOf.find((b: any) => b.properties.type.enum.includes('notes'));
     assert.deepEqual(notes.not, { anyOf: [{ required: ['subdomain'] }] });
     // The callback needs its state.
-    const callback = spec.paths['/api/connect/oauth/callback']!['get'].parameters.find((p: any) => p.name === 'state');
+    const callback = spec.paths['/api/connect/oauth/callback']!['get'].parameters.find(
+      (p: any) => p.name === 'state',
+    );
     assert.equal(callback.required, true);
     // Every request string without a pattern of its own carries the text rule; the document says it.
-    assert.equal(body('/api/connect/knowledgebase-items', 'post').properties.content.pattern, '^[^\\u0000]*$');
+    assert.equal(
+      body('/api/connect/knowledgebase-items', 'post').properties.content.pattern,
+      '^[^\\u0000]*$',
+    );
     assert.equal(params('/api/connect/secret-id-exists')['secretId']!.schema.pattern, '^[^\\u0000]*$');
     // Trimmed text that must not be blank says so, the text rule kept.
     for (const schema of [
       body('/api/consume/search', 'post').properties.query,
       body('/api/connect/knowledgebase-items', 'post').properties.title,
-      (deref(body('/api/connect/knowledgebase-items', 'post').properties.tags)!.items as any),
+      deref(body('/api/connect/knowledgebase-items', 'post').properties.tags)!.items as any,
     ]) {
       const notBlank = new RegExp(schema.pattern);
-      assert.ok(notBlank.test(' a ') && !notBlank.test(' \t\u3000') && !notBlank.test('a\u0000'), schema.pattern);
+      assert.ok(
+        notBlank.test(' a ') && !notBlank.test(' \t\u3000') && !notBlank.test('a\u0000'),
+        schema.pattern,
+      );
     }
-    assert.match((spec as any).info.description, /without U\+0000.*not UTF-8.*refused with 400 invalid_request naming the field/s);
+    assert.match(
+      (spec as any).info.description,
+      /without U\+0000.*not UTF-8.*refused with 400 invalid_request naming the field/s,
+    );
     assert.match((spec as any).info.description, /405 method_not_allowed and an `Allow` header/);
   });
 

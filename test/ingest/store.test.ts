@@ -29,9 +29,12 @@ for (const mode of STORAGE_MODES) {
     const store = (doc: IngestDocument, respectTombstones = true) =>
       t.db.transaction((tx) => storeDocument(tx, t.orgA.id, doc, { respectTombstones }));
     const chunkTexts = async () =>
-      (await t.db.query<{ text: string }>('SELECT text FROM chunks WHERE organization_id = $1 ORDER BY chunk_index', [t.orgA.id])).map(
-        (r) => r.text,
-      );
+      (
+        await t.db.query<{ text: string }>(
+          'SELECT text FROM chunks WHERE organization_id = $1 ORDER BY chunk_index',
+          [t.orgA.id],
+        )
+      ).map((r) => r.text);
 
     test('new content is embedded once; unchanged content embeds nothing; changed content replaces its chunks', async () => {
       assert.equal((await store(page('# Intro\n\nThe first version of the text.'))).outcome, 'created');
@@ -39,11 +42,20 @@ for (const mode of STORAGE_MODES) {
       const firstChunks = await chunkTexts();
       assert.ok(firstChunks.some((c) => c.includes('first version')));
 
-      const again = await store(page('# Intro\n\nThe first version of the text.', { tags: ['docs', 'extra'] }));
+      const again = await store(
+        page('# Intro\n\nThe first version of the text.', { tags: ['docs', 'extra'] }),
+      );
       assert.equal(again.outcome, 'unchanged');
       assert.equal(await drain(), 0, 'unchanged content must not be embedded again');
-      const tags = await t.db.query<{ tags: string[] }>('SELECT DISTINCT tags FROM chunks WHERE organization_id = $1', [t.orgA.id]);
-      assert.deepEqual(tags.map((r) => r.tags), [['docs', 'extra']], 'metadata still follows');
+      const tags = await t.db.query<{ tags: string[] }>(
+        'SELECT DISTINCT tags FROM chunks WHERE organization_id = $1',
+        [t.orgA.id],
+      );
+      assert.deepEqual(
+        tags.map((r) => r.tags),
+        [['docs', 'extra']],
+        'metadata still follows',
+      );
 
       assert.equal((await store(page('# Intro\n\nA second, rewritten text.'))).outcome, 'updated');
       assert.equal(await drain(), 1);
@@ -56,15 +68,28 @@ for (const mode of STORAGE_MODES) {
 
     test('storing a document exactly as it is writes no row; a new source version alone is stored', async () => {
       const key = crawlSourceKey('https://docs.example.com/versioned');
-      const doc = page('A body that will not change.', { sourceKey: key, title: 'Versioned', sourceVersion: '7' });
+      const doc = page('A body that will not change.', {
+        sourceKey: key,
+        title: 'Versioned',
+        sourceVersion: '7',
+      });
       const { itemId } = await store(doc);
       const rowVersion = async () =>
-        (await t.db.query<{ v: string; sv: string | null }>('SELECT xmin::text AS v, source_version AS sv FROM items WHERE id = $1', [itemId]))[0]!;
+        (
+          await t.db.query<{ v: string; sv: string | null }>(
+            'SELECT xmin::text AS v, source_version AS sv FROM items WHERE id = $1',
+            [itemId],
+          )
+        )[0]!;
       const before = await rowVersion();
       assert.equal(before.sv, '7');
       assert.equal((await store(doc)).outcome, 'unchanged');
       assert.equal((await rowVersion()).v, before.v, 'the row was not rewritten');
-      assert.equal((await store({ ...doc, sourceVersion: '8' })).outcome, 'unchanged', 'same content: nothing to embed');
+      assert.equal(
+        (await store({ ...doc, sourceVersion: '8' })).outcome,
+        'unchanged',
+        'same content: nothing to embed',
+      );
       const after = await rowVersion();
       assert.equal(after.sv, '8');
       assert.notEqual(after.v, before.v, 'the new version was written');
@@ -78,16 +103,21 @@ for (const mode of STORAGE_MODES) {
       });
       const { outcome, itemId } = await store(doc);
       assert.equal(outcome, 'created');
-      const row = (await t.db.query<{ title: string; content: string; tags: string[] }>(
-        'SELECT title, content, tags FROM items WHERE id = $1',
-        [itemId],
-      ))[0]!;
+      const row = (
+        await t.db.query<{ title: string; content: string; tags: string[] }>(
+          'SELECT title, content, tags FROM items WHERE id = $1',
+          [itemId],
+        )
+      )[0]!;
       assert.deepEqual(row, { title: 'Nultitle', content: 'Beforeafter.', tags: ['ab'] });
       assert.equal((await store(doc)).outcome, 'unchanged', 'the same fetched content is recognised again');
     });
 
     test('a user-deleted item stays deleted unless tombstones are lifted', async () => {
-      const doc = page('Tombstone test body.', { sourceKey: crawlSourceKey('https://docs.example.com/b'), title: 'Page B' });
+      const doc = page('Tombstone test body.', {
+        sourceKey: crawlSourceKey('https://docs.example.com/b'),
+        title: 'Page B',
+      });
       const { itemId } = await store(doc);
       const del = await t.call('DELETE', '/api/connect/knowledgebase-items', { body: { ids: [itemId] } });
       assert.equal(del.body.deleted, 1);
@@ -111,8 +141,13 @@ for (const mode of STORAGE_MODES) {
       const texts = await t.db.query<{ text: string }>(
         "SELECT c.text FROM chunks c JOIN items i ON i.id = c.item_id WHERE i.title = 'Page C'",
       );
-      assert.ok(texts.every((r) => r.text.includes('New racing')), JSON.stringify(texts));
-      const status = await t.db.query<{ indexing_status: string }>("SELECT indexing_status FROM items WHERE title = 'Page C'");
+      assert.ok(
+        texts.every((r) => r.text.includes('New racing')),
+        JSON.stringify(texts),
+      );
+      const status = await t.db.query<{ indexing_status: string }>(
+        "SELECT indexing_status FROM items WHERE title = 'Page C'",
+      );
       assert.equal(status[0]!.indexing_status, 'indexed');
     });
   });

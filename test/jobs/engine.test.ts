@@ -20,21 +20,25 @@ import { waitFor } from './helpers.ts';
 
 // A job kind of the tests' own, plugged in exactly as the crawler will plug in 'crawl'.
 const calls: Array<{ id: number; attempt: number; payload: unknown }> = [];
-const echoKind = defineJobKind({ kind: 'test-echo', maxAttempts: 3, handler: async ({ job, signal, withLease }) => {
-  calls.push({ id: job.id, attempt: job.attempt, payload: job.payload });
-  const p = job.payload as { mode?: string; ms?: number };
-  if (p.mode === 'retry-once' && job.attempt === 1)
-    throw new JobError('flaky, try again', { retryable: true, retryAfterMs: 10 });
-  if (p.mode === 'crash') throw new Error('secret internal detail');
-  if (p.mode === 'slow') {
-    // Honours its signal, like every handler must.
-    await sleep(p.ms ?? 10_000, undefined, { signal });
-  }
-  await withLease(async (tx) => {
-    await tx.query('SELECT 1');
-  });
-  return { status: 'succeeded' };
-} });
+const echoKind = defineJobKind({
+  kind: 'test-echo',
+  maxAttempts: 3,
+  handler: async ({ job, signal, withLease }) => {
+    calls.push({ id: job.id, attempt: job.attempt, payload: job.payload });
+    const p = job.payload as { mode?: string; ms?: number };
+    if (p.mode === 'retry-once' && job.attempt === 1)
+      throw new JobError('flaky, try again', { retryable: true, retryAfterMs: 10 });
+    if (p.mode === 'crash') throw new Error('secret internal detail');
+    if (p.mode === 'slow') {
+      // Honours its signal, like every handler must.
+      await sleep(p.ms ?? 10_000, undefined, { signal });
+    }
+    await withLease(async (tx) => {
+      await tx.query('SELECT 1');
+    });
+    return { status: 'succeeded' };
+  },
+});
 
 for (const mode of STORAGE_MODES) {
   describe(`job engine (${mode})`, () => {

@@ -97,7 +97,11 @@ for (const mode of STORAGE_MODES) {
         (listed.body.data as Array<{ id: string }>).map((c) => c.id).slice(0, created.length),
         [...created].reverse(),
       );
-      expectError(await t.call('GET', `/api/connect/crawling/${created[0]}`, { key: t.orgB.key }), 404, 'not_found');
+      expectError(
+        await t.call('GET', `/api/connect/crawling/${created[0]}`, { key: t.orgB.key }),
+        404,
+        'not_found',
+      );
     });
 
     test('workers claim due jobs in the order they were queued, not by id', async () => {

@@ -297,7 +297,11 @@ for (const mode of STORAGE_MODES) {
       const job = await waitForJob(t, jobId);
       assert.equal(job.status, 'succeeded');
       assert.equal(job.trigger, 'schedule');
-      assert.deepEqual(await enqueueDueSyncs(t.db, t.service.jobs, { now: later }), [], 'the next one is an interval later');
+      assert.deepEqual(
+        await enqueueDueSyncs(t.db, t.service.jobs, { now: later }),
+        [],
+        'the next one is an interval later',
+      );
       const listedAfter = await t.call('GET', '/api/connect/connections');
       const withJob = listedAfter.body.data.find((c: { type: string }) => c.type === 'docs_space');
       assert.equal(withJob.lastJob.jobId, jobId);
@@ -307,12 +311,19 @@ for (const mode of STORAGE_MODES) {
       await t.call('PATCH', '/api/connect/set-connection-status', {
         body: { type: 'docs_space', status: 'inactive' },
       });
-      assert.deepEqual(await enqueueDueSyncs(t.db, t.service.jobs, { now: evenLater }), [], 'inactive: no scheduled syncs');
+      assert.deepEqual(
+        await enqueueDueSyncs(t.db, t.service.jobs, { now: evenLater }),
+        [],
+        'inactive: no scheduled syncs',
+      );
       await t.call('PATCH', '/api/connect/set-connection-status', {
         body: { type: 'docs_space', status: 'active' },
       });
       await connect(t, { schedule: null });
-      assert.deepEqual(await enqueueDueSyncs(t.db, t.service.jobs, { now: new Date(Date.now() + 3600_000) }), []);
+      assert.deepEqual(
+        await enqueueDueSyncs(t.db, t.service.jobs, { now: new Date(Date.now() + 3600_000) }),
+        [],
+      );
     });
 
     test('disconnect cancels a running job at once (its request is aborted) and purges the items', async () => {

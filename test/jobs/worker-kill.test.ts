@@ -113,7 +113,9 @@ test('a SIGKILLed worker: its job is reaped within bounded time and resumes at t
   try {
     await waitFor(async () => (await getSyncJob(db, org, jobId))!.attempts === 2, 60_000, 'the retry');
     // Only that it happens: how soon depends on how busy the machine is, which a test cannot know.
-    console.log(`reaped and restarted ${Date.now() - killedAt} ms after the kill (staleness bound ${staleMs} ms)`);
+    console.log(
+      `reaped and restarted ${Date.now() - killedAt} ms after the kill (staleness bound ${staleMs} ms)`,
+    );
     await waitFor(
       async () => (await getSyncJob(db, org, jobId))!.status !== 'running',
       60_000,

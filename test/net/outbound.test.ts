@@ -333,7 +333,13 @@ describe('createOutboundFetch', () => {
     };
     try {
       const away = (await open()(`${origin.origin}/go`, { headers })).json() as Record<string, string>;
-      for (const h of ['x-shopify-access-token', 'x-api-key', 'cookie', 'if-none-match', 'if-modified-since']) {
+      for (const h of [
+        'x-shopify-access-token',
+        'x-api-key',
+        'cookie',
+        'if-none-match',
+        'if-modified-since',
+      ]) {
         assert.equal(away[h], undefined, `${h} must not cross origins`);
       }
       assert.equal(away['accept'], 'application/json');

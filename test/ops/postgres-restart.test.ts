@@ -72,7 +72,11 @@ interface Answer {
   phase: 'before' | 'away' | 'back';
 }
 
-async function call(method: 'GET' | 'POST', url: string, body?: unknown): Promise<{ status: number; body: any; ms: number }> {
+async function call(
+  method: 'GET' | 'POST',
+  url: string,
+  body?: unknown,
+): Promise<{ status: number; body: any; ms: number }> {
   const started = Date.now();
   const res = await Promise.race([
     app.inject({
@@ -109,7 +113,10 @@ test('the database restarting under load: 503 while it is away, service resumes,
       const p = phase;
       const res =
         kind % 2 === 0
-          ? await call('POST', '/api/connect/knowledgebase-items', { title: `Upload ${n++}`, content: 'Stored once, whatever happens.' })
+          ? await call('POST', '/api/connect/knowledgebase-items', {
+              title: `Upload ${n++}`,
+              content: 'Stored once, whatever happens.',
+            })
           : await call('POST', '/api/connect/knowledgebase-items/query', { limit: 5 });
       answers.push({ status: res.status, error: res.body?.error, ms: res.ms, phase: p });
       if (res.status === 200 && kind % 2 === 0) acknowledged.push(res.body.item.id);
@@ -141,7 +148,10 @@ test('the database restarting under load: 503 while it is away, service resumes,
   assert.equal(ready.status, 503);
   assert.equal(ready.body.checks.database, 'unreachable', 'readyz says the database is away');
   const lastBack = answers.filter((a) => a.phase === 'back').slice(-8);
-  assert.ok(lastBack.length > 0 && lastBack.every((a) => a.status === 200), `served again: ${JSON.stringify(lastBack)}`);
+  assert.ok(
+    lastBack.length > 0 && lastBack.every((a) => a.status === 200),
+    `served again: ${JSON.stringify(lastBack)}`,
+  );
   // (No embedding model in this test, so readyz stays 503 for that; the database check is what matters.)
   assert.equal((await call('GET', '/readyz')).body.checks.database, 'ok');
 

@@ -60,7 +60,8 @@ async function startSite(): Promise<FakeServer> {
         '<p>Welcome to the documentation of the service, with guides.</p><a href="/guide">Guide</a> <a href="/broken">Broken</a> <a href="/missing">Missing</a>',
       );
     }
-    if (req.path === '/guide') return page('Guide', '<p>The guide explains how to deploy and configure it.</p>');
+    if (req.path === '/guide')
+      return page('Guide', '<p>The guide explains how to deploy and configure it.</p>');
     if (req.path === '/broken') return { status: 500, body: 'boom' };
     return { status: 404, body: 'not found' };
   });
@@ -130,14 +131,24 @@ describe('no secret reaches the logs of a full run', () => {
     });
 
     // Provisioning through the admin API.
-    const org = await t.call('POST', '/api/admin/organizations', { key: ADMIN_TOKEN, body: { name: 'tenant-x' } });
+    const org = await t.call('POST', '/api/admin/organizations', {
+      key: ADMIN_TOKEN,
+      body: { name: 'tenant-x' },
+    });
     assert.equal(org.status, 200, JSON.stringify(org.body));
     secrets['provisionedKey'] = org.body.apiKey;
     assert.equal((await t.call('GET', '/api/connect/connections', { key: org.body.apiKey })).status, 200);
 
     // Connections: refused (a wrong token), accepted (basic auth, API token).
     const refused = await t.call('POST', '/api/connect/connection', {
-      body: { source: { type: 'wiki', domain_name: 'acme.atlassian.net', email: CONFLUENCE_GOOD.email, api_token: WRONG_TOKEN } },
+      body: {
+        source: {
+          type: 'wiki',
+          domain_name: 'acme.atlassian.net',
+          email: CONFLUENCE_GOOD.email,
+          api_token: WRONG_TOKEN,
+        },
+      },
     });
     assert.equal(refused.status, 400);
     const wikiConn = await t.call('POST', '/api/connect/connection', {
@@ -179,7 +190,9 @@ describe('no secret reaches the logs of a full run', () => {
     assert.equal(revoked.status, 'failed', JSON.stringify(revoked));
 
     // A crawl with a failing and a missing page.
-    const crawl = await t.call('POST', '/api/connect/crawling/', { body: { url: `${site.url}/`, limit: 10 } });
+    const crawl = await t.call('POST', '/api/connect/crawling/', {
+      body: { url: `${site.url}/`, limit: 10 },
+    });
     assert.equal(crawl.status, 200, JSON.stringify(crawl.body));
     for (let i = 0; ; i++) {
       const job = await t.call('GET', `/api/connect/crawling/${crawl.body.id}`);
@@ -189,20 +202,37 @@ describe('no secret reaches the logs of a full run', () => {
     }
 
     // Refused requests carrying secrets in every place a client might put them.
-    await t.call('POST', '/api/connect/knowledgebase-items/query', { key: `${t.orgA.key.slice(0, -3)}xyz`, body: {} });
+    await t.call('POST', '/api/connect/knowledgebase-items/query', {
+      key: `${t.orgA.key.slice(0, -3)}xyz`,
+      body: {},
+    });
     await t.call('POST', '/api/connect/connection', {
-      body: { source: { type: 'wiki', domain_name: 'acme', email: CONFLUENCE_GOOD.email, api_token: WRONG_TOKEN }, extra: 1 },
+      body: {
+        source: { type: 'wiki', domain_name: 'acme', email: CONFLUENCE_GOOD.email, api_token: WRONG_TOKEN },
+        extra: 1,
+      },
     });
     await t.call('GET', `/api/connect/secret-id-exists?secretId=${secrets['secretId']}`);
-    await t.call('GET', `/api/connect/oauth/callback?code=${secrets['oauthCode']}&state=${secrets['oauthState']}`, { key: null });
+    await t.call(
+      'GET',
+      `/api/connect/oauth/callback?code=${secrets['oauthCode']}&state=${secrets['oauthState']}`,
+      { key: null },
+    );
     await t.call('GET', `/api/admin/organizations?token=${ADMIN_TOKEN}`, { key: ADMIN_TOKEN });
 
     // The log is not empty: it tells the story...
-    for (const told of ['/api/connect/connection', '/api/connect/oauth/callback', '/api/connect/run-sync', '/api/connect/crawling/']) {
+    for (const told of [
+      '/api/connect/connection',
+      '/api/connect/oauth/callback',
+      '/api/connect/run-sync',
+      '/api/connect/crawling/',
+    ]) {
       assert.ok(raw.includes(told), `the log mentions ${told}`);
     }
     // Many lines, not counting the crawl's status polls (how many there are depends on the crawl's speed).
-    const lines = raw.split('\n').filter((l) => l !== '' && !/"GET","url":"\/api\/connect\/crawling\//.test(l));
+    const lines = raw
+      .split('\n')
+      .filter((l) => l !== '' && !/"GET","url":"\/api\/connect\/crawling\//.test(l));
     assert.ok(lines.length > 30, `a full run logs many lines (${lines.length})`);
     // ...and never a secret, whole or in a recognisable part.
     for (const [name, value] of Object.entries(secrets)) {

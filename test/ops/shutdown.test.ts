@@ -47,8 +47,13 @@ describe('embedded service lifecycle', () => {
     first.child.kill('SIGTERM');
     const statuses = await Promise.allSettled(inflight);
     assert.equal(await first.exited, 0, first.output());
-    const accepted = statuses.filter((s) => s.status === 'fulfilled').map((s) => (s as PromiseFulfilledResult<number>).value);
-    assert.ok(accepted.every((s) => s === 200), `statuses: ${accepted.join(',')}`);
+    const accepted = statuses
+      .filter((s) => s.status === 'fulfilled')
+      .map((s) => (s as PromiseFulfilledResult<number>).value);
+    assert.ok(
+      accepted.every((s) => s === 200),
+      `statuses: ${accepted.join(',')}`,
+    );
 
     // Restart on the same directory: no new key, the data is all there.
     const second = await startEmbeddedService(dataDir);
@@ -98,7 +103,9 @@ describe('SIGTERM under load', () => {
         res.resume();
         res.on('end', () => resolve({ status: res.statusCode ?? 0, connection: res.headers.connection }));
       });
-      req.on('error', (err: NodeJS.ErrnoException) => resolve({ status: err.code ?? err.message, connection: undefined }));
+      req.on('error', (err: NodeJS.ErrnoException) =>
+        resolve({ status: err.code ?? err.message, connection: undefined }),
+      );
       req.on('finish', written);
       req.end(body);
     });
@@ -146,48 +153,57 @@ describe('SIGTERM under load', () => {
   // The worst case, made exact: the process is stopped while the requests arrive, so the kernel holds
   // every new connection in its accept queue and every request unread, and the signal lands together
   // with all of them. Grace 0: the listener closes as soon as the process has taken them in.
-  test(
-    'requests that reached the machine just before SIGTERM, on new and on kept-alive connections, are all answered',
-    { skip: !existsSync('/proc/net/tcp') && 'reads the accept queue from /proc/net/tcp (Linux)' },
-    async () => {
-      const svc = await startEmbeddedService(dataDir, { KB_SHUTDOWN_GRACE_MS: '0' });
-      const port = Number(new URL(svc.url).port);
-      const clients = 16;
-      const agent = new http.Agent({ keepAlive: true, maxSockets: clients });
-      try {
-        rememberKey(svc);
-        // Idle keep-alive connections, as a load balancer or a busy client holds them.
-        const warm = await Promise.all(Array.from({ length: clients }, () => send(agent, `${svc.url}/healthz`, 'GET', {})));
-        assert.deepEqual(new Set(statusesOf(warm)), new Set([200]));
-        const keptPorts = Object.values(agent.freeSockets)
-          .flat()
-          .map((socket) => socket!.localPort!);
-        assert.equal(keptPorts.length, clients, 'each client holds its own idle connection');
+  test('requests that reached the machine just before SIGTERM, on new and on kept-alive connections, are all answered', {
+    skip: !existsSync('/proc/net/tcp') && 'reads the accept queue from /proc/net/tcp (Linux)',
+  }, async () => {
+    const svc = await startEmbeddedService(dataDir, { KB_SHUTDOWN_GRACE_MS: '0' });
+    const port = Number(new URL(svc.url).port);
+    const clients = 16;
+    const agent = new http.Agent({ keepAlive: true, maxSockets: clients });
+    try {
+      rememberKey(svc);
+      // Idle keep-alive connections, as a load balancer or a busy client holds them.
+      const warm = await Promise.all(
+        Array.from({ length: clients }, () => send(agent, `${svc.url}/healthz`, 'GET', {})),
+      );
+      assert.deepEqual(new Set(statusesOf(warm)), new Set([200]));
+      const keptPorts = Object.values(agent.freeSockets)
+        .flat()
+        .map((socket) => socket!.localPort!);
+      assert.equal(keptPorts.length, clients, 'each client holds its own idle connection');
 
-        svc.child.kill('SIGSTOP');
-        const onKept = Array.from({ length: clients }, () => send(agent, itemsUrl(svc), 'POST', headers(), upload('kept-alive')));
-        const onNew = Array.from({ length: clients }, () => send(false, itemsUrl(svc), 'POST', headers(), upload('new connection')));
-        await Promise.all([...onKept, ...onNew].map((r) => r.written));
-        // Every new connection is in the accept queue and every kept-alive one has its request unread.
-        for (let attempt = 0; ; attempt++) {
-          const view = kernelView(port);
-          if (view.acceptQueue === clients && keptPorts.every((p) => (view.unreadByClientPort.get(p) ?? 0) > 0)) break;
-          assert.ok(attempt < 3000, `the kernel holds them all (accept queue ${view.acceptQueue})`);
-          await new Promise((r) => setTimeout(r, 10));
-        }
-        svc.child.kill('SIGTERM');
-        svc.child.kill('SIGCONT');
-
-        const statuses = statusesOf(await Promise.all([...onKept, ...onNew]));
-        assert.deepEqual(statuses.filter((s) => s !== 200), [], `every request is answered 200 (got ${statuses.join(',')})`);
-        assert.equal(await svc.exited, 0, svc.output());
-        answeredUploads.set('kept-alive', clients).set('new connection', clients);
-      } finally {
-        agent.destroy();
-        if (svc.child.exitCode === null) svc.child.kill('SIGKILL');
+      svc.child.kill('SIGSTOP');
+      const onKept = Array.from({ length: clients }, () =>
+        send(agent, itemsUrl(svc), 'POST', headers(), upload('kept-alive')),
+      );
+      const onNew = Array.from({ length: clients }, () =>
+        send(false, itemsUrl(svc), 'POST', headers(), upload('new connection')),
+      );
+      await Promise.all([...onKept, ...onNew].map((r) => r.written));
+      // Every new connection is in the accept queue and every kept-alive one has its request unread.
+      for (let attempt = 0; ; attempt++) {
+        const view = kernelView(port);
+        if (view.acceptQueue === clients && keptPorts.every((p) => (view.unreadByClientPort.get(p) ?? 0) > 0))
+          break;
+        assert.ok(attempt < 3000, `the kernel holds them all (accept queue ${view.acceptQueue})`);
+        await new Promise((r) => setTimeout(r, 10));
       }
-    },
-  );
+      svc.child.kill('SIGTERM');
+      svc.child.kill('SIGCONT');
+
+      const statuses = statusesOf(await Promise.all([...onKept, ...onNew]));
+      assert.deepEqual(
+        statuses.filter((s) => s !== 200),
+        [],
+        `every request is answered 200 (got ${statuses.join(',')})`,
+      );
+      assert.equal(await svc.exited, 0, svc.output());
+      answeredUploads.set('kept-alive', clients).set('new connection', clients);
+    } finally {
+      agent.destroy();
+      if (svc.child.exitCode === null) svc.child.kill('SIGKILL');
+    }
+  });
 
   // A grace far longer than the test, ended by a second signal once everything is answered: nothing
   // below depends on how fast this machine is.
@@ -200,7 +216,9 @@ describe('SIGTERM under load', () => {
       rememberKey(svc);
       const ready = await send(false, `${svc.url}/readyz`, 'GET', {});
       assert.equal(ready.status, 503, 'no embedding model in this test');
-      const warm = await Promise.all(Array.from({ length: clients }, () => send(agent, `${svc.url}/healthz`, 'GET', {})));
+      const warm = await Promise.all(
+        Array.from({ length: clients }, () => send(agent, `${svc.url}/healthz`, 'GET', {})),
+      );
       assert.deepEqual(new Set(statusesOf(warm)), new Set([200]));
       // And one more kept-alive connection, left idle until the grace.
       assert.equal((await send(held, `${svc.url}/healthz`, 'GET', {})).connection, 'keep-alive');
@@ -209,10 +227,13 @@ describe('SIGTERM under load', () => {
       const before = await new Promise<Array<Promise<Answer>>>((resolve) => {
         const sent: Array<Promise<Answer>> = [];
         for (let i = 0; i < clients; i++) {
-          setTimeout(() => {
-            sent.push(send(false, itemsUrl(svc), 'POST', headers(), upload('last ms, new connection')));
-            sent.push(send(agent, itemsUrl(svc), 'POST', headers(), upload('last ms, kept-alive')));
-          }, (i * 20) / clients);
+          setTimeout(
+            () => {
+              sent.push(send(false, itemsUrl(svc), 'POST', headers(), upload('last ms, new connection')));
+              sent.push(send(agent, itemsUrl(svc), 'POST', headers(), upload('last ms, kept-alive')));
+            },
+            (i * 20) / clients,
+          );
         }
         setTimeout(() => {
           svc.child.kill('SIGTERM');
@@ -221,7 +242,11 @@ describe('SIGTERM under load', () => {
       });
       const statuses = statusesOf(await Promise.all(before));
       assert.equal(statuses.length, clients * 2);
-      assert.deepEqual(statuses.filter((s) => s !== 200), [], `every request is answered 200 (got ${statuses.join(',')})`);
+      assert.deepEqual(
+        statuses.filter((s) => s !== 200),
+        [],
+        `every request is answered 200 (got ${statuses.join(',')})`,
+      );
 
       // /readyz says so as soon as the process has read the signal; each try is a new connection, accepted.
       let shutdownCheck: string | undefined;
@@ -234,8 +259,17 @@ describe('SIGTERM under load', () => {
       assert.equal(shutdownCheck, 'shutting down');
 
       // Still serving, on new connections and on one kept alive from before, each answer closing its connection.
-      assert.deepEqual(await send(false, `${svc.url}/healthz`, 'GET', {}), { status: 200, connection: 'close' });
-      const onNew = await send(false, itemsUrl(svc), 'POST', headers(), upload('during grace, new connection'));
+      assert.deepEqual(await send(false, `${svc.url}/healthz`, 'GET', {}), {
+        status: 200,
+        connection: 'close',
+      });
+      const onNew = await send(
+        false,
+        itemsUrl(svc),
+        'POST',
+        headers(),
+        upload('during grace, new connection'),
+      );
       assert.deepEqual(onNew, { status: 200, connection: 'close' });
       const onKept = await send(held, itemsUrl(svc), 'POST', headers(), upload('during grace, kept-alive'));
       assert.deepEqual(onKept, { status: 200, connection: 'close' });
@@ -269,7 +303,9 @@ describe('SIGTERM under load', () => {
       });
       assert.equal(res.status, 200);
       const titles = ((await res.json()) as { items: Array<{ title: string }> }).items.map((i) => i.title);
-      const stored = new Map([...answeredUploads.keys()].map((t) => [t, titles.filter((x) => x === t).length]));
+      const stored = new Map(
+        [...answeredUploads.keys()].map((t) => [t, titles.filter((x) => x === t).length]),
+      );
       assert.deepEqual(stored, answeredUploads);
     } finally {
       again.child.kill('SIGTERM');

@@ -33,7 +33,9 @@ async function snapshot(db: Database, organizationId: string): Promise<string> {
     db.query('SELECT id, status, updated_at::text FROM jobs WHERE organization_id = $1 ORDER BY id', [
       organizationId,
     ]),
-    db.query('SELECT id, revoked_at::text FROM api_keys WHERE organization_id = $1 ORDER BY id', [organizationId]),
+    db.query('SELECT id, revoked_at::text FROM api_keys WHERE organization_id = $1 ORDER BY id', [
+      organizationId,
+    ]),
     db.query('SELECT source_key FROM item_tombstones WHERE organization_id = $1 ORDER BY source_key', [
       organizationId,
     ]),
@@ -66,7 +68,11 @@ for (const mode of STORAGE_MODES) {
 
       // A's world.
       const upload = await t.call('POST', '/api/connect/knowledgebase-items', {
-        body: { title: 'Penguin handbook', content: 'Emperor penguins huddle together through the polar winter.', tags: ['team-a-only'] },
+        body: {
+          title: 'Penguin handbook',
+          content: 'Emperor penguins huddle together through the polar winter.',
+          tags: ['team-a-only'],
+        },
       });
       assert.equal(upload.status, 200, JSON.stringify(upload.body));
       const itemId = upload.body.item.id as string;
@@ -74,7 +80,9 @@ for (const mode of STORAGE_MODES) {
       const connectionId = await connect(t);
       const job = await syncAndWait(t);
       assert.equal(job.status, 'succeeded');
-      const crawl = await t.call('POST', '/api/connect/crawling/', { body: { url: `${site.url}/`, limit: 1 } });
+      const crawl = await t.call('POST', '/api/connect/crawling/', {
+        body: { url: `${site.url}/`, limit: 1 },
+      });
       assert.equal(crawl.status, 200, JSON.stringify(crawl.body));
       const crawlId = crawl.body.id as string;
       for (let i = 0; ; i++) {
@@ -88,7 +96,10 @@ for (const mode of STORAGE_MODES) {
       assert.ok(JSON.parse(before)[0].length >= 3, 'A holds an upload, a synced page and a crawled page');
 
       // Reads: nothing of A's is visible.
-      const items = await t.call('POST', '/api/connect/knowledgebase-items/query', { key: B.key, body: { limit: 100 } });
+      const items = await t.call('POST', '/api/connect/knowledgebase-items/query', {
+        key: B.key,
+        body: { limit: 100 },
+      });
       assert.equal(items.status, 200);
       assert.deepEqual(items.body.items, []);
       const found = await t.call('POST', '/api/connect/knowledgebase-items/query', {
@@ -107,10 +118,15 @@ for (const mode of STORAGE_MODES) {
         assert.deepEqual(res.body.result, [], `B's search ${JSON.stringify(body)} sees nothing`);
       }
       // The same search by A does find its own content: the empty answers above are isolation, not emptiness.
-      const own = await t.call('POST', '/api/consume/search', { body: { query: 'emperor penguins in winter' } });
+      const own = await t.call('POST', '/api/consume/search', {
+        body: { query: 'emperor penguins in winter' },
+      });
       assert.ok(own.body.result.some((r: { item_id: string }) => r.item_id === itemId));
       expectError(
-        await t.call('POST', '/api/consume/search', { key: B.key, body: { query: 'penguins', tenantId: A.id } }),
+        await t.call('POST', '/api/consume/search', {
+          key: B.key,
+          body: { query: 'penguins', tenantId: A.id },
+        }),
         403,
         'forbidden',
       );
@@ -179,19 +195,42 @@ for (const mode of STORAGE_MODES) {
         404,
         'not_found',
       );
-      expectError(await t.call('DELETE', `/api/connect/crawling/${crawlId}`, { key: B.key }), 404, 'not_found');
+      expectError(
+        await t.call('DELETE', `/api/connect/crawling/${crawlId}`, { key: B.key }),
+        404,
+        'not_found',
+      );
       const renamed = await t.call('PUT', '/api/connect/knowledgebase-items', {
         key: B.key,
         body: [{ id: itemId, title: 'Taken over' }],
       });
       assert.equal(renamed.status, 200, JSON.stringify(renamed.body));
-      assert.deepEqual([renamed.body.updated, renamed.body.notFound], [0, [itemId]], 'the rename reached no item of A');
-      const reembed = await t.call('POST', '/api/connect/knowledgebase-items/reembed', { key: B.key, body: {} });
+      assert.deepEqual(
+        [renamed.body.updated, renamed.body.notFound],
+        [0, [itemId]],
+        'the rename reached no item of A',
+      );
+      const reembed = await t.call('POST', '/api/connect/knowledgebase-items/reembed', {
+        key: B.key,
+        body: {},
+      });
       assert.equal(reembed.status, 200, JSON.stringify(reembed.body));
-      assert.deepEqual([reembed.body.marked, reembed.body.pending], [0, 0], "B's re-embedding marks none of A's items");
-      const deleted = await t.call('DELETE', '/api/connect/knowledgebase-items', { key: B.key, body: { ids: [itemId] } });
-      assert.ok(deleted.status === 404 || (deleted.status === 200 && deleted.body.deleted === 0), JSON.stringify(deleted.body));
-      const exists = await t.call('GET', `/api/connect/secret-id-exists?secretId=${connectionId}`, { key: B.key });
+      assert.deepEqual(
+        [reembed.body.marked, reembed.body.pending],
+        [0, 0],
+        "B's re-embedding marks none of A's items",
+      );
+      const deleted = await t.call('DELETE', '/api/connect/knowledgebase-items', {
+        key: B.key,
+        body: { ids: [itemId] },
+      });
+      assert.ok(
+        deleted.status === 404 || (deleted.status === 200 && deleted.body.deleted === 0),
+        JSON.stringify(deleted.body),
+      );
+      const exists = await t.call('GET', `/api/connect/secret-id-exists?secretId=${connectionId}`, {
+        key: B.key,
+      });
       assert.equal(exists.body.exists, false);
 
       // B's own connection of the same type is B's alone: it neither sees nor replaces A's.
@@ -202,7 +241,11 @@ for (const mode of STORAGE_MODES) {
       assert.equal(afterWalk, before, "A's rows are exactly as they were");
       // And A still reads everything it had.
       const mine = await t.call('POST', '/api/connect/knowledgebase-items/query', { body: { limit: 100 } });
-      assert.ok(mine.body.items.some((i: { id: string; title: string }) => i.id === itemId && i.title === 'Penguin handbook'));
+      assert.ok(
+        mine.body.items.some(
+          (i: { id: string; title: string }) => i.id === itemId && i.title === 'Penguin handbook',
+        ),
+      );
     });
   });
 }

@@ -10,17 +10,20 @@ import { expectError, STORAGE_MODES, startTestApp, type TestApp } from '../suppo
 const DOCS = [
   {
     title: 'Refund policy',
-    content: '# Refunds\n\nCustomers can return any product within 30 days for a full refund of the purchase price.',
+    content:
+      '# Refunds\n\nCustomers can return any product within 30 days for a full refund of the purchase price.',
     tags: ['billing'],
   },
   {
     title: 'Shipping times',
-    content: '# Shipping\n\nOrders ship from our warehouse in Rotterdam and usually arrive within three business days.',
+    content:
+      '# Shipping\n\nOrders ship from our warehouse in Rotterdam and usually arrive within three business days.',
     tags: ['logistics'],
   },
   {
     title: 'Password reset',
-    content: '# Account\n\nTo reset your password, open Settings, choose Security and click "Send reset link".',
+    content:
+      '# Account\n\nTo reset your password, open Settings, choose Security and click "Send reset link".',
     tags: ['account'],
     visibility: 'private',
   },
@@ -46,13 +49,18 @@ for (const mode of STORAGE_MODES) {
       // Org B has a near-copy of a doc: it must never show up in org A's results.
       await t.call('POST', '/api/connect/knowledgebase-items', {
         key: t.orgB.key,
-        body: { title: 'Refund policy (org B)', content: 'Org B refunds within 30 days too.', tags: ['billing'] },
+        body: {
+          title: 'Refund policy (org B)',
+          content: 'Org B refunds within 30 days too.',
+          tags: ['billing'],
+        },
       });
       assert.equal(await drain(), DOCS.length + 1);
     });
     after(async () => t?.close());
 
-    const find = (body: Record<string, unknown>, key?: string) => t.call('POST', '/api/consume/search', { body, key });
+    const find = (body: Record<string, unknown>, key?: string) =>
+      t.call('POST', '/api/consume/search', { body, key });
 
     test('uploaded items become indexed and the nearest chunk answers the question', async () => {
       const items = await t.call('POST', '/api/connect/knowledgebase-items/query', { body: {} });
@@ -68,7 +76,10 @@ for (const mode of STORAGE_MODES) {
       assert.equal(top.visibility, 'public');
       assert.ok(top.distance >= 0 && top.distance < 1);
       const distances = res.body.result.map((r: { distance: number }) => r.distance);
-      assert.deepEqual(distances, [...distances].sort((a, b) => a - b));
+      assert.deepEqual(
+        distances,
+        [...distances].sort((a, b) => a - b),
+      );
       // pgvector's text form, with the model's dimension.
       assert.match(top.embedding, /^\[-?\d/);
       const vec = JSON.parse(top.embedding) as number[];
@@ -77,7 +88,7 @@ for (const mode of STORAGE_MODES) {
       assert.ok(Math.abs(norm - 1) < 1e-3);
     });
 
-    test('never returns another organization\'s chunks, whatever the filters', async () => {
+    test("never returns another organization's chunks, whatever the filters", async () => {
       for (const body of [
         { query: 'refund within 30 days' },
         { query: 'refund within 30 days', tags: ['billing'] },
@@ -86,9 +97,15 @@ for (const mode of STORAGE_MODES) {
       ]) {
         const a = await find(body);
         assert.ok(a.body.result.length > 0);
-        assert.ok(a.body.result.every((r: { title: string }) => !r.title.includes('org B')), JSON.stringify(body));
+        assert.ok(
+          a.body.result.every((r: { title: string }) => !r.title.includes('org B')),
+          JSON.stringify(body),
+        );
         const b = await find(body, t.orgB.key);
-        assert.ok(b.body.result.every((r: { title: string }) => r.title.includes('org B')), JSON.stringify(body));
+        assert.ok(
+          b.body.result.every((r: { title: string }) => r.title.includes('org B')),
+          JSON.stringify(body),
+        );
       }
       expectError(await find({ query: 'x', tenantId: t.orgB.id }), 403, 'forbidden');
       assert.equal((await find({ query: 'x', tenantId: t.orgA.id })).status, 200);
@@ -96,7 +113,10 @@ for (const mode of STORAGE_MODES) {
 
     test('tags, visibility, source types, threshold and includeEmbedding filter as documented', async () => {
       const tagged = await find({ query: 'shipping', tags: ['account', 'changelog'], limit: 10 });
-      assert.deepEqual(new Set(tagged.body.result.map((r: { title: string }) => r.title)), new Set(['Password reset', 'Release notes']));
+      assert.deepEqual(
+        new Set(tagged.body.result.map((r: { title: string }) => r.title)),
+        new Set(['Password reset', 'Release notes']),
+      );
       const priv = await find({ query: 'anything', visibility: ['private'] });
       assert.deepEqual(
         priv.body.result.map((r: { title: string }) => r.title),
@@ -121,14 +141,20 @@ for (const mode of STORAGE_MODES) {
     });
 
     test('renames show at once; deleted and re-ingested content never shows stale', async () => {
-      const list = await t.call('POST', '/api/connect/knowledgebase-items/query', { body: { search: 'Shipping times' } });
+      const list = await t.call('POST', '/api/connect/knowledgebase-items/query', {
+        body: { search: 'Shipping times' },
+      });
       const id = list.body.items[0].id;
       await t.call('PUT', '/api/connect/knowledgebase-items', { body: [{ id, title: 'Delivery times' }] });
       const renamed = await find({ query: 'warehouse in Rotterdam', limit: 1 });
       assert.equal(renamed.body.result[0].title, 'Delivery times');
       await t.call('DELETE', '/api/connect/knowledgebase-items', { body: { ids: [id] } });
       const gone = await find({ query: 'warehouse in Rotterdam', limit: 10, mode: 'hybrid' });
-      assert.ok(gone.body.result.every((r: { chunk_plain_text: string }) => !r.chunk_plain_text.includes('Rotterdam')));
+      assert.ok(
+        gone.body.result.every(
+          (r: { chunk_plain_text: string }) => !r.chunk_plain_text.includes('Rotterdam'),
+        ),
+      );
     });
 
     test('bad input is a 400 naming the field', async () => {
@@ -169,7 +195,11 @@ describe('selective filters (postgres)', () => {
       const b = base[i % base.length]!;
       const v = Array.from(b, (x, j) => x + 0.05 * Math.sin(i * 7.1 + j * 1.3));
       const norm = Math.sqrt(v.reduce((s, x) => s + x * x, 0));
-      return { i, vec: toVectorLiteral(v.map((x) => x / norm)), tags: i % 100 === 37 ? ['rare'] : ['common'] };
+      return {
+        i,
+        vec: toVectorLiteral(v.map((x) => x / norm)),
+        tags: i % 100 === 37 ? ['rare'] : ['common'],
+      };
     });
     await t.db.query(
       `INSERT INTO chunks (item_id, organization_id, chunk_index, text, embedding, model_id, tsv, tags, visibility, source_type)
@@ -185,7 +215,15 @@ describe('selective filters (postgres)', () => {
     const [q] = await embedder.embed(['how do refunds work']);
     const hits = await search(
       t.db,
-      { organizationId: t.orgA.id, vector: q!, text: 'refunds', limit: 25, mode: 'semantic', tags: ['rare'], includeEmbedding: false },
+      {
+        organizationId: t.orgA.id,
+        vector: q!,
+        text: 'refunds',
+        limit: 25,
+        mode: 'semantic',
+        tags: ['rare'],
+        includeEmbedding: false,
+      },
       embedder.dimensions,
     );
     assert.equal(hits.length, 25);

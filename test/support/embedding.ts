@@ -15,7 +15,9 @@ export function testEmbedder(): Promise<Embedder> {
  * Give a test app the real model and an indexer; `drain()` embeds everything pending (tests call it
  * instead of waiting on the background loop, so they are deterministic).
  */
-export async function withSearch(t: TestApp): Promise<{ embedder: Embedder; indexer: Indexer; drain(): Promise<number> }> {
+export async function withSearch(
+  t: TestApp,
+): Promise<{ embedder: Embedder; indexer: Indexer; drain(): Promise<number> }> {
   const embedder = await testEmbedder();
   await t.service.embedding.use(embedder);
   const indexer = new Indexer(t.db, embedder);

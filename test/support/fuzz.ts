@@ -998,7 +998,9 @@ function valueArb(
   if (Array.isArray(schema['enum'])) return fc.constantFrom(...(schema['enum'] as unknown[]));
   // An object's oneOf/anyOf beside its properties are rules between fields (type or connectionId, ...),
   // which the request builders below apply; alone they are the value's alternatives.
-  const alternatives = (schema['properties'] ? undefined : (schema['oneOf'] ?? schema['anyOf'])) as Schema[] | undefined;
+  const alternatives = (schema['properties'] ? undefined : (schema['oneOf'] ?? schema['anyOf'])) as
+    | Schema[]
+    | undefined;
   if (alternatives) return fc.oneof(...alternatives.map((s) => valueArb(doc, route, where, name, s)));
   const type = Array.isArray(schema['type']) ? schema['type'][0] : schema['type'];
   switch (type) {
@@ -1808,7 +1810,14 @@ function checkAnswer(
     return `status ${status} is not one the API answers`;
   }
   if (status < 400) {
-    if (req.method === 'HEAD' || status === 204 || status === 302 || status === 304 || route.extra === 'static') return null;
+    if (
+      req.method === 'HEAD' ||
+      status === 204 ||
+      status === 302 ||
+      status === 304 ||
+      route.extra === 'static'
+    )
+      return null;
     if (!contentType.includes('application/json')) return `a ${status} answer of type ${contentType}`;
     try {
       JSON.parse(body);

@@ -465,11 +465,9 @@ class Pass {
             const head = searchItemSchema.safeParse(raw);
             const id = head.success ? canon(head.data.id) : undefined;
             if (id) this.#done.add(id);
-            yield failure(
-              id,
-              new Error(`Notion row ${id ?? '(no id)'} is not in Notion's page shape`),
-              { retryable: false },
-            );
+            yield failure(id, new Error(`Notion row ${id ?? '(no id)'} is not in Notion's page shape`), {
+              retryable: false,
+            });
             continue;
           }
           yield* this.#walk({ id: canon(parsed.data.id), page: parsed.data });
@@ -481,11 +479,9 @@ class Pass {
       // Gone (404): its rows are asked about one by one. Otherwise the rows not read stay as they are,
       // and the failure (no document id) keeps a reset from sweeping them.
       if (isStatus(err, 404)) return;
-      yield failure(
-        undefined,
-        new Error(`Notion data source ${dataSourceId}: ${messageOf(err)}`),
-        { retryable: isTransientSourceError(err) },
-      );
+      yield failure(undefined, new Error(`Notion data source ${dataSourceId}: ${messageOf(err)}`), {
+        retryable: isTransientSourceError(err),
+      });
     }
   }
 

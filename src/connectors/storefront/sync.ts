@@ -562,12 +562,9 @@ async function* productIdPass(
       if (node === null) {
         // Listed moments ago: deleted since, most likely. The next id pass settles it.
         ledger.failed.add(id);
-        yield failure(
-          PRODUCTS_TABLE,
-          id,
-          `product ${id} was listed but answers null (deleted since?)`,
-          { retryable: false },
-        );
+        yield failure(PRODUCTS_TABLE, id, `product ${id} was listed but answers null (deleted since?)`, {
+          retryable: false,
+        });
         return;
       }
       const parsed = productSchema.safeParse(node);
@@ -685,12 +682,9 @@ async function* syncContent<S extends PageState | ArticleState, D extends S>(
     async function* (id, node) {
       if (node === null) {
         failed.add(id);
-        yield failure(
-          kind.table,
-          id,
-          `${kind.noun} ${id} was listed but answers null (deleted since?)`,
-          { retryable: false },
-        );
+        yield failure(kind.table, id, `${kind.noun} ${id} was listed but answers null (deleted since?)`, {
+          retryable: false,
+        });
         return;
       }
       const parsed = kind.schema.safeParse(node);

@@ -95,6 +95,9 @@ export const zendeskOAuth: OAuthSteps = {
       secrets: [refreshToken, app.clientSecret],
     });
     // Zendesk rotates refresh tokens; if it ever answers without one, the old one is still the one to keep.
-    return { ...tokensOf(token, subdomainOf(app.baseUrl)), refreshToken: token.refresh_token ?? refreshToken };
+    return {
+      ...tokensOf(token, subdomainOf(app.baseUrl)),
+      refreshToken: token.refresh_token ?? refreshToken,
+    };
   },
 };

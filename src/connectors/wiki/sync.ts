@@ -286,10 +286,9 @@ async function fetchOne(
 
   const parsed = contentWithBodySchema.safeParse(body);
   if (!parsed.success) {
-    return fail(
-      `answered in an unexpected shape: ${z.prettifyError(parsed.error).replace(/\s+/g, ' ')}`,
-      { retryable: false },
-    );
+    return fail(`answered in an unexpected shape: ${z.prettifyError(parsed.error).replace(/\s+/g, ' ')}`, {
+      retryable: false,
+    });
   }
   const c = parsed.data;
   const where = location(state, { table: entry.table, spaceId: c.spaceId, parentId: c.parentId ?? null });
@@ -338,4 +337,3 @@ function toDocument(
     version: changeToken(c.version.number, where),
   };
 }
-

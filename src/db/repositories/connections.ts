@@ -274,7 +274,11 @@ export async function findOAuthSecret(
 }
 
 /** New credentials of a connection (a refreshed OAuth token), encrypted by the caller. */
-export async function updateConnectionCredentials(q: Queryable, id: string, encrypted: string): Promise<void> {
+export async function updateConnectionCredentials(
+  q: Queryable,
+  id: string,
+  encrypted: string,
+): Promise<void> {
   await q.query('UPDATE connections SET credentials_encrypted = $2, updated_at = now() WHERE id = $1', [
     id,
     encrypted,

@@ -178,10 +178,7 @@ export async function updateItems(
        FROM jsonb_to_recordset($2::jsonb) AS u(id text, title text, tags text[], visibility text, words text)
       WHERE i.organization_id = $1 AND i.id = u.id
       RETURNING i.id`,
-    [
-      organizationId,
-      JSON.stringify(withWords),
-    ],
+    [organizationId, JSON.stringify(withWords)],
   );
   const ids = rows.map((r) => r.id);
   // Chunks carry copies of tags and visibility for search filters; keep them in step.

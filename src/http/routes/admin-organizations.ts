@@ -20,7 +20,11 @@ export function register(app: App, deps: RouteDeps): void {
         summary: 'Create an organization and its first API key',
         security: adminSecurity,
         body: z.strictObject({ name: nonBlankText(200) }),
-        response: { 200: z.object({ id: z.string(), name: z.string(), apiKey: z.string() }), ...commonErrors, 409: errorBodySchema },
+        response: {
+          200: z.object({ id: z.string(), name: z.string(), apiKey: z.string() }),
+          ...commonErrors,
+          409: errorBodySchema,
+        },
       },
     },
     async (request) => {
@@ -44,13 +48,18 @@ export function register(app: App, deps: RouteDeps): void {
         summary: 'Create another API key for an organization',
         security: adminSecurity,
         params: z.object({ id: z.string().min(1).max(200) }),
-        response: { 200: z.object({ id: z.string(), apiKey: z.string() }), ...commonErrors, 404: errorBodySchema },
+        response: {
+          200: z.object({ id: z.string(), apiKey: z.string() }),
+          ...commonErrors,
+          404: errorBodySchema,
+        },
       },
     },
     async (request) => {
       return deps.db.transaction(async (tx) => {
         const org = await findOrganization(tx, request.params.id);
-        if (!org || org.id !== request.params.id) throw new AppError('not_found', 'No organization has this id.');
+        if (!org || org.id !== request.params.id)
+          throw new AppError('not_found', 'No organization has this id.');
         return createApiKey(tx, org.id);
       });
     },

@@ -5,7 +5,12 @@ import { AppError } from '../../lib/errors.ts';
 import { type App, type RouteDeps, callerOf } from '../context.ts';
 import { bodyInteger, commonErrors } from '../schemas.ts';
 import { credentialRules, withCredentialRule } from './connection-shared.ts';
-import { credentialsWithTokens, decodeStoredTokens, needsConsent, tenantOf } from '../../jobs/oauth-tokens.ts';
+import {
+  credentialsWithTokens,
+  decodeStoredTokens,
+  needsConsent,
+  tenantOf,
+} from '../../jobs/oauth-tokens.ts';
 import { oauthSecretAad } from '../oauth-state.ts';
 
 /** The whole credential check, retries included, runs inside the request: bound it. */
@@ -40,29 +45,35 @@ function sourceSchema(registry: SourceRegistry) {
 
 /** The request body. */
 const bodySchema = (registry: SourceRegistry) =>
-  z.strictObject({
-  source: sourceSchema(registry),
-  schedule: z
+  z
     .strictObject({
-      intervalMinutes: bodyInteger(5, 525_600).describe('Sync every so many minutes (5 to 525600)'),
+      source: sourceSchema(registry),
+      schedule: z
+        .strictObject({
+          intervalMinutes: bodyInteger(5, 525_600).describe('Sync every so many minutes (5 to 525600)'),
+        })
+        .nullable()
+        .optional()
+        .describe('Extension: sync on a schedule. null removes the schedule; absent keeps the current one.'),
+      secretId: z
+        .string()
+        .min(1)
+        .max(200)
+        .optional()
+        .describe(
+          'Extension, OAuth sources (notes, support_desk) only: the secretId of the OAuth consent to use (default: the newest one, of the same subdomain for support_desk).',
+        ),
     })
-    .nullable()
-    .optional()
-    .describe('Extension: sync on a schedule. null removes the schedule; absent keeps the current one.'),
-  secretId: z
-    .string()
-    .min(1)
-    .max(200)
-    .optional()
-    .describe('Extension, OAuth sources (notes, support_desk) only: the secretId of the OAuth consent to use (default: the newest one, of the same subdomain for support_desk).'),
-}).meta(secretIdOnlyForOAuth(registry));
+    .meta(secretIdOnlyForOAuth(registry));
 
 /** "secretId only with an OAuth source", as JSON Schema says it: the source types split in two. */
 function secretIdOnlyForOAuth(registry: SourceRegistry) {
   const oauth = registry.oauthTypeValues();
   const others = registry.typeValues.filter((t) => !oauth.includes(t));
   if (oauth.length === 0 || others.length === 0) return {};
-  const sourceType = (names: string[]) => ({ properties: { source: { properties: { type: { enum: names } } } } });
+  const sourceType = (names: string[]) => ({
+    properties: { source: { properties: { type: { enum: names } } } },
+  });
   return { anyOf: [sourceType(oauth), { ...sourceType(others), not: { required: ['secretId'] } }] };
 }
 
@@ -82,7 +93,7 @@ export function register(app: App, deps: RouteDeps): void {
           'source_unreachable), then stores them encrypted. A second create for the same type replaces the ' +
           'credentials and keeps the synced items. An OAuth source (notes, support_desk) given no token in the ' +
           'request takes the one its consent stored (the newest, or the one under secretId): without a stored ' +
-          'consent, 400 oauth_required. Each credential field\'s pattern is the rule the source applies.',
+          "consent, 400 oauth_required. Each credential field's pattern is the rule the source applies.",
         body: bodySchema(deps.sources.registry),
         response: {
           200: z.object({

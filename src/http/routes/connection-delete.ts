@@ -4,7 +4,12 @@ import { deleteConnection } from '../../db/repositories/connections.ts';
 import { cancelConnectionSyncs } from '../../jobs/sync-job.ts';
 import { type App, type RouteDeps, callerOf } from '../context.ts';
 import { commonErrors, errorBodySchema } from '../schemas.ts';
-import { CONNECTION_REF_ONE_OF, connectionRefFields, connectionRefOf, resolveConnection } from './connection-shared.ts';
+import {
+  CONNECTION_REF_ONE_OF,
+  connectionRefFields,
+  connectionRefOf,
+  resolveConnection,
+} from './connection-shared.ts';
 
 const bodySchema = (registry: SourceRegistry) =>
   z.strictObject(connectionRefFields(registry)).meta(CONNECTION_REF_ONE_OF);

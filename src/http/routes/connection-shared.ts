@@ -89,7 +89,9 @@ export const syncJobSchema = z
   .object({
     jobId: z
       .number()
-      .describe('Random integer up to 2^53 - 1, unique across the service; it carries no order (lists sort by creation)'),
+      .describe(
+        'Random integer up to 2^53 - 1, unique across the service; it carries no order (lists sort by creation)',
+      ),
     status: z.enum(JOB_STATUSES).describe('pending, running, succeeded, failed, cancelled or incomplete'),
     jobType: z.enum(['sync', 'reset']),
     startTime: z.number().describe('Unix epoch ms when it started running (when queued, while pending)'),

@@ -4,15 +4,22 @@ import { setConnectionStatus } from '../../db/repositories/connections.ts';
 import { cancelConnectionSyncs } from '../../jobs/sync-job.ts';
 import { type App, type RouteDeps, callerOf } from '../context.ts';
 import { commonErrors, errorBodySchema } from '../schemas.ts';
-import { CONNECTION_REF_ONE_OF, connectionRefFields, connectionRefOf, resolveConnection } from './connection-shared.ts';
+import {
+  CONNECTION_REF_ONE_OF,
+  connectionRefFields,
+  connectionRefOf,
+  resolveConnection,
+} from './connection-shared.ts';
 
 const bodySchema = (registry: SourceRegistry) =>
-  z.strictObject({
-  ...connectionRefFields(registry),
-  status: z
-    .enum(['active', 'inactive'])
-    .describe('inactive: no syncs (scheduled or requested); items stay searchable'),
-}).meta(CONNECTION_REF_ONE_OF);
+  z
+    .strictObject({
+      ...connectionRefFields(registry),
+      status: z
+        .enum(['active', 'inactive'])
+        .describe('inactive: no syncs (scheduled or requested); items stay searchable'),
+    })
+    .meta(CONNECTION_REF_ONE_OF);
 
 /**
  * Endpoint 3: set a connection `active` or `inactive`. Deactivating cancels its pending and running

@@ -7,7 +7,7 @@ import { commonErrors, nonBlankText, tagsSchema, visibilitySchema } from '../sch
 const entrySchema = z.strictObject({
   id: z.string().min(1).max(200),
   title: nonBlankText(1000),
-  tags: tagsSchema.optional().describe('extension: replaces the item\'s tags'),
+  tags: tagsSchema.optional().describe("extension: replaces the item's tags"),
   visibility: visibilitySchema.optional().describe('extension'),
 });
 

@@ -60,7 +60,10 @@ export function register(app: App, deps: RouteDeps): void {
       }
       const connector = deps.sources.connectorOf(state.sourceType);
       if (!connector) {
-        throw new AppError('invalid_request', 'This OAuth consent names a source this service no longer has.');
+        throw new AppError(
+          'invalid_request',
+          'This OAuth consent names a source this service no longer has.',
+        );
       }
       try {
         if (q.error) {
@@ -72,12 +75,18 @@ export function register(app: App, deps: RouteDeps): void {
         if (!q.code)
           throw new AppError('invalid_request', 'The callback carries no code; start the consent again.');
         const { steps, app: oauthApp } = deps.sources.oauthOf(connector, state.tenant);
-        const token = await steps.exchangeCode(deps.sources.oauthHttp(), oauthApp, { code: q.code, redirectUri: state.callbackUri });
+        const token = await steps.exchangeCode(deps.sources.oauthHttp(), oauthApp, {
+          code: q.code,
+          redirectUri: state.callbackUri,
+        });
         await saveOAuthSecret(deps.db, {
           id: state.secretId,
           organizationId: state.organizationId,
           sourceType: state.sourceType,
-          tokenEncrypted: deps.sources.cipher.encrypt(encodeStoredTokens(token), oauthSecretAad(state.secretId)),
+          tokenEncrypted: deps.sources.cipher.encrypt(
+            encodeStoredTokens(token),
+            oauthSecretAad(state.secretId),
+          ),
           workspaceName: token.accountName,
           tenant: state.tenant,
         });

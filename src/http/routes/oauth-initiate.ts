@@ -38,17 +38,19 @@ function bodySchema(
       ? { not: { anyOf: fields.filter((f) => f !== tenantField).map((f) => ({ required: [f] })) } }
       : {}),
   }));
-  return z.strictObject({
-    ...tenants,
-    type: z.enum([first, ...rest], {
-      error: `type: only ${oauthTypes.join(', ')} connect${oauthTypes.length > 2 ? '' : 's'} through OAuth; other sources take their credentials in POST /api/connect/connection.`,
-    }),
-    redirectUri: httpUrl(2000)
-      .optional()
-      .describe(
-        'Where the browser is sent after the callback, with `secretId` and `status` (success|error) added.',
-      ),
-  }).meta(oneOf.length > 1 ? { oneOf } : {});
+  return z
+    .strictObject({
+      ...tenants,
+      type: z.enum([first, ...rest], {
+        error: `type: only ${oauthTypes.join(', ')} connect${oauthTypes.length > 2 ? '' : 's'} through OAuth; other sources take their credentials in POST /api/connect/connection.`,
+      }),
+      redirectUri: httpUrl(2000)
+        .optional()
+        .describe(
+          'Where the browser is sent after the callback, with `secretId` and `status` (success|error) added.',
+        ),
+    })
+    .meta(oneOf.length > 1 ? { oneOf } : {});
 }
 
 /**
@@ -90,7 +92,10 @@ export function register(app: App, deps: RouteDeps): void {
     },
     async (request) => {
       const { organizationId } = callerOf(request);
-      const body = request.body as { type: string; redirectUri?: string } & Record<string, string | undefined>;
+      const body = request.body as { type: string; redirectUri?: string } & Record<
+        string,
+        string | undefined
+      >;
       const connector = deps.sources.registry.get(body.type);
       const tenant = tenantOf(connector.oauth?.tenant, body, connector.type, tenantFields);
       const { steps, app: oauthApp } = deps.sources.oauthOf(connector, tenant);
@@ -123,13 +128,19 @@ function tenantOf(
 ): string | null {
   for (const field of tenantFields.keys()) {
     if (body[field] !== undefined && field !== tenant?.field) {
-      throw new AppError('invalid_request', `${field}: ${type} does not take it; only ${tenantFields.get(field)!.join(', ')} do.`);
+      throw new AppError(
+        'invalid_request',
+        `${field}: ${type} does not take it; only ${tenantFields.get(field)!.join(', ')} do.`,
+      );
     }
   }
   if (!tenant) return null;
   const value = body[tenant.field];
   if (value === undefined) {
-    throw new AppError('invalid_request', `${tenant.field}: required for ${type}, whose accounts each run their own consent.`);
+    throw new AppError(
+      'invalid_request',
+      `${tenant.field}: required for ${type}, whose accounts each run their own consent.`,
+    );
   }
   return tenant.normalize(value);
 }

@@ -5,18 +5,25 @@ import { enqueueSyncJob, sourceUnavailable } from '../../jobs/sync-job.ts';
 import { AppError } from '../../lib/errors.ts';
 import { type App, type RouteDeps, callerOf } from '../context.ts';
 import { commonErrors, errorBodySchema } from '../schemas.ts';
-import { CONNECTION_REF_ONE_OF, connectionRefFields, connectionRefOf, resolveConnection } from './connection-shared.ts';
+import {
+  CONNECTION_REF_ONE_OF,
+  connectionRefFields,
+  connectionRefOf,
+  resolveConnection,
+} from './connection-shared.ts';
 
 const bodySchema = (registry: SourceRegistry) =>
-  z.strictObject({
-  ...connectionRefFields(registry),
-  jobType: z
-    .enum(['sync', 'reset'])
-    .default('sync')
-    .describe(
-      'sync: what changed since the last sync; reset: re-read everything, remove what the source no longer has',
-    ),
-}).meta(CONNECTION_REF_ONE_OF);
+  z
+    .strictObject({
+      ...connectionRefFields(registry),
+      jobType: z
+        .enum(['sync', 'reset'])
+        .default('sync')
+        .describe(
+          'sync: what changed since the last sync; reset: re-read everything, remove what the source no longer has',
+        ),
+    })
+    .meta(CONNECTION_REF_ONE_OF);
 
 /** Endpoint 4: queue a sync job for a connection and answer at once with its id; a worker runs it. */
 export function register(app: App, deps: RouteDeps): void {

@@ -2,20 +2,40 @@ import { z } from 'zod';
 import { AppError } from '../../lib/errors.ts';
 import { search } from '../../search/search.ts';
 import { type App, type RouteDeps, callerOf } from '../context.ts';
-import { bodyInteger, commonErrors, errorBodySchema, nonBlankText, tagSchema, visibilitySchema } from '../schemas.ts';
+import {
+  bodyInteger,
+  commonErrors,
+  errorBodySchema,
+  nonBlankText,
+  tagSchema,
+  visibilitySchema,
+} from '../schemas.ts';
 
 const bodySchema = z.strictObject({
   query: nonBlankText(2000).describe('search text (required, at most 2,000 characters)'),
   limit: bodyInteger(1, 100).default(10).describe('maximum number of results, 1-100 (default 10)'),
   tenantId: z.string().max(200).optional().describe("optional; must be the caller's organization id"),
-  tags: z.array(tagSchema).max(50).optional().describe('an item matches when it carries at least one of these tags'),
-  cosineDistanceThreshold: z.number().min(0).max(2).optional().describe('only chunks at most this cosine distance away'),
+  tags: z
+    .array(tagSchema)
+    .max(50)
+    .optional()
+    .describe('an item matches when it carries at least one of these tags'),
+  cosineDistanceThreshold: z
+    .number()
+    .min(0)
+    .max(2)
+    .optional()
+    .describe('only chunks at most this cosine distance away'),
   mode: z
     .enum(['semantic', 'hybrid', 'keyword'])
     .default('semantic')
     .describe('extension: `semantic` (default), `hybrid` (vector + keyword ranks fused), `keyword`'),
   visibility: z.array(visibilitySchema).max(2).optional().describe('extension: filter on item visibility'),
-  sourceTypes: z.array(z.enum(['integration', 'crawl', 'upload'])).max(3).optional().describe('extension'),
+  sourceTypes: z
+    .array(z.enum(['integration', 'crawl', 'upload']))
+    .max(3)
+    .optional()
+    .describe('extension'),
   includeEmbedding: z.boolean().default(true).describe('extension: false leaves `embedding` out of the hits'),
 });
 
@@ -29,7 +49,10 @@ const resultSchema = z
     chunk_plain_text: z.string(),
     source_type: z.string(),
     source_table_name: z.string(),
-    embedding: z.string().optional().describe("the chunk's vector in pgvector's text form, `[0.0123,-0.0456,...]`"),
+    embedding: z
+      .string()
+      .optional()
+      .describe("the chunk's vector in pgvector's text form, `[0.0123,-0.0456,...]`"),
     item_id: z.string(),
     tags: z.array(z.string()),
   })
@@ -44,7 +67,12 @@ export function register(app: App, deps: RouteDeps): void {
         tags: ['search'],
         summary: 'Semantic search of knowledge base items',
         body: bodySchema,
-        response: { 200: z.object({ result: z.array(resultSchema) }), ...commonErrors, 403: errorBodySchema, 503: errorBodySchema },
+        response: {
+          200: z.object({ result: z.array(resultSchema) }),
+          ...commonErrors,
+          403: errorBodySchema,
+          503: errorBodySchema,
+        },
       },
     },
     async (request) => {
@@ -54,7 +82,8 @@ export function register(app: App, deps: RouteDeps): void {
         throw new AppError('forbidden', 'tenantId must be your own organization id (or left out).');
       }
       const embedder = deps.embedder();
-      if (!embedder) throw new AppError('unavailable', 'The embedding model is not loaded yet; try again shortly.');
+      if (!embedder)
+        throw new AppError('unavailable', 'The embedding model is not loaded yet; try again shortly.');
       const vector = await embedder.embedQuery(b.query);
       const result = await search(
         deps.db,

@@ -13,10 +13,10 @@ import {
 
 const querySchema = (registry: SourceRegistry) =>
   z.strictObject({
-  ...connectionRefFields(registry),
-  limit: queryInteger(1, 100).default(20),
-  offset: queryInteger(0, 1_000_000).default(0),
-});
+    ...connectionRefFields(registry),
+    limit: queryInteger(1, 100).default(20),
+    offset: queryInteger(0, 1_000_000).default(0),
+  });
 
 /** Endpoint 5: a connection's sync jobs, newest first, paged with absolute next/previous links. */
 export function register(app: App, deps: RouteDeps): void {
@@ -48,7 +48,10 @@ export function register(app: App, deps: RouteDeps): void {
       const q = request.query;
       const ref = connectionRefOf(q, deps.sources.registry);
       const connection = await resolveConnection(deps.db, organizationId, ref);
-      const { jobs, total } = await listSyncJobs(deps.db, connection.id, { limit: q.limit, offset: q.offset });
+      const { jobs, total } = await listSyncJobs(deps.db, connection.id, {
+        limit: q.limit,
+        offset: q.offset,
+      });
       const origin = publicOrigin(deps.config.KB_PUBLIC_URL, request);
       const link = (offset: number) => {
         const params = new URLSearchParams();

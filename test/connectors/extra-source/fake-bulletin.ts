@@ -10,7 +10,8 @@ export function startFakeBulletin(): Promise<FakeServer> {
     { id: 'p3', title: 'Lunch', body: 'The canteen serves lunch from noon.' },
   ];
   return startFakeServer((req) => {
-    if (req.headers['authorization'] !== `Key ${BULLETIN_KEY}`) return { status: 401, body: { error: 'bad key' } };
+    if (req.headers['authorization'] !== `Key ${BULLETIN_KEY}`)
+      return { status: 401, body: { error: 'bad key' } };
     if (req.path === '/v1/me') return { status: 200, body: { board: 'office' } };
     if (req.path === '/v1/posts') {
       const start = req.query.get('cursor') === 'c2' ? 2 : 0;
