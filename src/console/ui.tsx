@@ -48,6 +48,9 @@ export function useAction() {
   return { notice, setNotice, busy, run };
 }
 
+/** `useAction`'s runner, for a part (a table row) that reports through its parent's notice. */
+export type RunAction = ReturnType<typeof useAction>['run'];
+
 /**
  * Loads data for a page and reloads it on demand, or every `pollMs` while `poll(data)` says something is
  * still moving (a job running) and the tab is visible.

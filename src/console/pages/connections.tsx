@@ -5,7 +5,7 @@
  */
 import { useEffect, useRef, useState } from 'preact/hooks';
 import type { components, Connection } from '../../client/index.ts';
-import { ok } from '../api.ts';
+import { type KbClient, ok } from '../api.ts';
 import { BASE, Link, navigate, useLocation } from '../router.tsx';
 import {
   Badge,
@@ -14,6 +14,7 @@ import {
   formatTime,
   NoticeView,
   Prose,
+  type RunAction,
   Section,
   useAction,
   useLoad,
@@ -75,7 +76,6 @@ function ConnectionTable(props: {
   labelOf(type: string): string;
   reload(): void;
 }) {
-  const { client } = useSession();
   const { notice, busy, run } = useAction();
   return (
     <>
@@ -90,164 +90,159 @@ function ConnectionTable(props: {
           </tr>
         </thead>
         <tbody>
-          {props.connections.map((c) => {
-            const label = props.labelOf(c.type);
-            const job = c.lastJob;
-            return (
-              <tr key={c.id} data-connection={c.type}>
-                <th scope="row" data-label="Source">
-                  {label}
-                  <div class="hint">
-                    {c.schedule
-                      ? `Syncs every ${formatNumber(c.schedule.intervalMinutes)} min`
-                      : 'No schedule'}
-                    {c.nextSyncAt ? ` · next ${formatTime(c.nextSyncAt)}` : ''}
-                  </div>
-                </th>
-                <td data-label="Status">
-                  <Badge value={c.status} />
-                </td>
-                <td data-label="Last job" class="last-job">
-                  {job ? (
-                    <>
-                      <Badge value={job.status} />{' '}
-                      <span>
-                        #{job.jobId} · {formatNumber(job.documents.stored)} stored ·{' '}
-                        {formatNumber(job.documents.deleted)} deleted · {formatTime(job.lastUpdatedAt)}
-                      </span>
-                      {job.status === 'running' && (
-                        <progress aria-label={`Sync of ${label} running`} class="inline" />
-                      )}
-                      {job.error && <div class="error-text">{job.error}</div>}
-                      <div>
-                        <Link href={`${BASE}/sync-jobs?connection=${encodeURIComponent(c.id)}`}>
-                          Job history
-                        </Link>
-                      </div>
-                    </>
-                  ) : (
-                    'Never synced'
-                  )}
-                </td>
-                <td data-label="Actions">
-                  <div class="actions">
-                    <button
-                      type="button"
-                      disabled={busy}
-                      aria-label={`Sync ${label} now`}
-                      onClick={() =>
-                        run(async () => {
-                          const r = await ok(
-                            client.POST('/api/connect/run-sync', {
-                              body: { connectionId: c.id, jobType: 'sync' },
-                            }),
-                          );
-                          props.reload();
-                          return `Sync job #${r.jobId} of ${label} queued.`;
-                        })
-                      }
-                    >
-                      Sync now
-                    </button>
-                    <button
-                      type="button"
-                      class="secondary"
-                      disabled={busy}
-                      aria-label={`Re-read everything from ${label}`}
-                      onClick={() =>
-                        run(async () => {
-                          const r = await ok(
-                            client.POST('/api/connect/run-sync', {
-                              body: { connectionId: c.id, jobType: 'reset' },
-                            }),
-                          );
-                          props.reload();
-                          return `Full re-sync job #${r.jobId} of ${label} queued.`;
-                        })
-                      }
-                    >
-                      Full re-sync
-                    </button>
-                    <button
-                      type="button"
-                      class="secondary"
-                      disabled={busy}
-                      aria-label={`${c.status === 'active' ? 'Pause' : 'Resume'} ${label}`}
-                      onClick={() =>
-                        run(async () => {
-                          const status = c.status === 'active' ? 'inactive' : 'active';
-                          await ok(
-                            client.PATCH('/api/connect/set-connection-status', {
-                              body: { connectionId: c.id, status },
-                            }),
-                          );
-                          props.reload();
-                          return status === 'inactive'
-                            ? `${label} paused: no scheduled syncs; its items stay searchable.`
-                            : `${label} resumed.`;
-                        })
-                      }
-                    >
-                      {c.status === 'active' ? 'Pause' : 'Resume'}
-                    </button>
-                    <button
-                      type="button"
-                      class="danger"
-                      disabled={busy}
-                      aria-label={`Disconnect ${label}`}
-                      onClick={() => {
-                        if (
-                          !confirm(`Disconnect ${label}? Its items, credentials and job history are deleted.`)
-                        )
-                          return;
-                        void run(async () => {
-                          const r = await ok(
-                            client.DELETE('/api/connect/connection', { body: { connectionId: c.id } }),
-                          );
-                          props.reload();
-                          return `${label} disconnected; ${formatNumber(r.deletedItems)} items removed.`;
-                        });
-                      }}
-                    >
-                      Disconnect
-                    </button>
-                  </div>
-                </td>
-              </tr>
-            );
-          })}
+          {props.connections.map((c) => (
+            <ConnectionRow
+              key={c.id}
+              connection={c}
+              label={props.labelOf(c.type)}
+              busy={busy}
+              run={run}
+              reload={props.reload}
+            />
+          ))}
         </tbody>
       </table>
     </>
   );
 }
 
+interface ConnectionRowProps {
+  connection: Connection;
+  label: string;
+  /** The table's one action runner: one notice and one busy state for every row. */
+  busy: boolean;
+  run: RunAction;
+  reload(): void;
+}
+
+function ConnectionRow(props: ConnectionRowProps) {
+  const { connection: c, label } = props;
+  return (
+    <tr data-connection={c.type}>
+      <th scope="row" data-label="Source">
+        {label}
+        <div class="hint">
+          {c.schedule ? `Syncs every ${formatNumber(c.schedule.intervalMinutes)} min` : 'No schedule'}
+          {c.nextSyncAt ? ` · next ${formatTime(c.nextSyncAt)}` : ''}
+        </div>
+      </th>
+      <td data-label="Status">
+        <Badge value={c.status} />
+      </td>
+      <td data-label="Last job" class="last-job">
+        {c.lastJob ? <LastJob connectionId={c.id} label={label} job={c.lastJob} /> : 'Never synced'}
+      </td>
+      <td data-label="Actions">
+        <ConnectionActions {...props} />
+      </td>
+    </tr>
+  );
+}
+
+function LastJob(props: { connectionId: string; label: string; job: NonNullable<Connection['lastJob']> }) {
+  const { job } = props;
+  return (
+    <>
+      <Badge value={job.status} />{' '}
+      <span>
+        #{job.jobId} · {formatNumber(job.documents.stored)} stored · {formatNumber(job.documents.deleted)}{' '}
+        deleted · {formatTime(job.lastUpdatedAt)}
+      </span>
+      {job.status === 'running' && <progress aria-label={`Sync of ${props.label} running`} class="inline" />}
+      {job.error && <div class="error-text">{job.error}</div>}
+      <div>
+        <Link href={`${BASE}/sync-jobs?connection=${encodeURIComponent(props.connectionId)}`}>
+          Job history
+        </Link>
+      </div>
+    </>
+  );
+}
+
+/** Sync, full re-sync, pause or resume, and disconnect (after a confirmation: it deletes the items). */
+function ConnectionActions({ connection: c, label, busy, run, reload }: ConnectionRowProps) {
+  const { client } = useSession();
+  const queue = (jobType: 'sync' | 'reset', what: string) =>
+    run(async () => {
+      const r = await ok(client.POST('/api/connect/run-sync', { body: { connectionId: c.id, jobType } }));
+      reload();
+      return `${what} job #${r.jobId} of ${label} queued.`;
+    });
+  const toggle = () =>
+    run(async () => {
+      const status = c.status === 'active' ? 'inactive' : 'active';
+      await ok(client.PATCH('/api/connect/set-connection-status', { body: { connectionId: c.id, status } }));
+      reload();
+      return status === 'inactive'
+        ? `${label} paused: no scheduled syncs; its items stay searchable.`
+        : `${label} resumed.`;
+    });
+  const disconnect = () => {
+    if (!confirm(`Disconnect ${label}? Its items, credentials and job history are deleted.`)) return;
+    void run(async () => {
+      const r = await ok(client.DELETE('/api/connect/connection', { body: { connectionId: c.id } }));
+      reload();
+      return `${label} disconnected; ${formatNumber(r.deletedItems)} items removed.`;
+    });
+  };
+  return (
+    <div class="actions">
+      <button
+        type="button"
+        disabled={busy}
+        aria-label={`Sync ${label} now`}
+        onClick={() => queue('sync', 'Sync')}
+      >
+        Sync now
+      </button>
+      <button
+        type="button"
+        class="secondary"
+        disabled={busy}
+        aria-label={`Re-read everything from ${label}`}
+        onClick={() => queue('reset', 'Full re-sync')}
+      >
+        Full re-sync
+      </button>
+      <button
+        type="button"
+        class="secondary"
+        disabled={busy}
+        aria-label={`${c.status === 'active' ? 'Pause' : 'Resume'} ${label}`}
+        onClick={toggle}
+      >
+        {c.status === 'active' ? 'Pause' : 'Resume'}
+      </button>
+      <button
+        type="button"
+        class="danger"
+        disabled={busy}
+        aria-label={`Disconnect ${label}`}
+        onClick={disconnect}
+      >
+        Disconnect
+      </button>
+    </div>
+  );
+}
+
+type FieldValues = Record<string, string | boolean>;
+
 function ConnectForm(props: { types: ConnectionType[]; onConnected(): void }) {
   const { client } = useSession();
   const { notice, busy, run } = useAction();
   const [typeName, setTypeName] = useState(props.types[0]!.type);
-  const [values, setValues] = useState<Record<string, string | boolean>>({});
+  const [values, setValues] = useState<FieldValues>({});
   const [schedule, setSchedule] = useState('');
   const type = props.types.find((t) => t.type === typeName) ?? props.types[0]!;
   const id = (field: string) => `connect-${type.type}-${field}`;
-
-  const source = (): Record<string, unknown> & { type: string } => {
-    const out: Record<string, unknown> & { type: string } = { type: type.type };
-    for (const f of type.fields) {
-      const v = values[f.name];
-      if (f.kind === 'boolean') {
-        if (v === true) out[f.name] = true;
-      } else if (typeof v === 'string' && v.trim() !== '') out[f.name] = v.trim();
-    }
-    return out;
-  };
 
   return (
     <form
       onSubmit={(e) => {
         e.preventDefault();
         void run(async () => {
-          const body: CreateBody = { source: source() };
+          const body: CreateBody = { source: sourceOf(type, values) };
           if (schedule.trim() !== '') body.schedule = { intervalMinutes: Number(schedule) };
           const r = await ok(client.POST('/api/connect/connection', { body: body as never }));
           props.onConnected();
@@ -258,61 +253,23 @@ function ConnectForm(props: { types: ConnectionType[]; onConnected(): void }) {
         });
       }}
     >
-      <label for="connect-type">Source</label>
-      <select
-        id="connect-type"
+      <SourceTypeSelect
+        types={props.types}
         value={type.type}
-        onChange={(e) => {
-          setTypeName(e.currentTarget.value);
+        onChange={(name) => {
+          setTypeName(name);
           setValues({});
         }}
-      >
-        {props.types.map((t) => (
-          <option key={t.type} value={t.type}>
-            {t.label} ({t.type})
-          </option>
-        ))}
-      </select>
-      {type.fields.map((f) =>
-        f.kind === 'boolean' ? (
-          <div class="check" key={id(f.name)}>
-            <input
-              id={id(f.name)}
-              type="checkbox"
-              checked={values[f.name] === true}
-              aria-describedby={f.description ? `${id(f.name)}-hint` : undefined}
-              onChange={(e) => setValues({ ...values, [f.name]: e.currentTarget.checked })}
-            />
-            <label for={id(f.name)}>{f.name}</label>
-            {f.description && (
-              <p id={`${id(f.name)}-hint`} class="hint">
-                <Prose text={f.description} />
-              </p>
-            )}
-          </div>
-        ) : (
-          <div key={id(f.name)}>
-            <label for={id(f.name)}>
-              {f.name}
-              {f.required ? '' : ' (optional)'}
-            </label>
-            <FieldInput
-              id={id(f.name)}
-              secret={f.secret}
-              email={f.name === 'email'}
-              required={f.required}
-              value={typeof values[f.name] === 'string' ? (values[f.name] as string) : ''}
-              describedBy={f.description ? `${id(f.name)}-hint` : undefined}
-              onValue={(v) => setValues({ ...values, [f.name]: v })}
-            />
-            {f.description && (
-              <p id={`${id(f.name)}-hint`} class="hint">
-                <Prose text={f.description} />
-              </p>
-            )}
-          </div>
-        ),
-      )}
+      />
+      {type.fields.map((f) => (
+        <DeclaredField
+          key={id(f.name)}
+          id={id(f.name)}
+          field={f}
+          value={values[f.name]}
+          onValue={(v) => setValues({ ...values, [f.name]: v })}
+        />
+      ))}
       <label for="connect-schedule">Sync every (minutes, optional)</label>
       <input
         id="connect-schedule"
@@ -332,27 +289,7 @@ function ConnectForm(props: { types: ConnectionType[]; onConnected(): void }) {
             type="button"
             class="secondary"
             disabled={busy}
-            onClick={() =>
-              run(async () => {
-                const tenantField = type.oauth?.tenantField ?? null;
-                const tenant = tenantField ? String(values[tenantField] ?? '').trim() || null : null;
-                const body: Record<string, string> = {
-                  type: type.type,
-                  redirectUri: `${location.origin}${BASE}/connections`,
-                };
-                if (tenantField && tenant) body[tenantField] = tenant;
-                const r = await ok(client.POST('/api/connect/oauth/initiate', { body: body as never }));
-                const pending: PendingConsent = {
-                  type: type.type,
-                  secretId: r.secretId,
-                  tenantField,
-                  tenant,
-                };
-                sessionStorage.setItem(OAUTH_PENDING, JSON.stringify(pending));
-                location.assign(r.consentUrl);
-                return `Opening ${type.label}'s consent page…`;
-              })
-            }
+            onClick={() => run(() => startConsent(client, type, values))}
           >
             Connect with {type.label} consent (OAuth)
           </button>
@@ -363,6 +300,103 @@ function ConnectForm(props: { types: ConnectionType[]; onConnected(): void }) {
       )}
       <NoticeView notice={notice} />
     </form>
+  );
+}
+
+function SourceTypeSelect(props: { types: ConnectionType[]; value: string; onChange(type: string): void }) {
+  return (
+    <>
+      <label for="connect-type">Source</label>
+      <select id="connect-type" value={props.value} onChange={(e) => props.onChange(e.currentTarget.value)}>
+        {props.types.map((t) => (
+          <option key={t.type} value={t.type}>
+            {t.label} ({t.type})
+          </option>
+        ))}
+      </select>
+    </>
+  );
+}
+
+/** The create body's `source`: the type and each filled-in field (a checkbox only when checked). */
+function sourceOf(type: ConnectionType, values: FieldValues): CreateBody['source'] {
+  const out: CreateBody['source'] = { type: type.type };
+  for (const f of type.fields) {
+    const v = values[f.name];
+    if (f.kind === 'boolean') {
+      if (v === true) out[f.name] = true;
+    } else if (typeof v === 'string' && v.trim() !== '') out[f.name] = v.trim();
+  }
+  return out;
+}
+
+/**
+ * Starts the OAuth consent: what is needed to finish it on return (useConsentReturn) waits in this tab's
+ * sessionStorage while the browser goes to the source's consent page.
+ */
+async function startConsent(client: KbClient, type: ConnectionType, values: FieldValues): Promise<string> {
+  const tenantField = type.oauth?.tenantField ?? null;
+  const tenant = tenantField ? String(values[tenantField] ?? '').trim() || null : null;
+  const body: Record<string, string> = {
+    type: type.type,
+    redirectUri: `${location.origin}${BASE}/connections`,
+  };
+  if (tenantField && tenant) body[tenantField] = tenant;
+  const r = await ok(client.POST('/api/connect/oauth/initiate', { body: body as never }));
+  const pending: PendingConsent = { type: type.type, secretId: r.secretId, tenantField, tenant };
+  sessionStorage.setItem(OAUTH_PENDING, JSON.stringify(pending));
+  location.assign(r.consentUrl);
+  return `Opening ${type.label}'s consent page…`;
+}
+
+type DeclaredFieldSpec = ConnectionType['fields'][number];
+
+/** One field the source declares: a checkbox for a boolean, else a labelled input; its description below. */
+function DeclaredField(props: {
+  id: string;
+  field: DeclaredFieldSpec;
+  value: string | boolean | undefined;
+  onValue(value: string | boolean): void;
+}) {
+  const { id, field: f } = props;
+  const hintId = f.description ? `${id}-hint` : undefined;
+  const hint = f.description && (
+    <p id={`${id}-hint`} class="hint">
+      <Prose text={f.description} />
+    </p>
+  );
+  if (f.kind === 'boolean') {
+    return (
+      <div class="check">
+        <input
+          id={id}
+          type="checkbox"
+          checked={props.value === true}
+          aria-describedby={hintId}
+          onChange={(e) => props.onValue(e.currentTarget.checked)}
+        />
+        <label for={id}>{f.name}</label>
+        {hint}
+      </div>
+    );
+  }
+  return (
+    <div>
+      <label for={id}>
+        {f.name}
+        {f.required ? '' : ' (optional)'}
+      </label>
+      <FieldInput
+        id={id}
+        secret={f.secret}
+        email={f.name === 'email'}
+        required={f.required}
+        value={typeof props.value === 'string' ? props.value : ''}
+        describedBy={hintId}
+        onValue={props.onValue}
+      />
+      {hint}
+    </div>
   );
 }
 

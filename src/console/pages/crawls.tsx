@@ -112,51 +112,8 @@ function CrawlForm(props: { onStarted(): void }) {
         value={url}
         onInput={(e) => setUrl(e.currentTarget.value)}
       />
-      <div class="row">
-        <div>
-          <label for="crawl-limit">Page limit</label>
-          <input
-            id="crawl-limit"
-            type="number"
-            inputMode="numeric"
-            min={1}
-            required
-            value={limit}
-            onInput={(e) => setLimit(e.currentTarget.value)}
-          />
-        </div>
-        <div>
-          <label for="crawl-depth">Link depth (optional)</label>
-          <input
-            id="crawl-depth"
-            type="number"
-            inputMode="numeric"
-            min={0}
-            value={depth}
-            aria-describedby="crawl-depth-hint"
-            onInput={(e) => setDepth(e.currentTarget.value)}
-          />
-        </div>
-      </div>
-      <p id="crawl-depth-hint" class="hint">
-        With a depth, only links are followed (no sitemaps); 0 crawls the start page alone.
-      </p>
-      <label for="crawl-include">Include paths (one regular expression per line)</label>
-      <textarea
-        id="crawl-include"
-        rows={2}
-        placeholder="^/docs/"
-        value={include}
-        onInput={(e) => setInclude(e.currentTarget.value)}
-      />
-      <label for="crawl-exclude">Exclude paths (one regular expression per line)</label>
-      <textarea
-        id="crawl-exclude"
-        rows={2}
-        placeholder="^/blog/"
-        value={exclude}
-        onInput={(e) => setExclude(e.currentTarget.value)}
-      />
+      <CrawlLimitAndDepth limit={limit} onLimit={setLimit} depth={depth} onDepth={setDepth} />
+      <CrawlPathPatterns include={include} onInclude={setInclude} exclude={exclude} onExclude={setExclude} />
       <label for="crawl-tags">Tags (comma-separated)</label>
       <input id="crawl-tags" type="text" value={tags} onInput={(e) => setTags(e.currentTarget.value)} />
       <div class="check">
@@ -216,28 +173,7 @@ function CrawlCard(props: { job: CrawlJob; onChanged(): void }) {
         </ul>
       )}
       {j.error_message && <p class="error-text">{j.error_message}</p>}
-      {refused.length > 0 && (
-        <details class="refused">
-          <summary>
-            Not crawled: {refused.map(([k, r]) => `${k} ${formatNumber(r.count)}`).join(', ')}
-          </summary>
-          <dl>
-            {refused.map(([reason, r]) => (
-              <div key={reason}>
-                <dt>
-                  {reason} ({formatNumber(r.count)})
-                </dt>
-                {r.sample.map((u) => (
-                  <dd key={u}>
-                    {u}
-                    {r.of?.[u] ? ` → ${r.of[u]}` : ''}
-                  </dd>
-                ))}
-              </div>
-            ))}
-          </dl>
-        </details>
-      )}
+      {refused.length > 0 && <RefusedUrls refused={refused} />}
       {active && (
         <button
           type="button"
@@ -257,5 +193,101 @@ function CrawlCard(props: { job: CrawlJob; onChanged(): void }) {
       )}
       <NoticeView notice={notice} />
     </li>
+  );
+}
+
+function CrawlLimitAndDepth(props: {
+  limit: string;
+  onLimit(limit: string): void;
+  depth: string;
+  onDepth(depth: string): void;
+}) {
+  return (
+    <>
+      <div class="row">
+        <div>
+          <label for="crawl-limit">Page limit</label>
+          <input
+            id="crawl-limit"
+            type="number"
+            inputMode="numeric"
+            min={1}
+            required
+            value={props.limit}
+            onInput={(e) => props.onLimit(e.currentTarget.value)}
+          />
+        </div>
+        <div>
+          <label for="crawl-depth">Link depth (optional)</label>
+          <input
+            id="crawl-depth"
+            type="number"
+            inputMode="numeric"
+            min={0}
+            value={props.depth}
+            aria-describedby="crawl-depth-hint"
+            onInput={(e) => props.onDepth(e.currentTarget.value)}
+          />
+        </div>
+      </div>
+      <p id="crawl-depth-hint" class="hint">
+        With a depth, only links are followed (no sitemaps); 0 crawls the start page alone.
+      </p>
+    </>
+  );
+}
+
+/** Which paths the crawl keeps to or skips: regular expressions, one a line. */
+function CrawlPathPatterns(props: {
+  include: string;
+  onInclude(include: string): void;
+  exclude: string;
+  onExclude(exclude: string): void;
+}) {
+  return (
+    <>
+      <label for="crawl-include">Include paths (one regular expression per line)</label>
+      <textarea
+        id="crawl-include"
+        rows={2}
+        placeholder="^/docs/"
+        value={props.include}
+        onInput={(e) => props.onInclude(e.currentTarget.value)}
+      />
+      <label for="crawl-exclude">Exclude paths (one regular expression per line)</label>
+      <textarea
+        id="crawl-exclude"
+        rows={2}
+        placeholder="^/blog/"
+        value={props.exclude}
+        onInput={(e) => props.onExclude(e.currentTarget.value)}
+      />
+    </>
+  );
+}
+
+type Refusal = CrawlJob['refused'][string];
+
+/** Why pages were not crawled: a count per reason, with example URLs (and, for duplicates, the page kept). */
+function RefusedUrls({ refused }: { refused: [string, Refusal][] }) {
+  return (
+    <details class="refused">
+      <summary>Not crawled: {refused.map(([k, r]) => `${k} ${formatNumber(r.count)}`).join(', ')}</summary>
+      <dl>
+        {refused.map(([reason, r]) => (
+          <div key={reason}>
+            <dt>
+              {reason} ({formatNumber(r.count)})
+            </dt>
+            {r.sample.map((u) => (
+              <dd key={u}>
+                {u}
+                {r.of?.[u] ? ` → ${r.of[u]}` : ''}
+              </dd>
+            ))}
+          </div>
+        ))}
+      </dl>
+    </details>
   );
 }

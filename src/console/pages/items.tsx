@@ -23,15 +23,89 @@ const PAGE_SIZES = [20, 50, 100];
 type Editing = { id: string; field: 'title' | 'tags'; value: string } | null;
 
 export function ItemsPage() {
-  const { client } = useSession();
   const [page, setPage] = useState(1);
   const [pageSize, setPageSize] = useState(20);
   const [search, setSearch] = useState('');
-  const [typed, setTyped] = useState('');
+  const items = useItemsQuery(page, pageSize, search);
   const [selected, setSelected] = useState<Set<string>>(new Set());
+  useEffect(() => setSelected(new Set()), [page, pageSize, search]);
   const [editing, setEditing] = useState<Editing>(null);
-  const { notice, busy, run } = useAction();
-  const items = useLoad(
+  const { notice, busy, save, remove } = useItemChanges(items, setSelected, setEditing);
+  const rows = items.data?.items ?? [];
+  const pagination = items.data?.pagination;
+
+  return (
+    <>
+      <Section title="Browse and edit" id="items">
+        <ItemsToolbar
+          pageSize={pageSize}
+          onSearch={(text) => {
+            setPage(1);
+            setSearch(text);
+          }}
+          onPageSize={(size) => {
+            setPage(1);
+            setPageSize(size);
+          }}
+        />
+        <p class="hint" aria-live="polite">
+          {items.loading && items.data?.key !== `${page}/${pageSize}/${search}`
+            ? search
+              ? `Searching for “${search}”…`
+              : 'Loading…'
+            : ''}
+        </p>
+        <ErrorText error={items.error} />
+        <NoticeView notice={notice} />
+        {items.data && rows.length === 0 && (
+          <p>
+            {search
+              ? `No item matches “${search}”.`
+              : 'No items yet: connect a source, crawl a site or upload.'}
+          </p>
+        )}
+        {rows.length > 0 && (
+          <ItemsTable
+            rows={rows}
+            loading={items.loading}
+            page={pagination?.current_page}
+            search={items.data?.search}
+            busy={busy}
+            selected={selected}
+            onSelected={setSelected}
+            editing={editing}
+            onEdit={setEditing}
+            onSave={(item, edit) => void save(item, edit)}
+            onDelete={remove}
+          />
+        )}
+        {pagination && (
+          <Pager
+            page={pagination.current_page}
+            pages={pagination.total_pages}
+            total={pagination.total_items}
+            noun="items"
+            busy={items.loading}
+            onPage={setPage}
+          />
+        )}
+      </Section>
+      <Section title="Upload a document" id="upload">
+        <UploadForm
+          onUploaded={() => {
+            setPage(1);
+            void items.reload();
+          }}
+        />
+      </Section>
+    </>
+  );
+}
+
+/** One page of items for a search, polled while one of them waits for indexing. */
+function useItemsQuery(page: number, pageSize: number, search: string) {
+  const { client } = useSession();
+  return useLoad(
     async () => ({
       ...(await ok(
         client.POST('/api/connect/knowledgebase-items/query', {
@@ -45,9 +119,18 @@ export function ItemsPage() {
     [page, pageSize, search],
     { pollMs: 2000, poll: (d) => d.items.some((i) => i.indexing_status === 'pending') },
   );
-  useEffect(() => setSelected(new Set()), [page, pageSize, search]);
-  const rows = items.data?.items ?? [];
-  const pagination = items.data?.pagination;
+}
+
+type ItemsQuery = ReturnType<typeof useItemsQuery>;
+
+/** Saving an inline edit and deleting items, with the outcome told in one notice for the whole table. */
+function useItemChanges(
+  items: ItemsQuery,
+  setSelected: (selected: Set<string>) => void,
+  setEditing: (editing: Editing) => void,
+) {
+  const { client } = useSession();
+  const { notice, busy, run } = useAction();
 
   const replaceRow = (item: KnowledgeBaseItem) =>
     items.setData((d) => d && { ...d, items: d.items.map((i) => (i.id === item.id ? item : i)) });
@@ -77,148 +160,140 @@ export function ItemsPage() {
     });
   };
 
+  return { notice, busy, save, remove };
+}
+
+/** The search box and page size; a new search or size starts again at page 1 (the page's handlers do). */
+function ItemsToolbar(props: {
+  pageSize: number;
+  onSearch(text: string): void;
+  onPageSize(size: number): void;
+}) {
+  const [typed, setTyped] = useState('');
+  return (
+    <form
+      class="toolbar"
+      onSubmit={(e) => {
+        e.preventDefault();
+        props.onSearch(typed.trim());
+      }}
+    >
+      <div class="grow">
+        <label for="items-search">Search titles and content</label>
+        <input
+          id="items-search"
+          type="search"
+          value={typed}
+          onInput={(e) => setTyped(e.currentTarget.value)}
+        />
+      </div>
+      <div>
+        <label for="items-page-size">Per page</label>
+        <select
+          id="items-page-size"
+          value={String(props.pageSize)}
+          onChange={(e) => props.onPageSize(Number(e.currentTarget.value))}
+        >
+          {PAGE_SIZES.map((n) => (
+            <option key={n} value={String(n)}>
+              {n}
+            </option>
+          ))}
+        </select>
+      </div>
+      <button type="submit">Search</button>
+    </form>
+  );
+}
+
+/** The page's items with a checkbox each, "Delete selected" above them. */
+function ItemsTable(props: {
+  rows: KnowledgeBaseItem[];
+  loading: boolean;
+  page: number | undefined;
+  search: string | undefined;
+  busy: boolean;
+  selected: Set<string>;
+  onSelected(selected: Set<string>): void;
+  editing: Editing;
+  onEdit(edit: Editing): void;
+  onSave(item: KnowledgeBaseItem, edit: NonNullable<Editing>): void;
+  onDelete(ids: string[], what: string): void;
+}) {
+  const { rows, selected, editing } = props;
   return (
     <>
-      <Section title="Browse and edit" id="items">
-        <form
-          class="toolbar"
-          onSubmit={(e) => {
-            e.preventDefault();
-            setPage(1);
-            setSearch(typed.trim());
-          }}
+      <div class="actions">
+        <button
+          type="button"
+          class="danger"
+          disabled={selected.size === 0 || props.busy}
+          onClick={() =>
+            props.onDelete([...selected], `${selected.size} selected item${selected.size === 1 ? '' : 's'}`)
+          }
         >
-          <div class="grow">
-            <label for="items-search">Search titles and content</label>
-            <input
-              id="items-search"
-              type="search"
-              value={typed}
-              onInput={(e) => setTyped(e.currentTarget.value)}
-            />
-          </div>
-          <div>
-            <label for="items-page-size">Per page</label>
-            <select
-              id="items-page-size"
-              value={String(pageSize)}
-              onChange={(e) => {
-                setPage(1);
-                setPageSize(Number(e.currentTarget.value));
-              }}
-            >
-              {PAGE_SIZES.map((n) => (
-                <option key={n} value={String(n)}>
-                  {n}
-                </option>
-              ))}
-            </select>
-          </div>
-          <button type="submit">Search</button>
-        </form>
-        <p class="hint" aria-live="polite">
-          {items.loading && items.data?.key !== `${page}/${pageSize}/${search}`
-            ? search
-              ? `Searching for “${search}”…`
-              : 'Loading…'
-            : ''}
-        </p>
-        <ErrorText error={items.error} />
-        <NoticeView notice={notice} />
-        {items.data && rows.length === 0 && (
-          <p>
-            {search
-              ? `No item matches “${search}”.`
-              : 'No items yet: connect a source, crawl a site or upload.'}
-          </p>
-        )}
-        {rows.length > 0 && (
-          <>
-            <div class="actions">
-              <button
-                type="button"
-                class="danger"
-                disabled={selected.size === 0 || busy}
-                onClick={() =>
-                  remove([...selected], `${selected.size} selected item${selected.size === 1 ? '' : 's'}`)
-                }
-              >
-                Delete selected ({selected.size})
-              </button>
-            </div>
-            <table
-              class="table items"
-              aria-busy={items.loading}
-              data-items-page={pagination?.current_page}
-              data-search={items.data?.search}
-            >
-              <thead>
-                <tr>
-                  <th scope="col" class="narrow">
-                    <input
-                      type="checkbox"
-                      aria-label="Select all items on this page"
-                      checked={rows.every((i) => selected.has(i.id))}
-                      onChange={(e) =>
-                        setSelected(e.currentTarget.checked ? new Set(rows.map((i) => i.id)) : new Set())
-                      }
-                    />
-                  </th>
-                  <th scope="col">Title</th>
-                  <th scope="col">Source</th>
-                  <th scope="col">Tags</th>
-                  <th scope="col">Indexing</th>
-                  <th scope="col">Updated</th>
-                  <th scope="col">Actions</th>
-                </tr>
-              </thead>
-              <tbody>
-                {rows.map((item) => (
-                  <ItemRow
-                    key={item.id}
-                    item={item}
-                    busy={busy}
-                    selected={selected.has(item.id)}
-                    onSelect={(on) => {
-                      const next = new Set(selected);
-                      if (on) next.add(item.id);
-                      else next.delete(item.id);
-                      setSelected(next);
-                    }}
-                    editing={editing?.id === item.id ? editing : null}
-                    onEdit={setEditing}
-                    onSave={(edit) => void save(item, edit)}
-                    onDelete={() => remove([item.id], `“${item.title}”`)}
-                  />
-                ))}
-              </tbody>
-            </table>
-          </>
-        )}
-        {pagination && (
-          <Pager
-            page={pagination.current_page}
-            pages={pagination.total_pages}
-            total={pagination.total_items}
-            noun="items"
-            busy={items.loading}
-            onPage={setPage}
-          />
-        )}
-      </Section>
-      <Section title="Upload a document" id="upload">
-        <UploadForm
-          onUploaded={() => {
-            setPage(1);
-            void items.reload();
-          }}
+          Delete selected ({selected.size})
+        </button>
+      </div>
+      <table
+        class="table items"
+        aria-busy={props.loading}
+        data-items-page={props.page}
+        data-search={props.search}
+      >
+        <ItemsTableHead
+          allSelected={rows.every((i) => selected.has(i.id))}
+          onSelectAll={(on) => props.onSelected(on ? new Set(rows.map((i) => i.id)) : new Set())}
         />
-      </Section>
+        <tbody>
+          {rows.map((item) => (
+            <ItemRow
+              key={item.id}
+              item={item}
+              busy={props.busy}
+              selected={selected.has(item.id)}
+              onSelect={(on) => {
+                const next = new Set(selected);
+                if (on) next.add(item.id);
+                else next.delete(item.id);
+                props.onSelected(next);
+              }}
+              editing={editing?.id === item.id ? editing : null}
+              onEdit={props.onEdit}
+              onSave={(edit) => props.onSave(item, edit)}
+              onDelete={() => props.onDelete([item.id], `“${item.title}”`)}
+            />
+          ))}
+        </tbody>
+      </table>
     </>
   );
 }
 
-function ItemRow(props: {
+function ItemsTableHead(props: { allSelected: boolean; onSelectAll(on: boolean): void }) {
+  return (
+    <thead>
+      <tr>
+        <th scope="col" class="narrow">
+          <input
+            type="checkbox"
+            aria-label="Select all items on this page"
+            checked={props.allSelected}
+            onChange={(e) => props.onSelectAll(e.currentTarget.checked)}
+          />
+        </th>
+        <th scope="col">Title</th>
+        <th scope="col">Source</th>
+        <th scope="col">Tags</th>
+        <th scope="col">Indexing</th>
+        <th scope="col">Updated</th>
+        <th scope="col">Actions</th>
+      </tr>
+    </thead>
+  );
+}
+
+interface ItemRowProps {
   item: KnowledgeBaseItem;
   busy: boolean;
   selected: boolean;
@@ -227,9 +302,10 @@ function ItemRow(props: {
   onEdit(edit: Editing): void;
   onSave(edit: NonNullable<Editing>): void;
   onDelete(): void;
-}) {
+}
+
+function ItemRow(props: ItemRowProps) {
   const { item, editing } = props;
-  const link = /^https?:\/\//.test(item.source_url) ? item.source_url : null;
   return (
     <tr data-item={item.id}>
       <td data-label="Select" class="narrow">
@@ -249,12 +325,8 @@ function ItemRow(props: {
             onEdit={props.onEdit}
             onSave={props.onSave}
           />
-        ) : link ? (
-          <a href={link} target="_blank" rel="noopener noreferrer">
-            {item.title}
-          </a>
         ) : (
-          item.title
+          <ItemTitle item={item} />
         )}
       </th>
       <td data-label="Source">
@@ -271,13 +343,7 @@ function ItemRow(props: {
             onSave={props.onSave}
           />
         ) : (
-          <span class="chips">
-            {item.tags.map((t) => (
-              <span key={t} class="chip">
-                {t}
-              </span>
-            ))}
-          </span>
+          <TagChips tags={item.tags} />
         )}
       </td>
       <td data-label="Indexing">
@@ -285,35 +351,65 @@ function ItemRow(props: {
       </td>
       <td data-label="Updated">{formatTime(item.updated_at)}</td>
       <td data-label="Actions">
-        <div class="actions">
-          <button
-            type="button"
-            class="secondary"
-            aria-label={`Rename “${item.title}”`}
-            onClick={() => props.onEdit({ id: item.id, field: 'title', value: item.title })}
-          >
-            Rename
-          </button>
-          <button
-            type="button"
-            class="secondary"
-            aria-label={`Edit the tags of “${item.title}”`}
-            onClick={() => props.onEdit({ id: item.id, field: 'tags', value: item.tags.join(', ') })}
-          >
-            Tags
-          </button>
-          <button
-            type="button"
-            class="danger"
-            aria-label={`Delete “${item.title}”`}
-            disabled={props.busy}
-            onClick={props.onDelete}
-          >
-            Delete
-          </button>
-        </div>
+        <ItemActions {...props} />
       </td>
     </tr>
+  );
+}
+
+/** The title, a link to the source when it has a web address (not for file paths or ids). */
+function ItemTitle({ item }: { item: KnowledgeBaseItem }) {
+  const link = /^https?:\/\//.test(item.source_url) ? item.source_url : null;
+  if (!link) return <>{item.title}</>;
+  return (
+    <a href={link} target="_blank" rel="noopener noreferrer">
+      {item.title}
+    </a>
+  );
+}
+
+function TagChips({ tags }: { tags: string[] }) {
+  return (
+    <span class="chips">
+      {tags.map((t) => (
+        <span key={t} class="chip">
+          {t}
+        </span>
+      ))}
+    </span>
+  );
+}
+
+function ItemActions(props: ItemRowProps) {
+  const { item } = props;
+  return (
+    <div class="actions">
+      <button
+        type="button"
+        class="secondary"
+        aria-label={`Rename “${item.title}”`}
+        onClick={() => props.onEdit({ id: item.id, field: 'title', value: item.title })}
+      >
+        Rename
+      </button>
+      <button
+        type="button"
+        class="secondary"
+        aria-label={`Edit the tags of “${item.title}”`}
+        onClick={() => props.onEdit({ id: item.id, field: 'tags', value: item.tags.join(', ') })}
+      >
+        Tags
+      </button>
+      <button
+        type="button"
+        class="danger"
+        aria-label={`Delete “${item.title}”`}
+        disabled={props.busy}
+        onClick={props.onDelete}
+      >
+        Delete
+      </button>
+    </div>
   );
 }
 
@@ -366,7 +462,7 @@ function UploadForm(props: { onUploaded(): void }) {
   const [content, setContent] = useState('');
   const [tags, setTags] = useState('');
   const [url, setUrl] = useState('');
-  const [visibility, setVisibility] = useState<'public' | 'private'>('public');
+  const [visibility, setVisibility] = useState<Visibility>('public');
   return (
     <form
       onSubmit={(e) => {
@@ -392,16 +488,10 @@ function UploadForm(props: { onUploaded(): void }) {
         });
       }}
     >
-      <label for="upload-file">Read a text or markdown file (optional)</label>
-      <input
-        id="upload-file"
-        type="file"
-        accept=".md,.markdown,.txt,text/plain,text/markdown"
-        onChange={async (e) => {
-          const file = e.currentTarget.files?.[0];
-          if (!file) return;
-          setContent(await file.text());
-          if (!title.trim()) setTitle(file.name.replace(/\.[^.]+$/, ''));
+      <UploadFileInput
+        onFile={(text, name) => {
+          setContent(text);
+          if (!title.trim()) setTitle(name);
         }}
       />
       <label for="upload-title">Title</label>
@@ -420,23 +510,12 @@ function UploadForm(props: { onUploaded(): void }) {
         value={content}
         onInput={(e) => setContent(e.currentTarget.value)}
       />
-      <div class="row">
-        <div>
-          <label for="upload-tags">Tags (comma-separated)</label>
-          <input id="upload-tags" type="text" value={tags} onInput={(e) => setTags(e.currentTarget.value)} />
-        </div>
-        <div>
-          <label for="upload-visibility">Visibility</label>
-          <select
-            id="upload-visibility"
-            value={visibility}
-            onChange={(e) => setVisibility(e.currentTarget.value as 'public' | 'private')}
-          >
-            <option value="public">public</option>
-            <option value="private">private</option>
-          </select>
-        </div>
-      </div>
+      <UploadTagsAndVisibility
+        tags={tags}
+        onTags={setTags}
+        visibility={visibility}
+        onVisibility={setVisibility}
+      />
       <label for="upload-url">Source URL (optional)</label>
       <input id="upload-url" type="url" value={url} onInput={(e) => setUrl(e.currentTarget.value)} />
       <button type="submit" disabled={busy}>
@@ -444,5 +523,58 @@ function UploadForm(props: { onUploaded(): void }) {
       </button>
       <NoticeView notice={notice} />
     </form>
+  );
+}
+
+/** Reads a picked text or markdown file into the form: its text, and its name without extension. */
+function UploadFileInput(props: { onFile(text: string, name: string): void }) {
+  return (
+    <>
+      <label for="upload-file">Read a text or markdown file (optional)</label>
+      <input
+        id="upload-file"
+        type="file"
+        accept=".md,.markdown,.txt,text/plain,text/markdown"
+        onChange={async (e) => {
+          const file = e.currentTarget.files?.[0];
+          if (!file) return;
+          props.onFile(await file.text(), file.name.replace(/\.[^.]+$/, ''));
+        }}
+      />
+    </>
+  );
+}
+
+type Visibility = 'public' | 'private';
+
+function UploadTagsAndVisibility(props: {
+  tags: string;
+  onTags(tags: string): void;
+  visibility: Visibility;
+  onVisibility(visibility: Visibility): void;
+}) {
+  return (
+    <div class="row">
+      <div>
+        <label for="upload-tags">Tags (comma-separated)</label>
+        <input
+          id="upload-tags"
+          type="text"
+          value={props.tags}
+          onInput={(e) => props.onTags(e.currentTarget.value)}
+        />
+      </div>
+      <div>
+        <label for="upload-visibility">Visibility</label>
+        <select
+          id="upload-visibility"
+          value={props.visibility}
+          onChange={(e) => props.onVisibility(e.currentTarget.value as Visibility)}
+        >
+          <option value="public">public</option>
+          <option value="private">private</option>
+        </select>
+      </div>
+    </div>
   );
 }

@@ -31,7 +31,7 @@ export function OverviewPage() {
 }
 
 function Progress({ stats }: { stats: ItemStats }) {
-  const { total, byIndexingStatus: s, indexer } = stats;
+  const { total, byIndexingStatus: s } = stats;
   const percent = total === 0 ? 100 : Math.floor((s.indexed / total) * 100);
   return (
     <>
@@ -44,38 +44,55 @@ function Progress({ stats }: { stats: ItemStats }) {
         value={total === 0 ? 1 : s.indexed}
         aria-label="Items searchable"
       />
-      <dl class="facts">
-        <div>
-          <dt>Pending</dt>
-          <dd>{formatNumber(s.pending)}</dd>
-        </div>
-        <div>
-          <dt>Failed</dt>
-          <dd>{formatNumber(s.failed)}</dd>
-        </div>
-        <div>
-          <dt>Searchable passages</dt>
-          <dd>{formatNumber(stats.chunks)}</dd>
-        </div>
-        <div>
-          <dt>Indexer rate</dt>
-          <dd>{indexer.ratePerSecond === null ? '—' : `${indexer.ratePerSecond.toFixed(1)} items/s`}</dd>
-        </div>
-        <div>
-          <dt>Time to searchable</dt>
-          <dd>
-            {indexer.etaSeconds === null
-              ? 'unknown yet'
-              : indexer.etaSeconds === 0
-                ? 'all done'
-                : `about ${formatDuration(indexer.etaSeconds * 1000)}`}
-          </dd>
-        </div>
-        <div>
-          <dt>Queued ahead</dt>
-          <dd>{formatNumber(indexer.queuedAhead)}</dd>
-        </div>
-      </dl>
+      <IndexingFacts stats={stats} />
+      <SourceFacts stats={stats} />
+      {stats.byConnection.length > 0 && <ConnectionBreakdown stats={stats} />}
+    </>
+  );
+}
+
+/** What waits, what failed, and how fast the indexer gets through it. */
+function IndexingFacts({ stats }: { stats: ItemStats }) {
+  const { byIndexingStatus: s, indexer } = stats;
+  return (
+    <dl class="facts">
+      <div>
+        <dt>Pending</dt>
+        <dd>{formatNumber(s.pending)}</dd>
+      </div>
+      <div>
+        <dt>Failed</dt>
+        <dd>{formatNumber(s.failed)}</dd>
+      </div>
+      <div>
+        <dt>Searchable passages</dt>
+        <dd>{formatNumber(stats.chunks)}</dd>
+      </div>
+      <div>
+        <dt>Indexer rate</dt>
+        <dd>{indexer.ratePerSecond === null ? '—' : `${indexer.ratePerSecond.toFixed(1)} items/s`}</dd>
+      </div>
+      <div>
+        <dt>Time to searchable</dt>
+        <dd>
+          {indexer.etaSeconds === null
+            ? 'unknown yet'
+            : indexer.etaSeconds === 0
+              ? 'all done'
+              : `about ${formatDuration(indexer.etaSeconds * 1000)}`}
+        </dd>
+      </div>
+      <div>
+        <dt>Queued ahead</dt>
+        <dd>{formatNumber(indexer.queuedAhead)}</dd>
+      </div>
+    </dl>
+  );
+}
+
+function SourceFacts({ stats }: { stats: ItemStats }) {
+  return (
+    <>
       <h3>By source</h3>
       <dl class="facts">
         <div>
@@ -91,33 +108,36 @@ function Progress({ stats }: { stats: ItemStats }) {
           <dd>{formatNumber(stats.bySourceType.upload)}</dd>
         </div>
       </dl>
-      {stats.byConnection.length > 0 && (
-        <table class="table">
-          <caption>By connection</caption>
-          <thead>
-            <tr>
-              <th scope="col">Connection</th>
-              <th scope="col">Items</th>
-              <th scope="col">Searchable</th>
-              <th scope="col">Pending</th>
-              <th scope="col">Failed</th>
-            </tr>
-          </thead>
-          <tbody>
-            {stats.byConnection.map((c) => (
-              <tr key={c.connectionId}>
-                <th scope="row" data-label="Connection">
-                  {c.type}
-                </th>
-                <td data-label="Items">{formatNumber(c.total)}</td>
-                <td data-label="Searchable">{formatNumber(c.byIndexingStatus.indexed)}</td>
-                <td data-label="Pending">{formatNumber(c.byIndexingStatus.pending)}</td>
-                <td data-label="Failed">{formatNumber(c.byIndexingStatus.failed)}</td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      )}
     </>
+  );
+}
+
+function ConnectionBreakdown({ stats }: { stats: ItemStats }) {
+  return (
+    <table class="table">
+      <caption>By connection</caption>
+      <thead>
+        <tr>
+          <th scope="col">Connection</th>
+          <th scope="col">Items</th>
+          <th scope="col">Searchable</th>
+          <th scope="col">Pending</th>
+          <th scope="col">Failed</th>
+        </tr>
+      </thead>
+      <tbody>
+        {stats.byConnection.map((c) => (
+          <tr key={c.connectionId}>
+            <th scope="row" data-label="Connection">
+              {c.type}
+            </th>
+            <td data-label="Items">{formatNumber(c.total)}</td>
+            <td data-label="Searchable">{formatNumber(c.byIndexingStatus.indexed)}</td>
+            <td data-label="Pending">{formatNumber(c.byIndexingStatus.pending)}</td>
+            <td data-label="Failed">{formatNumber(c.byIndexingStatus.failed)}</td>
+          </tr>
+        ))}
+      </tbody>
+    </table>
   );
 }

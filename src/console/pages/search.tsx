@@ -13,27 +13,50 @@ type Mode = (typeof MODES)[number];
 type Outcome = { hits: SearchResult[]; ms: number } | { error: string };
 
 export function SearchPage() {
+  const { busy, asked, results, ask } = useSideBySideSearch();
+  return (
+    <>
+      <Section title="Ask the knowledge base" id="ask">
+        <SearchForm busy={busy} onAsk={ask} />
+      </Section>
+      {asked && (
+        <div class="side-by-side" aria-busy={busy}>
+          {MODES.map((mode) => (
+            <Hits key={mode} mode={mode} query={asked} outcome={results[mode]} />
+          ))}
+        </div>
+      )}
+    </>
+  );
+}
+
+/** What the form asks: the fields as typed (numbers and lists are read when the query runs). */
+interface Question {
+  query: string;
+  limit: string;
+  tags: string;
+  threshold: string;
+}
+
+/** Runs one question in every mode at once and keeps each mode's hits (or its error) and time. */
+function useSideBySideSearch() {
   const { client, signOut } = useSession();
-  const [query, setQuery] = useState('');
-  const [limit, setLimit] = useState('10');
-  const [tags, setTags] = useState('');
-  const [threshold, setThreshold] = useState('');
   const [asked, setAsked] = useState('');
   const [busy, setBusy] = useState(false);
   const [results, setResults] = useState<Partial<Record<Mode, Outcome>>>({});
 
-  const searchOne = async (mode: Mode, q: string): Promise<Outcome> => {
+  const searchOne = async (mode: Mode, q: Question): Promise<Outcome> => {
     const started = performance.now();
     try {
       const r = await ok(
         client.POST('/api/consume/search', {
           body: {
-            query: q,
+            query: q.query,
             mode,
-            limit: Number(limit),
+            limit: Number(q.limit),
             includeEmbedding: false,
-            ...(splitList(tags).length > 0 ? { tags: splitList(tags) } : {}),
-            ...(threshold.trim() !== '' ? { cosineDistanceThreshold: Number(threshold) } : {}),
+            ...(splitList(q.tags).length > 0 ? { tags: splitList(q.tags) } : {}),
+            ...(q.threshold.trim() !== '' ? { cosineDistanceThreshold: Number(q.threshold) } : {}),
           },
         }),
       );
@@ -44,77 +67,72 @@ export function SearchPage() {
     }
   };
 
+  const ask = async (q: Question) => {
+    setBusy(true);
+    const [semantic, hybrid] = await Promise.all(MODES.map((m) => searchOne(m, q)));
+    setResults({ semantic, hybrid });
+    setAsked(q.query);
+    setBusy(false);
+  };
+
+  return { busy, asked, results, ask };
+}
+
+function SearchForm(props: { busy: boolean; onAsk(question: Question): Promise<void> }) {
+  const [query, setQuery] = useState('');
+  const [limit, setLimit] = useState('10');
+  const [tags, setTags] = useState('');
+  const [threshold, setThreshold] = useState('');
   return (
-    <>
-      <Section title="Ask the knowledge base" id="ask">
-        <form
-          onSubmit={async (e) => {
-            e.preventDefault();
-            const q = query.trim();
-            setBusy(true);
-            const [semantic, hybrid] = await Promise.all(MODES.map((m) => searchOne(m, q)));
-            setResults({ semantic, hybrid });
-            setAsked(q);
-            setBusy(false);
-          }}
-        >
-          <label for="search-query">Query</label>
+    <form
+      onSubmit={async (e) => {
+        e.preventDefault();
+        await props.onAsk({ query: query.trim(), limit, tags, threshold });
+      }}
+    >
+      <label for="search-query">Query</label>
+      <input
+        id="search-query"
+        type="search"
+        required
+        value={query}
+        onInput={(e) => setQuery(e.currentTarget.value)}
+      />
+      <div class="row">
+        <div>
+          <label for="search-limit">Hits per mode</label>
           <input
-            id="search-query"
-            type="search"
-            required
-            value={query}
-            onInput={(e) => setQuery(e.currentTarget.value)}
+            id="search-limit"
+            type="number"
+            inputMode="numeric"
+            min={1}
+            max={100}
+            value={limit}
+            onInput={(e) => setLimit(e.currentTarget.value)}
           />
-          <div class="row">
-            <div>
-              <label for="search-limit">Hits per mode</label>
-              <input
-                id="search-limit"
-                type="number"
-                inputMode="numeric"
-                min={1}
-                max={100}
-                value={limit}
-                onInput={(e) => setLimit(e.currentTarget.value)}
-              />
-            </div>
-            <div>
-              <label for="search-threshold">Max distance (optional)</label>
-              <input
-                id="search-threshold"
-                type="number"
-                inputMode="decimal"
-                step="0.05"
-                min={0}
-                max={2}
-                value={threshold}
-                onInput={(e) => setThreshold(e.currentTarget.value)}
-              />
-            </div>
-            <div>
-              <label for="search-tags">Tags (any of, comma-separated)</label>
-              <input
-                id="search-tags"
-                type="text"
-                value={tags}
-                onInput={(e) => setTags(e.currentTarget.value)}
-              />
-            </div>
-          </div>
-          <button type="submit" disabled={busy}>
-            {busy ? 'Searching…' : 'Search'}
-          </button>
-        </form>
-      </Section>
-      {asked && (
-        <div class="side-by-side" aria-busy={busy}>
-          {MODES.map((mode) => (
-            <Hits key={mode} mode={mode} query={asked} outcome={results[mode]} />
-          ))}
         </div>
-      )}
-    </>
+        <div>
+          <label for="search-threshold">Max distance (optional)</label>
+          <input
+            id="search-threshold"
+            type="number"
+            inputMode="decimal"
+            step="0.05"
+            min={0}
+            max={2}
+            value={threshold}
+            onInput={(e) => setThreshold(e.currentTarget.value)}
+          />
+        </div>
+        <div>
+          <label for="search-tags">Tags (any of, comma-separated)</label>
+          <input id="search-tags" type="text" value={tags} onInput={(e) => setTags(e.currentTarget.value)} />
+        </div>
+      </div>
+      <button type="submit" disabled={props.busy}>
+        {props.busy ? 'Searching…' : 'Search'}
+      </button>
+    </form>
   );
 }
 
