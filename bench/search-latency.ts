@@ -5,12 +5,12 @@ import { Worker } from 'node:worker_threads';
 import type { Database, Queryable } from '../src/db/database.ts';
 import { migrate } from '../src/db/migrate.ts';
 import { createApiKey, createOrganization } from '../src/db/repositories/organizations.ts';
+import { chunkFilterSql } from '../src/db/repositories/search.ts';
 import type { Embedder } from '../src/embedding/index.ts';
 import { buildApp } from '../src/http/app.ts';
 import type { App } from '../src/http/context.ts';
 import { toVectorLiteral } from '../src/embedding/vector.ts';
 import { newId } from '../src/lib/ids.ts';
-import { buildFilters } from '../src/search/filters.ts';
 import { type SearchHit, type SearchQuery, search } from '../src/search/search.ts';
 import { ensureVectorIndex, vectorExpr } from '../src/search/vector-index.ts';
 import { testEmbedder } from '../test/support/embedding.ts';
@@ -388,7 +388,7 @@ const overlap = (a: string[], b: string[]) => {
 async function searchBefore(db: Database, q: SearchQuery, dims: number): Promise<SearchHit[]> {
   return db.transaction(async (tx) => {
     await tx.exec('SET LOCAL hnsw.iterative_scan = relaxed_order; SET LOCAL hnsw.ef_search = 300');
-    const f = buildFilters(q, 2);
+    const f = chunkFilterSql(q, 2);
     const vec = `$${f.params.length + 1}::vector(${dims})`;
     const sql = `SELECT c.id, ${vectorExpr(dims, 'c.embedding')} <=> ${vec} AS distance
                    FROM chunks AS c WHERE ${f.where}

@@ -70,18 +70,10 @@ export interface Service {
   close(): Promise<void>;
 }
 
-export function composeService(opts: {
-  config: Config;
-  db: Database;
-  cipher: CredentialCipher;
-  parts?: ServiceParts;
-}): Service {
-  const { config, db, cipher } = opts;
-  const parts = opts.parts ?? {};
-  const log = parts.log ?? silentLogger;
-
+/** The connectors (registered, and a test's), each with its settings from the config, and their fetch. */
+function createSourceServices(config: Config, cipher: CredentialCipher, parts: ServiceParts): SourceServices {
   const registry = new SourceRegistry([...registeredConnectors, ...(parts.connectors ?? [])]);
-  const sources = new SourceServices({
+  return new SourceServices({
     registry,
     fetch:
       parts.sourceFetch ??
@@ -96,6 +88,19 @@ export function composeService(opts: {
     ),
     syncHttp: parts.sourceHttp ?? SYNC_HTTP,
   });
+}
+
+export function composeService(opts: {
+  config: Config;
+  db: Database;
+  cipher: CredentialCipher;
+  parts?: ServiceParts;
+}): Service {
+  const { config, db, cipher } = opts;
+  const parts = opts.parts ?? {};
+  const log = parts.log ?? silentLogger;
+
+  const sources = createSourceServices(config, cipher, parts);
   const crawler = createCrawlerRuntime({
     allowPrivate: config.KB_CRAWL_ALLOW_PRIVATE,
     publicUrl: config.KB_PUBLIC_URL,

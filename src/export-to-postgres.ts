@@ -117,59 +117,9 @@ export async function exportToPostgres(opts: ExportOptions): Promise<ExportRepor
     throw new ExportRefused(`cannot connect to the target Postgres: ${(err as Error).message}`);
   }
   try {
-    // The same release's schema on both sides (the embedded one as the service would migrate it at start).
-    await migrate(source);
-    await migrate(target);
-    const [sv, tv] = [await migrationVersions(source), await migrationVersions(target)];
-    if (sv.join() !== tv.join())
-      throw new ExportRefused(
-        `the target's migrations (${tv.join(', ')}) differ from this release's (${sv.join(', ')}): ` +
-          'export with the release that migrated the target, or into an empty database',
-      );
-    const tables = await foreignKeyOrder(source, await readTables(source));
-    const targetTables = new Map((await readTables(target)).map((t) => [t.name, t]));
-    // Every check before the first row is written.
-    const plan: Array<{ table: Table; copy: boolean; rows: number }> = [];
-    for (const t of tables) {
-      const tt = targetTables.get(t.name);
-      const shape = (x: Table) => x.columns.map((c) => `${c.name} ${c.type}`).join(', ');
-      if (!tt || shape(tt) !== shape(t))
-        throw new ExportRefused(`table ${t.name} differs between the data directory and the target`);
-      const rows = await countRows(source, t.name);
-      const there = await countRows(target, t.name);
-      if (there === 0) plan.push({ table: t, copy: rows > 0, rows });
-      else if (there === rows && (await tableDigest(source, t.name)) === (await tableDigest(target, t.name)))
-        plan.push({ table: t, copy: false, rows }); // filled by a migration, the same on both sides
-      else
-        throw new ExportRefused(
-          `the target database is not empty (table ${t.name} has ${there} rows): export into a new database`,
-        );
-    }
-
+    const plan = await planExport(source, target);
     const storedModel = await readStoredModel(source);
-    let sequences = 0;
-    await source.transaction(async (src) => {
-      await target.transaction(async (dst) => {
-        // A target that a server-mode service already started on has the HNSW index: drop it for the load.
-        await dropVectorIndexes(dst);
-        for (const { table, copy, rows } of plan) {
-          if (!copy) continue;
-          await setUserTriggers(dst, table.name, false);
-          let done = 0;
-          await streamRowsAsText(src, table, BATCH_ROWS, async (columns, n) => {
-            await insertRowsFromText(dst, table, columns);
-            done += n;
-            if (rows >= 10 * BATCH_ROWS) say(`  ${table.name}: ${done}/${rows}`);
-          });
-          await setUserTriggers(dst, table.name, true);
-          say(`${table.name}: ${done} rows`);
-        }
-        for (const seq of await listSequences(src)) {
-          await setSequence(dst, seq, await readSequence(src, seq));
-          sequences++;
-        }
-      });
-    });
+    const sequences = await copyRows(source, target, plan, say);
 
     let vectorIndex = false;
     if (storedModel) {
@@ -192,6 +142,85 @@ export async function exportToPostgres(opts: ExportOptions): Promise<ExportRepor
     await source.close();
     await target.close();
   }
+}
+
+/** One table of the export: whether its rows are copied, and how many the source has. */
+interface TablePlan {
+  table: Table;
+  copy: boolean;
+  rows: number;
+}
+
+/**
+ * Migrates both sides, then checks every table before the first row is written: the same schema on
+ * both sides, and a target that is empty but for what a migration filled the same way.
+ */
+async function planExport(source: Database, target: Database): Promise<TablePlan[]> {
+  // The same release's schema on both sides (the embedded one as the service would migrate it at start).
+  await migrate(source);
+  await migrate(target);
+  const [sv, tv] = [await migrationVersions(source), await migrationVersions(target)];
+  if (sv.join() !== tv.join())
+    throw new ExportRefused(
+      `the target's migrations (${tv.join(', ')}) differ from this release's (${sv.join(', ')}): ` +
+        'export with the release that migrated the target, or into an empty database',
+    );
+  const tables = await foreignKeyOrder(source, await readTables(source));
+  const targetTables = new Map((await readTables(target)).map((t) => [t.name, t]));
+  // Every check before the first row is written.
+  const plan: TablePlan[] = [];
+  for (const t of tables) {
+    const tt = targetTables.get(t.name);
+    const shape = (x: Table) => x.columns.map((c) => `${c.name} ${c.type}`).join(', ');
+    if (!tt || shape(tt) !== shape(t))
+      throw new ExportRefused(`table ${t.name} differs between the data directory and the target`);
+    const rows = await countRows(source, t.name);
+    const there = await countRows(target, t.name);
+    if (there === 0) plan.push({ table: t, copy: rows > 0, rows });
+    else if (there === rows && (await tableDigest(source, t.name)) === (await tableDigest(target, t.name)))
+      plan.push({ table: t, copy: false, rows }); // filled by a migration, the same on both sides
+    else
+      throw new ExportRefused(
+        `the target database is not empty (table ${t.name} has ${there} rows): export into a new database`,
+      );
+  }
+  return plan;
+}
+
+/**
+ * Copies the planned rows and the sequences' values, from one snapshot into one transaction; returns how
+ * many sequences it set.
+ */
+async function copyRows(
+  source: Database,
+  target: Database,
+  plan: readonly TablePlan[],
+  say: (line: string) => void,
+): Promise<number> {
+  let sequences = 0;
+  await source.transaction(async (src) => {
+    await target.transaction(async (dst) => {
+      // A target that a server-mode service already started on has the HNSW index: drop it for the load.
+      await dropVectorIndexes(dst);
+      for (const { table, copy, rows } of plan) {
+        if (!copy) continue;
+        await setUserTriggers(dst, table.name, false);
+        let done = 0;
+        await streamRowsAsText(src, table, BATCH_ROWS, async (columns, n) => {
+          await insertRowsFromText(dst, table, columns);
+          done += n;
+          if (rows >= 10 * BATCH_ROWS) say(`  ${table.name}: ${done}/${rows}`);
+        });
+        await setUserTriggers(dst, table.name, true);
+        say(`${table.name}: ${done} rows`);
+      }
+      for (const seq of await listSequences(src)) {
+        await setSequence(dst, seq, await readSequence(src, seq));
+        sequences++;
+      }
+    });
+  });
+  return sequences;
 }
 
 /** Where the credentials' key is, for the closing advice (never the key itself). */

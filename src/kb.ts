@@ -74,12 +74,18 @@ async function withDb<T>(
 
 const repositories = () => import('./db/repositories/organizations.ts');
 
-/**
- * Registers the local commands. Long on purpose: a table of commander definitions, one per command, each
- * loading the service's modules only when run; splitting it would scatter the help a user reads as one list.
- */
+/** Registers the local commands, in the order the help lists them. */
 function registerLocalCommands(program: Command): void {
   program.commandsGroup('Service (on this machine, with its settings):');
+  registerServiceCommands(program);
+  registerOrgCommands(program);
+  registerKeyCommands(program);
+  registerExportToPostgres(program);
+  registerReembedLocal(program);
+}
+
+/** `serve`, `worker`, `migrate`: the service's own processes. */
+function registerServiceCommands(program: Command): void {
   program
     .command('serve')
     .description('run the API and workers (same as npm start)')
@@ -123,7 +129,9 @@ function registerLocalCommands(program: Command): void {
         }
       }),
     );
+}
 
+function registerOrgCommands(program: Command): void {
   const org = program.command('org').description('organizations');
   org
     .command('create')
@@ -139,7 +147,9 @@ function registerLocalCommands(program: Command): void {
         });
       }),
     );
+}
 
+function registerKeyCommands(program: Command): void {
   const key = program.command('key').description("an organization's API keys");
   key
     .command('create')
@@ -188,7 +198,9 @@ function registerLocalCommands(program: Command): void {
         });
       }),
     );
+}
 
+function registerExportToPostgres(program: Command): void {
   program
     .command('export-to-postgres')
     .description(
@@ -196,65 +208,67 @@ function registerLocalCommands(program: Command): void {
     )
     .argument('<DATABASE_URL>', 'the target, an empty database')
     .option('--data-dir <dir>', 'the embedded data directory (default KB_DATA_DIR)')
-    .action(
-      local(async (url: string, opts: { dataDir?: string }) => {
-        const [{ loadConfig }, { exportToPostgres, encryptionKeyAdvice, ExportRefused }] = await Promise.all([
-          import('./config.ts'),
-          import('./export-to-postgres.ts'),
-        ]);
-        const config = loadConfig();
-        const dataDir = opts.dataDir ?? config.dataDir;
-        const report = await exportToPostgres({
-          dataDir,
-          databaseUrl: url,
-          progress: (l) => process.stderr.write(`${l}\n`),
-        }).catch((err: unknown) => {
-          throw err instanceof ExportRefused ? new UsageError(err.message) : err;
-        });
-        for (const t of report.tables) console.log(`${t.table}\t${t.source} rows -> ${t.target}`);
-        console.log(
-          `sequences set: ${report.sequences}; HNSW index ${report.vectorIndex ? 'built' : 'not needed (no model yet)'}`,
-        );
-        console.log(encryptionKeyAdvice(dataDir, Boolean(config.KB_ENCRYPTION_KEY)));
-      }),
-    );
+    .action(local(exportDataDirToPostgres));
+}
 
-  // Changing the embedding model is offline work: the service refuses to start on vectors of another
-  // model, so this runs in its own process against the database (the remote `kb reembed` cannot).
+async function exportDataDirToPostgres(url: string, opts: { dataDir?: string }): Promise<void> {
+  const [{ loadConfig }, { exportToPostgres, encryptionKeyAdvice, ExportRefused }] = await Promise.all([
+    import('./config.ts'),
+    import('./export-to-postgres.ts'),
+  ]);
+  const config = loadConfig();
+  const dataDir = opts.dataDir ?? config.dataDir;
+  const report = await exportToPostgres({
+    dataDir,
+    databaseUrl: url,
+    progress: (l) => process.stderr.write(`${l}\n`),
+  }).catch((err: unknown) => {
+    throw err instanceof ExportRefused ? new UsageError(err.message) : err;
+  });
+  for (const t of report.tables) console.log(`${t.table}\t${t.source} rows -> ${t.target}`);
+  console.log(
+    `sequences set: ${report.sequences}; HNSW index ${report.vectorIndex ? 'built' : 'not needed (no model yet)'}`,
+  );
+  console.log(encryptionKeyAdvice(dataDir, Boolean(config.KB_ENCRYPTION_KEY)));
+}
+
+// Changing the embedding model is offline work: the service refuses to start on vectors of another
+// model, so this runs in its own process against the database (the remote `kb reembed` cannot).
+function registerReembedLocal(program: Command): void {
   program
     .command('reembed-local')
     .description(
       "after changing the embedding model: re-embed every organization's items in this process, against the database (service stopped)",
     )
-    .action(
-      local(async () => {
-        const [{ loadConfig }, { createEmbedder }, { embedderConfigFrom }, { Indexer }, { resetForModel }] =
-          await Promise.all([
-            import('./config.ts'),
-            import('./embedding/index.ts'),
-            import('./embedding/from-config.ts'),
-            import('./ingest/indexer.ts'),
-            import('./search/vector-index.ts'),
-          ]);
-        await withDb(async (db) => {
-          const embedder = await createEmbedder(embedderConfigFrom(loadConfig()));
-          const total = await resetForModel(db, { id: embedder.modelId, dimensions: embedder.dimensions });
-          console.log(`re-embedding ${total} items with ${embedder.modelId}`);
-          let done = 0;
-          const started = Date.now();
-          const indexer = new Indexer(db, embedder, {
-            onProgress: (n) => {
-              done += n;
-              const rate = done / ((Date.now() - started) / 1000);
-              process.stdout.write(`\r${done}/${total} items (${rate.toFixed(1)}/s)   `);
-            },
-          });
-          await indexer.drain();
-          process.stdout.write('\n');
-          await embedder.close();
-        });
-      }),
-    );
+    .action(local(reembedLocal));
+}
+
+async function reembedLocal(): Promise<void> {
+  const [{ loadConfig }, { createEmbedder }, { embedderConfigFrom }, { Indexer }, { resetForModel }] =
+    await Promise.all([
+      import('./config.ts'),
+      import('./embedding/index.ts'),
+      import('./embedding/from-config.ts'),
+      import('./ingest/indexer.ts'),
+      import('./search/vector-index.ts'),
+    ]);
+  await withDb(async (db) => {
+    const embedder = await createEmbedder(embedderConfigFrom(loadConfig()));
+    const total = await resetForModel(db, { id: embedder.modelId, dimensions: embedder.dimensions });
+    console.log(`re-embedding ${total} items with ${embedder.modelId}`);
+    let done = 0;
+    const started = Date.now();
+    const indexer = new Indexer(db, embedder, {
+      onProgress: (n) => {
+        done += n;
+        const rate = done / ((Date.now() - started) / 1000);
+        process.stdout.write(`\r${done}/${total} items (${rate.toFixed(1)}/s)   `);
+      },
+    });
+    await indexer.drain();
+    process.stdout.write('\n');
+    await embedder.close();
+  });
 }
 
 function registerRemoteCommands(program: Command): void {

@@ -92,10 +92,7 @@ async function readJob(remote: Remote, ref: ConnectionRef, jobId: number): Promi
   return job;
 }
 
-/**
- * Registers the `sync` commands: a table of commander definitions, one per command, kept together so
- * the help reads as one list (hence its length).
- */
+/** Registers the `sync` command: its commander definition (the help) and its action. */
 export function register(program: Command): void {
   remoteOptions(
     program
@@ -120,71 +117,103 @@ export function register(program: Command): void {
         'how often progress is read (default 1 on a terminal, else 5)',
         parseInterval,
       ),
-  ).action(async (type: string | undefined, opts: SyncOptions) => {
-    if (!type && !opts.connection)
-      throw new UsageError('name the connection: kb sync <type>, or --connection <id>');
-    if (type && opts.connection)
-      throw new UsageError('name the connection by type or by --connection, not both');
-    const remote = connect(opts);
-    const ref: ConnectionRef = opts.connection
-      ? { connectionId: opts.connection }
-      : { type: type as RunSyncBody['type'] };
-    const started = await remote.client.POST('/api/connect/run-sync', {
-      body: { ...ref, jobType: opts.reset ? 'reset' : 'sync' },
+  ).action(runSync);
+}
+
+/** A queued sync: its job, how it is shown, and the command that follows it. */
+interface StartedSync {
+  ref: ConnectionRef;
+  jobId: number;
+  label: string;
+  followCommand: string;
+}
+
+/** Starts the sync; with --wait, follows it and ends with the exit code its outcome calls for. */
+async function runSync(type: string | undefined, opts: SyncOptions): Promise<void> {
+  if (!type && !opts.connection)
+    throw new UsageError('name the connection: kb sync <type>, or --connection <id>');
+  if (type && opts.connection)
+    throw new UsageError('name the connection by type or by --connection, not both');
+  const remote = connect(opts);
+  const ref: ConnectionRef = opts.connection
+    ? { connectionId: opts.connection }
+    : { type: type as RunSyncBody['type'] };
+  const jobId = await startSync(remote, ref, opts);
+  const sync: StartedSync = {
+    ref,
+    jobId,
+    label: `sync ${type ?? opts.connection} (job ${jobId})`,
+    followCommand: `kb sync ${type ?? `--connection ${opts.connection}`} --wait`,
+  };
+  if (!opts.wait) {
+    if (remote.json) printJson({ success: true, jobId });
+    else console.log(`${sync.label} queued; ${sync.followCommand} follows it`);
+    return;
+  }
+  const { job, stats } = await followSync(remote, sync, opts);
+  if (remote.json) {
+    printJson({
+      type: 'result',
+      job,
+      items: connectionItems(stats, job.connectionId),
+      chunks: stats.chunks,
     });
-    let jobId: number;
-    const busy = started.error as { error?: string; jobId?: number } | undefined;
-    if (
-      opts.wait &&
-      started.response.status === 409 &&
-      busy?.error === 'sync_in_progress' &&
-      busy.jobId !== undefined
-    ) {
-      // Asking to sync and wait while a sync runs: follow the one that runs.
-      jobId = busy.jobId;
-      if (!remote.json)
-        process.stderr.write(`a sync of this connection is already running (job ${jobId}); following it\n`);
-    } else {
-      jobId = (await ok(Promise.resolve(started))).jobId;
-    }
-    const label = `sync ${type ?? opts.connection} (job ${jobId})`;
-    if (!opts.wait) {
-      if (remote.json) printJson({ success: true, jobId });
-      else
-        console.log(
-          `${label} queued; kb sync ${type ?? `--connection ${opts.connection}`} --wait follows it`,
-        );
-      return;
-    }
-    const mode = displayMode({ json: remote.json, isTTY: Boolean(process.stderr.isTTY) });
-    const { job, stats } = await follow({
-      display: new ProgressDisplay(mode),
-      intervalMs: intervalMs(opts.interval, mode),
-      interruptHint: `the sync goes on in the service (kb sync ${type ?? `--connection ${opts.connection}`} --wait follows it again)`,
-      poll: async () => {
-        const [job, stats] = await Promise.all([readJob(remote, ref, jobId), readStats(remote.client)]);
-        const ended = SYNC_ENDED.has(job.status);
-        const searchable = connectionItems(stats, job.connectionId).byIndexingStatus.pending === 0;
-        return {
-          view: syncView(label, job, stats),
-          finished: ended && (!opts.indexed || searchable),
-          result: { job, stats },
-        };
-      },
-    });
-    if (remote.json) {
-      printJson({
-        type: 'result',
-        job,
-        items: connectionItems(stats, job.connectionId),
-        chunks: stats.chunks,
-      });
-    } else {
-      console.log(syncSummary(label, job, stats));
-    }
-    if (job.status === 'failed' || job.status === 'cancelled') {
-      throw new CliError(`the sync ${job.status}${job.error ? `: ${job.error}` : ''}`);
-    }
-    if (job.status === 'incomplete') process.exitCode = EXIT.incomplete;
+  } else {
+    console.log(syncSummary(sync.label, job, stats));
+  }
+  if (job.status === 'failed' || job.status === 'cancelled') {
+    throw new CliError(`the sync ${job.status}${job.error ? `: ${job.error}` : ''}`);
+  }
+  if (job.status === 'incomplete') process.exitCode = EXIT.incomplete;
+}
+
+/**
+ * Queues the sync and answers its job id. Asking to sync and wait while a sync of the connection runs
+ * follows the one that runs instead of failing.
+ */
+async function startSync(remote: Remote, ref: ConnectionRef, opts: SyncOptions): Promise<number> {
+  const started = await remote.client.POST('/api/connect/run-sync', {
+    body: { ...ref, jobType: opts.reset ? 'reset' : 'sync' },
+  });
+  const busy = started.error as { error?: string; jobId?: number } | undefined;
+  if (
+    opts.wait &&
+    started.response.status === 409 &&
+    busy?.error === 'sync_in_progress' &&
+    busy.jobId !== undefined
+  ) {
+    if (!remote.json)
+      process.stderr.write(
+        `a sync of this connection is already running (job ${busy.jobId}); following it\n`,
+      );
+    return busy.jobId;
+  }
+  return (await ok(Promise.resolve(started))).jobId;
+}
+
+/** Follows the job (and, with --indexed, its items' indexing) to its end, showing progress. */
+function followSync(
+  remote: Remote,
+  sync: StartedSync,
+  opts: SyncOptions,
+): Promise<{ job: SyncJob; stats: ItemStats }> {
+  const mode = displayMode({ json: remote.json, isTTY: Boolean(process.stderr.isTTY) });
+  return follow({
+    display: new ProgressDisplay(mode),
+    intervalMs: intervalMs(opts.interval, mode),
+    interruptHint: `the sync goes on in the service (${sync.followCommand} follows it again)`,
+    poll: async () => {
+      const [job, stats] = await Promise.all([
+        readJob(remote, sync.ref, sync.jobId),
+        readStats(remote.client),
+      ]);
+      const ended = SYNC_ENDED.has(job.status);
+      const searchable = connectionItems(stats, job.connectionId).byIndexingStatus.pending === 0;
+      return {
+        view: syncView(sync.label, job, stats),
+        finished: ended && (!opts.indexed || searchable),
+        result: { job, stats },
+      };
+    },
   });
 }

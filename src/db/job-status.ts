@@ -13,11 +13,6 @@
 export const JOB_STATUSES = ['pending', 'running', 'succeeded', 'failed', 'cancelled', 'incomplete'] as const;
 export type JobStatus = (typeof JOB_STATUSES)[number];
 
-/** Statuses a job ends in; nothing leaves them. */
-export const FINAL_STATUSES: readonly JobStatus[] = ['succeeded', 'failed', 'cancelled', 'incomplete'];
-/** Statuses of a job that is still to do or being done (the dedupe index covers exactly these). */
-export const ACTIVE_STATUSES: readonly JobStatus[] = ['pending', 'running'];
-
 export const JOB_TRANSITIONS: Readonly<Record<JobStatus, readonly JobStatus[]>> = {
   pending: ['running', 'cancelled', 'failed'],
   running: ['succeeded', 'incomplete', 'failed', 'cancelled', 'pending'],
@@ -27,7 +22,7 @@ export const JOB_TRANSITIONS: Readonly<Record<JobStatus, readonly JobStatus[]>> 
   incomplete: [],
 };
 
-export function canTransition(from: JobStatus, to: JobStatus): boolean {
+function canTransition(from: JobStatus, to: JobStatus): boolean {
   return JOB_TRANSITIONS[from].includes(to);
 }
 

@@ -79,76 +79,123 @@ async function load(
   return { tokenizer, model };
 }
 
-const loaded = await load(settings).catch((err: unknown) => {
-  // The thread then ends by itself: nothing listens on its port.
-  send({ type: 'load-failed', message: (err as Error).message });
-  return null;
-});
-if (loaded) await serve(loaded.tokenizer, loaded.model);
-
-async function serve(tokenizer: PreTrainedTokenizer, model: PreTrainedModel): Promise<void> {
-  /** One inference: token vectors pooled (mean over the attention mask, or CLS) and L2-normalized. */
-  const infer = async (batch: string[]): Promise<Float32Array[]> => {
-    const inputs = tokenizer(batch, { padding: true, truncation: true, max_length: settings.maxTokens });
-    const outputs = (await model(inputs)) as { last_hidden_state: Tensor };
-    const hidden = outputs.last_hidden_state;
-    const [batchSize, seqLen, width] = hidden.dims as [number, number, number];
-    const data = hidden.data as Float32Array;
-    const mask = inputs.attention_mask.data as BigInt64Array;
-    const vectors: Float32Array[] = [];
-    for (let b = 0; b < batchSize; b++) {
-      const vec = new Float32Array(width);
-      const base = b * seqLen * width;
-      if (settings.pooling === 'cls') {
-        vec.set(data.subarray(base, base + width));
-      } else {
-        let count = 0;
-        for (let t = 0; t < seqLen; t++) {
-          if (mask[b * seqLen + t] === 0n) continue;
-          count++;
-          const offset = base + t * width;
-          for (let d = 0; d < width; d++) vec[d] = vec[d]! + data[offset + d]!;
-        }
-        for (let d = 0; d < width; d++) vec[d] = vec[d]! / Math.max(count, 1);
+/** One inference: token vectors pooled (mean over the attention mask, or CLS) and L2-normalized. */
+async function infer(
+  tokenizer: PreTrainedTokenizer,
+  model: PreTrainedModel,
+  batch: string[],
+): Promise<Float32Array[]> {
+  const inputs = tokenizer(batch, { padding: true, truncation: true, max_length: settings.maxTokens });
+  const outputs = (await model(inputs)) as { last_hidden_state: Tensor };
+  const hidden = outputs.last_hidden_state;
+  const [batchSize, seqLen, width] = hidden.dims as [number, number, number];
+  const data = hidden.data as Float32Array;
+  const mask = inputs.attention_mask.data as BigInt64Array;
+  const vectors: Float32Array[] = [];
+  for (let b = 0; b < batchSize; b++) {
+    const vec = new Float32Array(width);
+    const base = b * seqLen * width;
+    if (settings.pooling === 'cls') {
+      vec.set(data.subarray(base, base + width));
+    } else {
+      let count = 0;
+      for (let t = 0; t < seqLen; t++) {
+        if (mask[b * seqLen + t] === 0n) continue;
+        count++;
+        const offset = base + t * width;
+        for (let d = 0; d < width; d++) vec[d] = vec[d]! + data[offset + d]!;
       }
-      vectors.push(l2Normalize(vec));
+      for (let d = 0; d < width; d++) vec[d] = vec[d]! / Math.max(count, 1);
     }
-    hidden.dispose();
-    return vectors;
-  };
+    vectors.push(l2Normalize(vec));
+  }
+  hidden.dispose();
+  return vectors;
+}
 
-  let dimensions = modelConfigSchema.safeParse(model.config).data?.hidden_size;
-  if (dimensions === undefined) {
-    // Unusual configs name the width differently; one inference tells it for sure.
-    const probe = (await model(tokenizer(['dimension probe']))) as { last_hidden_state: Tensor };
-    dimensions = probe.last_hidden_state.dims[2]!;
-    probe.last_hidden_state.dispose();
+/** The width of the model's vectors. */
+async function modelDimensions(tokenizer: PreTrainedTokenizer, model: PreTrainedModel): Promise<number> {
+  const dimensions = modelConfigSchema.safeParse(model.config).data?.hidden_size;
+  if (dimensions !== undefined) return dimensions;
+  // Unusual configs name the width differently; one inference tells it for sure.
+  const probe = (await model(tokenizer(['dimension probe']))) as { last_hidden_state: Tensor };
+  const width = probe.last_hidden_state.dims[2]!;
+  probe.last_hidden_state.dispose();
+  return width;
+}
+
+/** The calls' texts that one inference embeds, by call. */
+type InferencePieces = Array<{ call: Call; ids: number[] }>;
+
+/** The two lanes of calls and the one loop that runs their inferences on the model. */
+class InferenceQueue {
+  readonly #lanes: Record<EmbedPriority, Call[]> = { query: [], document: [] };
+  readonly #calls = new Map<number, Call>();
+  #closing = false;
+  #working = false;
+  /** Milliseconds of query inferences run while documents waited, since the last document inference. */
+  #queryTimeWhileDocumentsWait = 0;
+  #lastDocumentInferenceMs = 0;
+
+  readonly #model: PreTrainedModel;
+  readonly #infer: (batch: string[]) => Promise<Float32Array[]>;
+
+  constructor(model: PreTrainedModel, infer: (batch: string[]) => Promise<Float32Array[]>) {
+    this.#model = model;
+    this.#infer = infer;
   }
 
-  const lanes: Record<EmbedPriority, Call[]> = { query: [], document: [] };
-  const calls = new Map<number, Call>();
-  let closing = false;
-  let working = false;
-  /** Milliseconds of query inferences run while documents waited, since the last document inference. */
-  let queryTimeWhileDocumentsWait = 0;
-  let lastDocumentInferenceMs = 0;
+  embed(id: number, priority: EmbedPriority, texts: string[]): void {
+    if (texts.length === 0) {
+      send({ type: 'vectors', id, vectors: [] });
+      return;
+    }
+    const call: Call = {
+      id,
+      priority,
+      texts,
+      order: texts.map((_, i) => i).sort((a, b) => texts[a]!.length - texts[b]!.length || a - b),
+      next: 0,
+      vectors: new Array(texts.length),
+      cancelled: false,
+    };
+    this.#calls.set(call.id, call);
+    this.#lanes[priority].push(call);
+    void this.#work();
+  }
 
-  const nextCall = (): Call | undefined => {
-    const query = lanes.query[0];
-    const document = lanes.document[0];
+  cancel(id: number): void {
+    const call = this.#calls.get(id);
+    if (!call) return;
+    call.cancelled = true;
+    this.#drop(call);
+  }
+
+  async close(): Promise<void> {
+    this.#closing = true;
+    // An inference in progress finishes first (the loop stops at its next turn); then the session is freed.
+    while (this.#working) await nextTurn();
+    await this.#model.dispose();
+    process.exit(0);
+  }
+
+  #nextCall(): Call | undefined {
+    const query = this.#lanes.query[0];
+    const document = this.#lanes.document[0];
     if (!query || !document) return query ?? document;
-    return queryTimeWhileDocumentsWait >= QUERY_TIME_PER_DOCUMENT_INFERENCE * lastDocumentInferenceMs
+    return this.#queryTimeWhileDocumentsWait >=
+      QUERY_TIME_PER_DOCUMENT_INFERENCE * this.#lastDocumentInferenceMs
       ? document
       : query;
-  };
+  }
 
-  const drop = (call: Call): void => {
-    calls.delete(call.id);
-    for (const lane of Object.values(lanes)) {
+  #drop(call: Call): void {
+    this.#calls.delete(call.id);
+    for (const lane of Object.values(this.#lanes)) {
       const at = lane.indexOf(call);
       if (at >= 0) lane.splice(at, 1);
     }
-  };
+  }
 
   /**
    * The texts of the next inference: up to `batchSize` of `call`'s, and when `call` is a query with room
@@ -156,8 +203,8 @@ async function serve(tokenizer: PreTrainedTokenizer, model: PreTrainedModel): Pr
    * waiting for one each. Only where the batch does not change the vectors: an int8 model embeds one text
    * per inference (see DEFAULT_BATCH_SIZE in local.ts), so its queries still go one by one.
    */
-  const takeInference = (call: Call): Array<{ call: Call; ids: number[] }> => {
-    const pieces: Array<{ call: Call; ids: number[] }> = [];
+  #takeInference(call: Call): InferencePieces {
+    const pieces: InferencePieces = [];
     let room = settings.batchSize;
     const take = (c: Call) => {
       const ids = c.order.slice(c.next, c.next + room);
@@ -167,105 +214,100 @@ async function serve(tokenizer: PreTrainedTokenizer, model: PreTrainedModel): Pr
     };
     take(call);
     if (call.priority === 'query') {
-      for (const other of lanes.query) {
+      for (const other of this.#lanes.query) {
         if (room === 0) break;
         if (other !== call && !other.cancelled) take(other);
       }
     }
     return pieces;
-  };
+  }
 
   /** Runs inferences until both lanes are empty; one loop at a time. */
-  const work = async (): Promise<void> => {
-    if (working) return;
-    working = true;
+  async #work(): Promise<void> {
+    if (this.#working) return;
+    this.#working = true;
     try {
       for (;;) {
         // Let messages in (a query, a cancellation) before choosing the next inference.
         await nextTurn();
-        if (closing) return;
-        const call = nextCall();
+        if (this.#closing) return;
+        const call = this.#nextCall();
         if (!call) return;
-        const documentsWait = lanes.document.length > 0;
-        const pieces = takeInference(call);
-        const started = performance.now();
-        let vectors: Float32Array[];
-        try {
-          vectors = await infer(pieces.flatMap(({ call: c, ids }) => ids.map((i) => c.texts[i]!)));
-        } catch (err) {
-          for (const { call: c } of pieces) {
-            drop(c);
-            if (!c.cancelled) send({ type: 'failed', id: c.id, message: (err as Error).message });
-          }
-          continue;
-        } finally {
-          const ms = performance.now() - started;
-          if (call.priority === 'document') {
-            lastDocumentInferenceMs = ms;
-            queryTimeWhileDocumentsWait = 0;
-          } else if (documentsWait) {
-            queryTimeWhileDocumentsWait += ms;
-          }
-        }
-        let k = 0;
-        for (const { call: c, ids } of pieces) {
-          for (const id of ids) c.vectors[id] = vectors[k++]!;
-          if (c.cancelled || c.next < c.order.length) continue;
-          drop(c);
-          send(
-            { type: 'vectors', id: c.id, vectors: c.vectors },
-            c.vectors.map((v) => v.buffer as ArrayBuffer),
-          );
-        }
+        await this.#runInference(call);
       }
     } finally {
-      working = false;
+      this.#working = false;
     }
-  };
+  }
 
-  const close = async (): Promise<void> => {
-    closing = true;
-    // An inference in progress finishes first (the loop stops at its next turn); then the session is freed.
-    while (working) await nextTurn();
-    await model.dispose();
-    process.exit(0);
-  };
+  /** One inference for `call` (and the queries sharing it); a failure fails every call in it. */
+  async #runInference(call: Call): Promise<void> {
+    const documentsWait = this.#lanes.document.length > 0;
+    const pieces = this.#takeInference(call);
+    const started = performance.now();
+    let vectors: Float32Array[];
+    try {
+      vectors = await this.#infer(pieces.flatMap(({ call: c, ids }) => ids.map((i) => c.texts[i]!)));
+    } catch (err) {
+      for (const { call: c } of pieces) {
+        this.#drop(c);
+        if (!c.cancelled) send({ type: 'failed', id: c.id, message: (err as Error).message });
+      }
+      return;
+    } finally {
+      this.#recordInferenceTime(call.priority, documentsWait, performance.now() - started);
+    }
+    this.#deliver(pieces, vectors);
+  }
 
+  #recordInferenceTime(priority: EmbedPriority, documentsWait: boolean, ms: number): void {
+    if (priority === 'document') {
+      this.#lastDocumentInferenceMs = ms;
+      this.#queryTimeWhileDocumentsWait = 0;
+    } else if (documentsWait) {
+      this.#queryTimeWhileDocumentsWait += ms;
+    }
+  }
+
+  /** Files the inference's vectors under their calls and sends each call whose texts are all embedded. */
+  #deliver(pieces: InferencePieces, vectors: Float32Array[]): void {
+    let k = 0;
+    for (const { call: c, ids } of pieces) {
+      for (const id of ids) c.vectors[id] = vectors[k++]!;
+      if (c.cancelled || c.next < c.order.length) continue;
+      this.#drop(c);
+      send(
+        { type: 'vectors', id: c.id, vectors: c.vectors },
+        c.vectors.map((v) => v.buffer as ArrayBuffer),
+      );
+    }
+  }
+}
+
+async function serve(tokenizer: PreTrainedTokenizer, model: PreTrainedModel): Promise<void> {
+  const dimensions = await modelDimensions(tokenizer, model);
+  const queue = new InferenceQueue(model, (batch) => infer(tokenizer, model, batch));
   port!.on('message', (raw: unknown) => {
     const message = toModelThreadSchema.parse(raw);
     switch (message.type) {
-      case 'embed': {
-        const { texts } = message;
-        if (texts.length === 0) {
-          send({ type: 'vectors', id: message.id, vectors: [] });
-          return;
-        }
-        const call: Call = {
-          id: message.id,
-          priority: message.priority,
-          texts,
-          order: texts.map((_, i) => i).sort((a, b) => texts[a]!.length - texts[b]!.length || a - b),
-          next: 0,
-          vectors: new Array(texts.length),
-          cancelled: false,
-        };
-        calls.set(call.id, call);
-        lanes[message.priority].push(call);
-        void work();
+      case 'embed':
+        queue.embed(message.id, message.priority, message.texts);
         return;
-      }
-      case 'cancel': {
-        const call = calls.get(message.id);
-        if (!call) return;
-        call.cancelled = true;
-        drop(call);
+      case 'cancel':
+        queue.cancel(message.id);
         return;
-      }
       case 'close':
-        void close();
+        void queue.close();
         return;
     }
   });
-
   send({ type: 'ready', dimensions });
 }
+
+// Last, so that the class above is defined before the model is served.
+const loaded = await load(settings).catch((err: unknown) => {
+  // The thread then ends by itself: nothing listens on its port.
+  send({ type: 'load-failed', message: (err as Error).message });
+  return null;
+});
+if (loaded) await serve(loaded.tokenizer, loaded.model);

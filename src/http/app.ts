@@ -37,12 +37,35 @@ export { REDACT_PATHS } from '../lib/logger.ts';
 /** Build the Fastify instance. Tests call this with their own parts (database, model, fakes). */
 export async function buildApp(appDeps: AppDeps, opts: BuildAppOptions = {}): Promise<App> {
   const deps: RouteDeps = { ...appDeps, oauthStates: new OAuthStates(appDeps.db, appDeps.sources.cipher) };
+  const routes = new RouteTable();
+  const app = createServer(deps, opts, routes);
+
+  installErrorHandlingAndHooks(app, routes);
+  acceptJsonBodiesOnly(app);
+  await registerOpenApi(app);
+
+  app.addHook('onRequest', apiKeyAuth(deps.db));
+  app.addHook('onRequest', methodNotAllowedHook(routes));
+  app.addHook('preValidation', rejectInvalidText);
+
+  if (deps.config.KB_RATE_LIMIT_PER_MINUTE > 0)
+    await registerRateLimit(app, deps.config.KB_RATE_LIMIT_PER_MINUTE);
+
+  await registerRoutes(app, deps);
+  app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+  return app;
+}
+
+/**
+ * The Fastify instance with the server's options: request ids, exact route matching, graceful close, and
+ * the router's own errors answered in the API's shape.
+ */
+function createServer(deps: RouteDeps, opts: BuildAppOptions, routes: RouteTable): App {
   const logger =
     opts.logger === false
       ? { logger: false as const }
       : { loggerInstance: opts.logger ?? createProcessLogger({ level: deps.config.KB_LOG_LEVEL }) };
-  const routes = new RouteTable();
-  const app = Fastify({
+  return Fastify({
     ...logger,
     bodyLimit: deps.config.KB_BODY_LIMIT_BYTES,
     genReqId: (req) => {
@@ -65,8 +88,11 @@ export async function buildApp(appDeps: AppDeps, opts: BuildAppOptions = {}): Pr
         reply as unknown as FastifyReply,
       ),
     clientErrorHandler: answerClientError,
-  }).withTypeProvider<ZodTypeProvider>();
+  }).withTypeProvider<ZodTypeProvider>() as App;
+}
 
+/** The API's error shape for every error, 404 and 405 from the route table, and headers on every answer. */
+function installErrorHandlingAndHooks(app: App, routes: RouteTable): void {
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);
   app.setErrorHandler(errorHandler);
@@ -78,9 +104,13 @@ export async function buildApp(appDeps: AppDeps, opts: BuildAppOptions = {}): Pr
     reply.header('x-request-id', request.id);
   });
   app.addHook('onSend', closeConnectionWhileDraining);
+}
 
-  // Only JSON bodies exist in this API. Fastify's default text/plain parser is removed so a wrong
-  // Content-Type is a 415, not a string handed to a route.
+/**
+ * Only JSON bodies exist in this API. Fastify's default text/plain parser is removed so a wrong
+ * Content-Type is a 415, not a string handed to a route.
+ */
+function acceptJsonBodiesOnly(app: App): void {
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (req, body, done) => {
     let parsed: unknown;
@@ -92,7 +122,10 @@ export async function buildApp(appDeps: AppDeps, opts: BuildAppOptions = {}): Pr
     }
     done(null, parsed);
   });
+}
 
+/** The OpenAPI document (served at /openapi.json) and its browsable UI at /docs. */
+async function registerOpenApi(app: App): Promise<void> {
   await app.register(swagger, {
     openapi: {
       openapi: '3.1.0',
@@ -122,30 +155,23 @@ export async function buildApp(appDeps: AppDeps, opts: BuildAppOptions = {}): Pr
     transformObject: (document) => withTextRule(jsonSchemaTransformObject(document) as OpenApiDocument),
   });
   await app.register(swaggerUi, { routePrefix: '/docs', staticCSP: true });
+}
 
-  app.addHook('onRequest', apiKeyAuth(deps.db));
-  app.addHook('onRequest', methodNotAllowedHook(routes));
-  app.addHook('preValidation', rejectInvalidText);
-
-  if (deps.config.KB_RATE_LIMIT_PER_MINUTE > 0) {
-    await app.register(rateLimit, {
-      global: true,
-      hook: 'preHandler',
-      max: deps.config.KB_RATE_LIMIT_PER_MINUTE,
-      timeWindow: 60_000,
-      keyGenerator: (req) => req.caller?.keyId ?? req.ip,
-      allowList: (req) => !req.url.startsWith('/api/'),
-      errorResponseBuilder: (_req, context) =>
-        new AppError(
-          'rate_limited',
-          `Too many requests for this API key; retry in ${Math.ceil(context.ttl / 1000)} s.`,
-        ),
-    });
-  }
-
-  await registerRoutes(app as App, deps);
-  app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
-  return app as App;
+/** Requests a minute per API key (else per address), on /api routes only. */
+async function registerRateLimit(app: App, perMinute: number): Promise<void> {
+  await app.register(rateLimit, {
+    global: true,
+    hook: 'preHandler',
+    max: perMinute,
+    timeWindow: 60_000,
+    keyGenerator: (req) => req.caller?.keyId ?? req.ip,
+    allowList: (req) => !req.url.startsWith('/api/'),
+    errorResponseBuilder: (_req, context) =>
+      new AppError(
+        'rate_limited',
+        `Too many requests for this API key; retry in ${Math.ceil(context.ttl / 1000)} s.`,
+      ),
+  });
 }
 
 /**

@@ -10,6 +10,11 @@
  */
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Queryable } from '../db/database.ts';
+import {
+  insertServiceSettingIfAbsent,
+  readServiceSetting,
+  updateServiceSetting,
+} from '../db/repositories/service-settings.ts';
 import type { CredentialCipher } from '../lib/crypto.ts';
 import { AppError } from '../lib/errors.ts';
 
@@ -36,11 +41,8 @@ async function loadKey(
   { create }: { create: boolean },
 ): Promise<Buffer | null> {
   const read = async () => {
-    const rows = await db.query<{ value: { encrypted?: string } }>(
-      'SELECT value FROM service_settings WHERE key = $1',
-      [KEY_SETTING],
-    );
-    const enc = rows[0]?.value.encrypted;
+    const setting = await readServiceSetting<{ encrypted?: string }>(db, KEY_SETTING);
+    const enc = setting?.encrypted;
     if (!enc) return null;
     try {
       return Buffer.from(cipher.decrypt(enc, KEY_SETTING), 'base64');
@@ -53,14 +55,11 @@ async function loadKey(
   const fresh = randomBytes(32).toString('base64');
   const value = JSON.stringify({ encrypted: cipher.encrypt(fresh, KEY_SETTING) });
   // Two processes may race here: the first writer wins and both read its key back.
-  await db.query(
-    'INSERT INTO service_settings (key, value) VALUES ($1, $2::jsonb) ON CONFLICT (key) DO NOTHING',
-    [KEY_SETTING, value],
-  );
+  await insertServiceSettingIfAbsent(db, KEY_SETTING, value);
   const stored = await read();
   if (stored) return stored;
   // The stored key was made under another credential key (KB_ENCRYPTION_KEY changed): replace it.
-  await db.query('UPDATE service_settings SET value = $2::jsonb WHERE key = $1', [KEY_SETTING, value]);
+  await updateServiceSetting(db, KEY_SETTING, value);
   return Buffer.from(fresh, 'base64');
 }
 

@@ -16,7 +16,6 @@ import type { JobStatus } from '../db/job-status.ts';
 import {
   cancelJobRows,
   claimPendingJob,
-  failJobRow,
   finishRunningJob,
   insertJob,
   type JobRow,
@@ -33,7 +32,7 @@ export type { JobRow };
 /** The channel of Postgres NOTIFY wake-ups (`wake` or `cancel:<id>`). */
 export const JOBS_CHANNEL = 'kb_jobs';
 
-export interface EnqueueOptions {
+interface EnqueueOptions {
   kind: string;
   organizationId: string;
   payload?: unknown;
@@ -170,7 +169,7 @@ export async function cancelJobs(q: Queryable, ids: readonly number[], reason: s
   return cancelled;
 }
 
-export interface ReapResult {
+interface ReapResult {
   /** Jobs put back to pending for another attempt. */
   requeued: number[];
   /** Jobs failed because their attempts are used up. */
@@ -189,11 +188,6 @@ export async function reapStaleJobs(q: Queryable, staleMs: number): Promise<Reap
   for (const r of rows) (r.status === 'pending' ? result.requeued : result.failed).push(r.id);
   if (result.requeued.length > 0) await notifyChannel(q, JOBS_CHANNEL, 'wake');
   return result;
-}
-
-/** Fail pending jobs that no handler can run (kind unknown to this build). */
-export async function failJob(q: Queryable, id: number, error: string): Promise<boolean> {
-  return failJobRow(q, id, error);
 }
 
 /** One job's engine state (for tests, CLIs and handlers that look at other jobs). */

@@ -317,6 +317,37 @@ async function runJob(db: Database, job: ClaimedJob, pool: JobRunContext): Promi
   }
 }
 
+/** What one of a pool's claim loops needs beyond what each job it runs is handed. */
+interface ClaimLoopContext extends JobRunContext {
+  kinds: string[];
+  workerId: string;
+  pollMs: number;
+  wakeups: ReturnType<typeof createWakeups>;
+  isStopping: () => boolean;
+}
+
+/** Claims and runs jobs one at a time until the pool stops; with none queued, waits for a wake or pollMs. */
+async function claimLoop(db: Database, pool: ClaimLoopContext): Promise<void> {
+  const { kinds, workerId, pollMs, wakeups, isStopping, log } = pool;
+  while (!isStopping()) {
+    const seen = wakeups.seq();
+    let job: ClaimedJob | null = null;
+    try {
+      job = await claimJob(db, { kinds, workerId });
+    } catch (err) {
+      if (isStopping()) break;
+      log.warn({ err: (err as Error).message }, 'claiming a job failed; retrying');
+      await sleep(pollMs);
+      continue;
+    }
+    if (!job) {
+      await wakeups.wait(pollMs, seen);
+      continue;
+    }
+    await runJob(db, job, pool);
+  }
+}
+
 export function startWorkerPool(db: Database, opts: WorkerPoolOptions): WorkerPool {
   const log = opts.log ?? silentLogger;
   const pollMs = opts.pollMs ?? 1_000;
@@ -339,25 +370,18 @@ export function startWorkerPool(db: Database, opts: WorkerPoolOptions): WorkerPo
     }
   };
 
-  async function loop(): Promise<void> {
-    while (!stopping) {
-      const seen = wakeups.seq();
-      let job: ClaimedJob | null = null;
-      try {
-        job = await claimJob(db, { kinds: kindNames, workerId });
-      } catch (err) {
-        if (stopping) break;
-        log.warn({ err: (err as Error).message }, 'claiming a job failed; retrying');
-        await sleep(pollMs);
-        continue;
-      }
-      if (!job) {
-        await wakeups.wait(pollMs, seen);
-        continue;
-      }
-      await runJob(db, job, { handlers, active, log, heartbeatMs });
-    }
-  }
+  const loop = () =>
+    claimLoop(db, {
+      handlers,
+      active,
+      log,
+      heartbeatMs,
+      kinds: kindNames,
+      workerId,
+      pollMs,
+      wakeups,
+      isStopping,
+    });
 
   const reaper = reaperTask(db, { everyMs: reapEveryMs, staleMs, log, wake });
   const periodic = schedulePeriodicTasks([reaper, ...(opts.periodicTasks ?? [])], log, isStopping);

@@ -241,11 +241,21 @@ async function jobProgress(
 }
 
 /**
- * Registers every tool. It is long on purpose: one registration per tool, each with the title, description
- * and schema an agent reads, so the whole tool set reads as one list; what a tool does beyond one API
+ * Registers every tool, in the order an agent lists them. Each tool's registration (the title,
+ * description and schema an agent reads) is a function of its own below; what a tool does beyond one API
  * call lives in a named function above.
  */
 export function registerTools(server: McpServer, client: KbClient, onError: ErrorSink): void {
+  registerSearch(server, client, onError);
+  registerGetItem(server, client, onError);
+  registerListItems(server, client, onError);
+  registerListSources(server, client, onError);
+  registerStartSync(server, client, onError);
+  registerStartCrawl(server, client, onError);
+  registerGetJobProgress(server, client, onError);
+}
+
+function registerSearch(server: McpServer, client: KbClient, onError: ErrorSink): void {
   server.registerTool(
     'search',
     {
@@ -264,7 +274,9 @@ export function registerTools(server: McpServer, client: KbClient, onError: Erro
         ok(client.POST('/api/consume/search', { body: { ...args, includeEmbedding: false } })),
       ),
   );
+}
 
+function registerGetItem(server: McpServer, client: KbClient, onError: ErrorSink): void {
   server.registerTool(
     'get_item',
     {
@@ -282,7 +294,9 @@ export function registerTools(server: McpServer, client: KbClient, onError: Erro
         ok(client.GET('/api/connect/knowledgebase-items/{id}', { params: { path: { id } } })),
       ),
   );
+}
 
+function registerListItems(server: McpServer, client: KbClient, onError: ErrorSink): void {
   server.registerTool(
     'list_items',
     {
@@ -300,7 +314,9 @@ export function registerTools(server: McpServer, client: KbClient, onError: Erro
         ok(client.POST('/api/connect/knowledgebase-items/query', { body: args })),
       ),
   );
+}
 
+function registerListSources(server: McpServer, client: KbClient, onError: ErrorSink): void {
   server.registerTool(
     'list_sources',
     {
@@ -316,7 +332,9 @@ export function registerTools(server: McpServer, client: KbClient, onError: Erro
     },
     () => runTool('list_sources', onError, () => listSources(client)),
   );
+}
 
+function registerStartSync(server: McpServer, client: KbClient, onError: ErrorSink): void {
   server.registerTool(
     'start_sync',
     {
@@ -350,7 +368,9 @@ export function registerTools(server: McpServer, client: KbClient, onError: Erro
         };
       }),
   );
+}
 
+function registerStartCrawl(server: McpServer, client: KbClient, onError: ErrorSink): void {
   server.registerTool(
     'start_crawl',
     {
@@ -374,7 +394,9 @@ export function registerTools(server: McpServer, client: KbClient, onError: Erro
         return { job, next: `Call get_job_progress with ${JSON.stringify({ crawlId: job.id })}.` };
       }),
   );
+}
 
+function registerGetJobProgress(server: McpServer, client: KbClient, onError: ErrorSink): void {
   server.registerTool(
     'get_job_progress',
     {

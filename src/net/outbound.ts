@@ -155,31 +155,7 @@ export function createOutboundFetch(opts: OutboundOptions): OutboundFetch {
     'http:': new http.Agent({ keepAlive: true, maxSockets: 64 }),
     'https:': new https.Agent({ keepAlive: true, maxSockets: 64 }),
   };
-
-  // Called by the socket itself for every connection it opens to a host name: the address checked is
-  // the address connected to. Disallowed addresses are dropped; none left means the request is refused.
-  const guardedLookup: net.LookupFunction = (hostname, options, callback) => {
-    resolve(hostname).then(
-      (addresses) => {
-        const family = options.family === 4 || options.family === 6 ? options.family : 0;
-        const usable = addresses.filter((a) => (family === 0 || a.family === family) && allowed(a.address));
-        const first = usable[0];
-        if (!first) {
-          const err = new OutboundBlockedError(
-            'address_not_allowed',
-            hostname,
-            `refused to connect to ${hostname}: it resolves only to non-public addresses`,
-          );
-          callback(err as unknown as NodeJS.ErrnoException, '', 0);
-        } else if (options.all) {
-          (callback as unknown as (e: null, a: ResolvedAddress[]) => void)(null, usable);
-        } else {
-          callback(null, first.address, first.family);
-        }
-      },
-      (err: NodeJS.ErrnoException) => callback(err, '', 0),
-    );
-  };
+  const lookup = guardedLookup(resolve, allowed);
 
   return async function outboundFetch(input, init = {}) {
     const maxBytes = init.maxBytes ?? defaultMaxBytes;
@@ -199,7 +175,7 @@ export function createOutboundFetch(opts: OutboundOptions): OutboundFetch {
       checkTarget(url, allowed);
       let res: RawResponse;
       try {
-        res = await requestOnce(url, method, headers, body, signal, maxBytes, agents, guardedLookup);
+        res = await requestOnce(url, method, headers, body, signal, maxBytes, agents, lookup);
       } catch (err) {
         throw mapError(err, url, signal, init.signal, timeoutMs);
       }
@@ -230,6 +206,36 @@ export function createOutboundFetch(opts: OutboundOptions): OutboundFetch {
       }
       url = next;
     }
+  };
+}
+
+/**
+ * The lookup hook the sockets use, called by the socket itself for every connection it opens to a host
+ * name: the address checked is the address connected to. Disallowed addresses are dropped; none left
+ * means the request is refused.
+ */
+function guardedLookup(resolve: Resolver, allowed: (address: string) => boolean): net.LookupFunction {
+  return (hostname, options, callback) => {
+    resolve(hostname).then(
+      (addresses) => {
+        const family = options.family === 4 || options.family === 6 ? options.family : 0;
+        const usable = addresses.filter((a) => (family === 0 || a.family === family) && allowed(a.address));
+        const first = usable[0];
+        if (!first) {
+          const err = new OutboundBlockedError(
+            'address_not_allowed',
+            hostname,
+            `refused to connect to ${hostname}: it resolves only to non-public addresses`,
+          );
+          callback(err as unknown as NodeJS.ErrnoException, '', 0);
+        } else if (options.all) {
+          (callback as unknown as (e: null, a: ResolvedAddress[]) => void)(null, usable);
+        } else {
+          callback(null, first.address, first.family);
+        }
+      },
+      (err: NodeJS.ErrnoException) => callback(err, '', 0),
+    );
   };
 }
 

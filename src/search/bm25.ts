@@ -15,15 +15,12 @@
  * corpus size. A chunk is scored on the terms whose lists it was read from; a chunk just below the cut of
  * a frequent term loses that term's share (small: frequent terms have a low idf). Below `depth` postings
  * per term (every term of a corpus of up to `depth` chunks) the ranking is exact BM25.
+ *
+ * The statement is bm25Sql in src/db/repositories/search.ts; keyword.ts runs it.
  */
-export interface Bm25Params {
-  /** Term frequency saturation. */
-  k1: number;
-  /** Length normalization (0 none, 1 full). */
-  b: number;
-  /** Postings read per query term. */
-  depth: number;
-}
+import type { Bm25Params } from '../db/repositories/search.ts';
+
+export type { Bm25Params };
 
 /**
  * Chosen on SciFact test queries 1-150 only (bench/scifact.ts --tune; docs/benchmarks.md, bench/scifact.ts
@@ -35,45 +32,3 @@ export interface Bm25Params {
  * decides which postings of a frequent term are read, not their scores.
  */
 export const BM25_DEFAULTS: Bm25Params = { k1: 0.6, b: 0.5, depth: 1000 };
-
-/**
- * SQL of a BM25 ranking: selects `id` and `score` of chunks (alias c) passing `where`, best first.
- * `org` and `text` are parameter references ($n), `where` is a filter over c (src/search/filters.ts).
- */
-export function bm25Sql(opts: {
-  org: string;
-  text: string;
-  where: string;
-  limit: number;
-  params: Bm25Params;
-  /** Keep only this many best candidates before the join to chunks (filters); none: join them all. */
-  preCut?: number | undefined;
-}): string {
-  const { k1, b, depth } = opts.params;
-  const num = (x: number) => {
-    if (!Number.isFinite(x)) throw new Error(`bad BM25 parameter ${x}`);
-    return String(x);
-  };
-  // Every constant is float8: an integer plus a decimal literal is numeric in SQL, and numeric arithmetic
-  // over a few thousand postings cost more than reading them (half of a query's time at 100k chunks).
-  // Per term, the sum's summand is idf · tf / (tf + k1·(1 − b) + (k1·b / avglen) · len).
-  return `WITH qt AS (
-       SELECT DISTINCT lexeme AS term FROM unnest(tsvector_to_array(to_tsvector('english', ${opts.text}))) AS lexeme),
-     st AS (
-       SELECT chunk_count::float8 AS n,
-              ${num(k1 * b)}::float8 / greatest(total_len::float8 / greatest(chunk_count, 1), 1) AS per_len
-         FROM bm25_org_stats WHERE organization_id = ${opts.org}),
-     terms AS (
-       SELECT qt.term, ln(1 + (st.n - bt.df + 0.5::float8) / (bt.df + 0.5::float8)) AS idf, st.per_len
-         FROM qt JOIN bm25_terms AS bt ON bt.organization_id = ${opts.org} AND bt.term = qt.term, st),
-     scored AS (
-       SELECT p.chunk_id, sum(terms.idf * p.tf / (p.tf + ${num(k1 * (1 - b))}::float8 + terms.per_len * p.len)) AS score
-         FROM terms CROSS JOIN LATERAL (
-                SELECT chunk_id, tf::float8 AS tf, len::float8 AS len FROM bm25_postings AS p
-                 WHERE p.organization_id = ${opts.org} AND p.term = terms.term
-                 ORDER BY p.impact DESC LIMIT ${Math.trunc(depth)}) AS p
-        GROUP BY p.chunk_id${opts.preCut ? ` ORDER BY 2 DESC LIMIT ${Math.trunc(opts.preCut)}` : ''})
-     SELECT c.id, s.score FROM scored AS s JOIN chunks AS c ON c.id = s.chunk_id
-      WHERE ${opts.where}
-      ORDER BY s.score DESC, c.id LIMIT ${Math.trunc(opts.limit)}`;
-}

@@ -1,3 +1,5 @@
+import type { ChunkHit } from '../db/repositories/search.ts';
+
 export type SearchMode = 'semantic' | 'hybrid' | 'keyword';
 
 export interface SearchQuery {
@@ -14,16 +16,5 @@ export interface SearchQuery {
   includeEmbedding: boolean;
 }
 
-export interface SearchHit {
-  item_id: string;
-  title: string;
-  source_url: string;
-  visibility: string;
-  distance: number;
-  chunk_index: number;
-  chunk_plain_text: string;
-  source_type: string;
-  source_table_name: string;
-  tags: string[];
-  embedding?: string;
-}
+/** A hit as the database reads it (src/db/repositories/search.ts), without its chunk id. */
+export type SearchHit = ChunkHit;

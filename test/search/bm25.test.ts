@@ -9,7 +9,8 @@ import {
   integrationSourceKey,
   storeDocument,
 } from '../../src/ingest/store.ts';
-import { BM25_DEFAULTS, bm25Sql } from '../../src/search/bm25.ts';
+import { bm25Sql } from '../../src/db/repositories/search.ts';
+import { BM25_DEFAULTS } from '../../src/search/bm25.ts';
 import { keyword } from '../../src/search/keyword.ts';
 import { hashEmbedder } from '../support/hash-embedder.ts';
 import { STORAGE_MODES, startTestApp, type TestApp } from '../support/harness.ts';
@@ -136,7 +137,7 @@ for (const mode of STORAGE_MODES) {
       // Server Postgres leaves vacuuming to autovacuum, whose timing a test cannot know; run it here.
       if (mode === 'postgres') await t.db.exec('VACUUM bm25_postings');
       const plan = await t.db.transaction(async (tx) => {
-        // The plan the keyword search gets (src/search/keyword.ts sets the same switch).
+        // The plan the keyword search gets (rankChunksByBm25 sets the same switch).
         await tx.exec('SET LOCAL enable_bitmapscan = off; SET LOCAL enable_seqscan = off');
         const rows = await tx.query<{ 'QUERY PLAN': string }>(
           `EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF)

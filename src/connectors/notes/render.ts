@@ -159,6 +159,7 @@ function payload<S extends z.ZodType>(node: BlockNode, schema: S): z.infer<S> {
   return parsed.data;
 }
 
+// One switch over Notion's block types, a case each: split up, the table of types would be scattered.
 function renderNode(node: BlockNode, opts: RenderOptions, number: number): string {
   const { block } = node;
   const children = () => renderNodes(node.children, opts);

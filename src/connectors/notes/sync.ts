@@ -288,24 +288,9 @@ class Pass {
   async *#decide(subject: Subject): AsyncGenerator<SyncEvent<NotesCursor>, Found> {
     const id = subject.id;
     if (this.#done.has(id)) return NOTHING;
-    let page = subject.page;
-    let meta = subject.meta ?? (page ? metaOf(page) : this.#metas.get(id));
-    if (!meta || (meta.row && !page)) {
-      const got = await this.#client.getPage(id);
-      if (!got) {
-        this.#done.add(id);
-        yield* this.#gone(id);
-        return NOTHING;
-      }
-      page = got;
-      meta = metaOf(got);
-    }
-    this.#done.add(id);
-    this.#titles.set(id, meta.title);
-    if (meta.gone) {
-      yield* this.#gone(id);
-      return NOTHING;
-    }
+    const resolved = yield* this.#resolve(subject);
+    if (!resolved) return NOTHING;
+    const { page, meta } = resolved;
 
     const known = this.#known.get(id);
     const stored = known?.version ? parseVersion(known.version) : null;
@@ -323,39 +308,13 @@ class Pass {
     try {
       ({ nodes, found } = await this.#fetchTree(id));
     } catch (err) {
-      if (this.#isFatal(err)) throw this.#client.fatal(err instanceof TreeError ? err.cause : err);
-      const cause = err instanceof TreeError ? err.cause : err;
-      if (err instanceof TreeError && err.blockId === id && isStatus(cause, 404)) {
-        // The page's own children answered 404: it left between listing and reading, if Notion agrees.
-        if (!(await this.#client.getPage(id))) {
-          yield* this.#gone(id);
-          return NOTHING;
-        }
-      }
-      yield failure(id, new Error(`Notion page ${id}: ${messageOf(cause)}`), {
-        retryable: isTransientSourceError(cause),
-      });
+      yield* this.#treeFailed(id, err);
       return NOTHING;
     }
 
     let doc: SourceDocument;
     try {
-      const render: RenderOptions = { titleOf: (ref) => this.#metas.get(canon(ref))?.title };
-      const body = renderBlocks(nodes, render);
-      const markdown =
-        meta.row && page
-          ? [renderProperties(page.properties, render), body].filter(Boolean).join('\n\n')
-          : body;
-      doc = {
-        externalId: id,
-        title: meta.title,
-        url: meta.url,
-        markdown,
-        updatedAt: meta.lastEdited,
-        visibility: 'private',
-        tags: await this.#tagsOf(meta),
-        table,
-      };
+      doc = await this.#toDocument(id, meta, page, nodes, table);
     } catch (err) {
       if (this.#isFatal(err)) throw this.#client.fatal(err);
       const transient = !(err instanceof MalformedBlockError) && isTransientSourceError(err);
@@ -367,6 +326,77 @@ class Pass {
       yield { kind: 'document', doc: { ...doc, version: `${meta.lastEdited}|${parentKey(meta)}|${hash}` } };
     }
     return found;
+  }
+
+  /**
+   * The subject's page metadata (and the page, for a row), read from Notion when search did not give
+   * them; marks the subject decided. Undefined when it is gone (its deletion yielded).
+   */
+  async *#resolve(
+    subject: Subject,
+  ): AsyncGenerator<SyncEvent<NotesCursor>, { page: NotionPage | undefined; meta: PageMeta } | undefined> {
+    const id = subject.id;
+    let page = subject.page;
+    let meta = subject.meta ?? (page ? metaOf(page) : this.#metas.get(id));
+    if (!meta || (meta.row && !page)) {
+      const got = await this.#client.getPage(id);
+      if (!got) {
+        this.#done.add(id);
+        yield* this.#gone(id);
+        return undefined;
+      }
+      page = got;
+      meta = metaOf(got);
+    }
+    this.#done.add(id);
+    this.#titles.set(id, meta.title);
+    if (meta.gone) {
+      yield* this.#gone(id);
+      return undefined;
+    }
+    return { page, meta };
+  }
+
+  /** A page's tree could not be read: the sync ends, the page is gone, or the page fails. */
+  async *#treeFailed(id: string, err: unknown): AsyncGenerator<SyncEvent<NotesCursor>> {
+    if (this.#isFatal(err)) throw this.#client.fatal(err instanceof TreeError ? err.cause : err);
+    const cause = err instanceof TreeError ? err.cause : err;
+    if (err instanceof TreeError && err.blockId === id && isStatus(cause, 404)) {
+      // The page's own children answered 404: it left between listing and reading, if Notion agrees.
+      if (!(await this.#client.getPage(id))) {
+        yield* this.#gone(id);
+        return;
+      }
+    }
+    yield failure(id, new Error(`Notion page ${id}: ${messageOf(cause)}`), {
+      retryable: isTransientSourceError(cause),
+    });
+  }
+
+  /** The page's document (without its version): its blocks, and a row's properties above them. */
+  async #toDocument(
+    id: string,
+    meta: PageMeta,
+    page: NotionPage | undefined,
+    nodes: BlockNode[],
+    table: string,
+  ): Promise<SourceDocument> {
+    const render: RenderOptions = { titleOf: (ref) => this.#metas.get(canon(ref))?.title };
+    const body = renderBlocks(nodes, render);
+    const markdown =
+      meta.row && page
+        ? [renderProperties(page.properties, render), body].filter(Boolean).join('\n\n')
+        : body;
+    return {
+      externalId: id,
+      title: meta.title,
+      url: meta.url,
+      markdown,
+      updatedAt: meta.lastEdited,
+      visibility: 'private',
+      tags: await this.#tagsOf(meta),
+      table,
+    };
   }
 
   async *#gone(id: string): AsyncGenerator<SyncEvent<NotesCursor>> {

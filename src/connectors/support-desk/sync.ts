@@ -113,6 +113,26 @@ const isToken = (v: string | undefined): v is string => v !== undefined && !v.st
 
 type Event = SyncEvent<SupportDeskCursor>;
 
+/** Where this pass has got to: what its next checkpoint saves. */
+interface PassProgress {
+  articlesAt: number;
+  // Saved only once this pass's count is complete: a pass that stops midway (a crash, a cancel) leaves
+  // checkpoints without it, so the pass that resumes it cannot trust a count and lists.
+  seen: NonNullable<SupportDeskCursor['articles']['seen']> | undefined;
+  ticketsFrom: TicketExportFrom | undefined;
+}
+
+function checkpointOf(progress: PassProgress): Event {
+  const { articlesAt, seen, ticketsFrom } = progress;
+  return {
+    kind: 'checkpoint',
+    cursor: {
+      articles: { startTime: articlesAt, ...(seen ? { seen } : {}) },
+      ...(ticketsFrom ? { tickets: ticketsFrom } : {}),
+    },
+  };
+}
+
 export async function* syncSupportDesk(
   ctx: ConnectorContext<SupportDeskCredentials>,
   opts: SyncOptions<SupportDeskCursor>,
@@ -121,18 +141,11 @@ export async function* syncSupportDesk(
   const withTickets = ctx.credentials.include_tickets === true;
   const startedAt = opts.cursor?.articles.startTime ?? FROM_THE_START;
   const before = full ? undefined : opts.cursor?.articles.seen;
-  let articlesAt = startedAt;
-  // Saved only once this pass's count is complete: a pass that stops midway (a crash, a cancel) leaves
-  // checkpoints without it, so the pass that resumes it cannot trust a count and lists.
-  let seen: NonNullable<SupportDeskCursor['articles']['seen']> | undefined;
-  let ticketsFrom: TicketExportFrom | undefined = withTickets ? opts.cursor?.tickets : undefined;
-  const checkpoint = (): Event => ({
-    kind: 'checkpoint',
-    cursor: {
-      articles: { startTime: articlesAt, ...(seen ? { seen } : {}) },
-      ...(ticketsFrom ? { tickets: ticketsFrom } : {}),
-    },
-  });
+  const progress: PassProgress = {
+    articlesAt: startedAt,
+    seen: undefined,
+    ticketsFrom: withTickets ? opts.cursor?.tickets : undefined,
+  };
 
   const pass: ArticlePass = {
     known: full ? undefined : await knownById(opts.known, ctx.signal, ARTICLES_TABLE),
@@ -142,24 +155,7 @@ export async function* syncSupportDesk(
   };
   // Counted before the export, so an article archived while the export runs lowers the next pass's count.
   const count = await countArticles(ctx);
-
-  // More articles changed in one second than an export page holds: the export cannot page past that
-  // second, so only the listing can show the rest.
-  let exportStuck = false;
-  // Articles the export shows created since it started (drafts too: the list counts them); undefined
-  // once one's creation time cannot be read (the count then proves nothing).
-  let created: Set<string> | undefined = new Set();
-  for await (const step of exportArticles(ctx, articlesAt)) {
-    for (const raw of step.page.articles) {
-      created = noteCreated(created, raw, startedAt);
-      yield* articleEvents(pass, raw);
-    }
-    articlesAt = step.endTime;
-    if (step.page.articles.length >= ARTICLE_EXPORT_PAGE_SIZE && step.endTime === step.requested) {
-      exportStuck = true;
-    }
-    yield checkpoint();
-  }
+  const { exportStuck, created } = yield* exportPass(ctx, pass, progress, startedAt);
 
   const now = Date.now();
   const places = placesDigest(pass.places);
@@ -182,7 +178,7 @@ export async function* syncSupportDesk(
   }
   // A first pass read every article through the export: as complete as a listing.
   const failed = [...pass.handled.values()].includes(FAILED) || pass.unidentifiedFailure;
-  seen = {
+  progress.seen = {
     count,
     places,
     listedAt: reason || !before ? now : before.listedAt,
@@ -194,37 +190,9 @@ export async function* syncSupportDesk(
       known: full ? undefined : await knownById(opts.known, ctx.signal, TICKETS_TABLE),
       handled: new Map(),
     };
-    // After a ticket that failed for a passing reason, the saved cursor stays before its page, so the
-    // next sync reads that page again (its unchanged tickets are skipped by version) instead of losing it.
-    let holdCursor = false;
-    let transientInARow = 0;
-    for await (const page of exportTickets(ctx, ticketsFrom ?? { startTime: FROM_THE_START })) {
-      const todo: Ticket[] = [];
-      for (const raw of page.tickets) yield* ticketEvents(tickets, raw, todo);
-      let retryLater = false;
-      for await (const [, outcome] of mapInOrder(todo, FETCH_CONCURRENCY, (t) => ticketDocument(ctx, t))) {
-        if (outcome.kind === 'failure' && outcome.externalId !== undefined) {
-          tickets.handled.set(outcome.externalId, FAILED);
-        }
-        yield outcome;
-        const transient = outcome.kind === 'failure' && outcome.retryable;
-        if (transient) {
-          retryLater = true;
-          if (++transientInARow >= MAX_TRANSIENT_IN_A_ROW) {
-            throw new Error(
-              `${sourceName(SUPPORT_DESK_SOURCE)} failed ${transientInARow} ticket reads in a row; last: ${outcome.error.message}`,
-            );
-          }
-        } else {
-          transientInARow = 0;
-        }
-      }
-      if (retryLater) holdCursor = true;
-      if (!holdCursor && page.after_cursor) ticketsFrom = { cursor: page.after_cursor };
-      yield checkpoint();
-    }
+    yield* ticketExportPass(ctx, tickets, progress);
   }
-  yield checkpoint();
+  yield checkpointOf(progress);
 }
 
 // ---------------------------------------------------------------------------------------------------
@@ -293,6 +261,38 @@ function placesDigest(places: Map<number, string[]>): string {
   for (const [id, names] of [...places].sort(([a], [b]) => a - b))
     hash.update(`${id}\u0001${names.join('\u0000')}\u0002`);
   return hash.digest('hex').slice(0, 16);
+}
+
+/** What the article export showed beyond its articles, for {@link listingReason}. */
+interface ExportOutcome {
+  // More articles changed in one second than an export page holds: the export cannot page past that
+  // second, so only the listing can show the rest.
+  exportStuck: boolean;
+  // Articles the export shows created since it started (drafts too: the list counts them); undefined
+  // once one's creation time cannot be read (the count then proves nothing).
+  created: Set<string> | undefined;
+}
+
+/** The incremental article export from `progress.articlesAt`, with a checkpoint after each page. */
+async function* exportPass(
+  ctx: ConnectorContext<SupportDeskCredentials>,
+  pass: ArticlePass,
+  progress: PassProgress,
+  startedAt: number,
+): AsyncGenerator<Event, ExportOutcome> {
+  const outcome: ExportOutcome = { exportStuck: false, created: new Set() };
+  for await (const step of exportArticles(ctx, progress.articlesAt)) {
+    for (const raw of step.page.articles) {
+      outcome.created = noteCreated(outcome.created, raw, startedAt);
+      yield* articleEvents(pass, raw);
+    }
+    progress.articlesAt = step.endTime;
+    if (step.page.articles.length >= ARTICLE_EXPORT_PAGE_SIZE && step.endTime === step.requested) {
+      outcome.exportStuck = true;
+    }
+    yield checkpointOf(progress);
+  }
+  return outcome;
 }
 
 interface ArticlePass {
@@ -481,6 +481,46 @@ interface TicketPass {
   known: Map<string, KnownDocument> | undefined;
   /** What this pass did with each ticket id: the version it queued, GONE or FAILED. */
   handled: Map<string, string>;
+}
+
+/**
+ * The ticket export from the saved position: new and changed solved or closed tickets are read and
+ * yielded a page at a time, with a checkpoint after each page.
+ */
+async function* ticketExportPass(
+  ctx: ConnectorContext<SupportDeskCredentials>,
+  tickets: TicketPass,
+  progress: PassProgress,
+): AsyncGenerator<Event> {
+  // After a ticket that failed for a passing reason, the saved cursor stays before its page, so the
+  // next sync reads that page again (its unchanged tickets are skipped by version) instead of losing it.
+  let holdCursor = false;
+  let transientInARow = 0;
+  for await (const page of exportTickets(ctx, progress.ticketsFrom ?? { startTime: FROM_THE_START })) {
+    const todo: Ticket[] = [];
+    for (const raw of page.tickets) yield* ticketEvents(tickets, raw, todo);
+    let retryLater = false;
+    for await (const [, outcome] of mapInOrder(todo, FETCH_CONCURRENCY, (t) => ticketDocument(ctx, t))) {
+      if (outcome.kind === 'failure' && outcome.externalId !== undefined) {
+        tickets.handled.set(outcome.externalId, FAILED);
+      }
+      yield outcome;
+      const transient = outcome.kind === 'failure' && outcome.retryable;
+      if (transient) {
+        retryLater = true;
+        if (++transientInARow >= MAX_TRANSIENT_IN_A_ROW) {
+          throw new Error(
+            `${sourceName(SUPPORT_DESK_SOURCE)} failed ${transientInARow} ticket reads in a row; last: ${outcome.error.message}`,
+          );
+        }
+      } else {
+        transientInARow = 0;
+      }
+    }
+    if (retryLater) holdCursor = true;
+    if (!holdCursor && page.after_cursor) progress.ticketsFrom = { cursor: page.after_cursor };
+    yield checkpointOf(progress);
+  }
 }
 
 const ITEM_STATUSES = new Set(['solved', 'closed']);

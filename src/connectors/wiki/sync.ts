@@ -94,49 +94,7 @@ export async function* syncWiki(
   for await (const batch of listCurrentSpaces(ctx)) {
     for (const s of batch) spaces.set(s.id, { key: s.key, name: s.name });
   }
-
-  const listed: Listed[] = [];
-  // Ids the listings showed, readable or not: the id pass never removes these.
-  const present = new Set<string>();
-  // False when a listed record had no readable id: the id pass cannot tell what is gone then.
-  let enumerationComplete = true;
-  let wikiBase: string | undefined;
-  for (const { kind, table, noun } of KINDS) {
-    for await (const page of listCurrentContent(ctx, kind)) {
-      wikiBase ??= page._links?.base;
-      for (const raw of page.results) {
-        const parsed = contentSummarySchema.safeParse(raw);
-        if (!parsed.success) {
-          const id = idOf(raw);
-          if (id === undefined) enumerationComplete = false;
-          else present.add(id);
-          yield {
-            kind: 'failure',
-            ...(id === undefined ? {} : { externalId: id }),
-            error: new Error(
-              `${sourceName(WIKI_SOURCE)} listed a ${noun}${id ? ` (${id})` : ''} in an unexpected shape: ${z.prettifyError(parsed.error).replace(/\s+/g, ' ')}`,
-            ),
-            retryable: false,
-          };
-          continue;
-        }
-        const c = parsed.data;
-        // The listing asked for current content; pages of archived spaces still say `current`.
-        if (c.status !== 'current' || !spaces.has(c.spaceId)) continue;
-        present.add(c.id);
-        listed.push({
-          kind,
-          table,
-          noun,
-          id: c.id,
-          title: c.title,
-          spaceId: c.spaceId,
-          parentId: c.parentId ?? null,
-          number: c.version.number,
-        });
-      }
-    }
-  }
+  const { listed, present, enumerationComplete, wikiBase } = yield* listEverything(ctx, spaces);
 
   const state: PassState = {
     spaces,
@@ -151,7 +109,81 @@ export async function* syncWiki(
   } else {
     todo = listed.slice(resumeIndex(listed, opts.cursor?.after ?? null));
   }
+  yield* fetchBodies(ctx, state, todo);
 
+  if (known && enumerationComplete) {
+    for (const [id, doc] of known) {
+      ctx.signal.throwIfAborted();
+      if (!present.has(id)) yield { kind: 'deleted', externalId: id, table: doc.table };
+    }
+  }
+  yield { kind: 'checkpoint', cursor: { after: null } };
+}
+
+/** What the listings showed. */
+interface Enumeration {
+  listed: Listed[];
+  /** Ids the listings showed, readable or not: the id pass never removes these. */
+  present: Set<string>;
+  /** False when a listed record had no readable id: the id pass cannot tell what is gone then. */
+  enumerationComplete: boolean;
+  wikiBase: string | undefined;
+}
+
+/** Lists every current page, then every current blog post, of the current spaces; yields unreadable ones. */
+async function* listEverything(
+  ctx: ConnectorContext<WikiCredentials>,
+  spaces: Map<string, SpaceInfo>,
+): AsyncGenerator<SyncEvent<WikiCursor>, Enumeration> {
+  const out: Enumeration = { listed: [], present: new Set(), enumerationComplete: true, wikiBase: undefined };
+  for (const { kind, table, noun } of KINDS) {
+    for await (const page of listCurrentContent(ctx, kind)) {
+      out.wikiBase ??= page._links?.base;
+      for (const raw of page.results) {
+        const parsed = contentSummarySchema.safeParse(raw);
+        if (!parsed.success) {
+          const id = idOf(raw);
+          if (id === undefined) out.enumerationComplete = false;
+          else out.present.add(id);
+          yield {
+            kind: 'failure',
+            ...(id === undefined ? {} : { externalId: id }),
+            error: new Error(
+              `${sourceName(WIKI_SOURCE)} listed a ${noun}${id ? ` (${id})` : ''} in an unexpected shape: ${z.prettifyError(parsed.error).replace(/\s+/g, ' ')}`,
+            ),
+            retryable: false,
+          };
+          continue;
+        }
+        const c = parsed.data;
+        // The listing asked for current content; pages of archived spaces still say `current`.
+        if (c.status !== 'current' || !spaces.has(c.spaceId)) continue;
+        out.present.add(c.id);
+        out.listed.push({
+          kind,
+          table,
+          noun,
+          id: c.id,
+          title: c.title,
+          spaceId: c.spaceId,
+          parentId: c.parentId ?? null,
+          number: c.version.number,
+        });
+      }
+    }
+  }
+  return out;
+}
+
+/**
+ * Fetches the bodies of `todo`, a few in flight, and yields their events in order, with a checkpoint
+ * every CHECKPOINT_EVERY documents.
+ */
+async function* fetchBodies(
+  ctx: ConnectorContext<WikiCredentials>,
+  state: PassState,
+  todo: Listed[],
+): AsyncGenerator<SyncEvent<WikiCursor>> {
   let sinceCheckpoint = 0;
   let transientInARow = 0;
   for await (const [entry, outcome] of mapInOrder(todo, FETCH_CONCURRENCY, (e) => fetchOne(ctx, state, e))) {
@@ -170,14 +202,6 @@ export async function* syncWiki(
       yield { kind: 'checkpoint', cursor: { after: { table: entry.table, id: entry.id } } };
     }
   }
-
-  if (known && enumerationComplete) {
-    for (const [id, doc] of known) {
-      ctx.signal.throwIfAborted();
-      if (!present.has(id)) yield { kind: 'deleted', externalId: id, table: doc.table };
-    }
-  }
-  yield { kind: 'checkpoint', cursor: { after: null } };
 }
 
 /** Where the listing goes on after `after`; by position, else (it left since) by id order. */

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { SourceRegistry } from '../../connectors/registry.ts';
+import type { NormalizedSource, SourceRegistry } from '../../connectors/registry.ts';
 import { findOAuthSecret, upsertConnection } from '../../db/repositories/connections.ts';
 import { AppError } from '../../lib/errors.ts';
 import { type App, type RouteDeps, callerOf } from '../context.ts';
@@ -109,54 +109,9 @@ export function register(app: App, deps: RouteDeps): void {
       const { organizationId } = callerOf(request);
       const { source, schedule, secretId } = request.body;
       const normalized = deps.sources.registry.normalize(source);
-      const { type, connector } = normalized;
-      let credentials = normalized.credentials;
-
-      const oauth = connector.oauth;
-      if (secretId !== undefined && !oauth) {
-        throw new AppError(
-          'invalid_request',
-          `secretId only applies to OAuth connections (${deps.sources.registry.oauthTypeValues().join(', ')}).`,
-        );
-      }
-      // An OAuth source without a token (or another way in) in the request takes the one its consent stored.
-      if (oauth && needsConsent(oauth, credentials)) {
-        const tenantField = oauth.tenant?.field;
-        const tenant = tenantOf(oauth, credentials);
-        const secret = await findOAuthSecret(deps.db, organizationId, type, secretId, tenant);
-        if (!secret) {
-          throw new AppError(
-            'oauth_required',
-            secretId === undefined
-              ? `Connecting ${type}${tenant ? ` (${tenantField} ${tenant})` : ''} needs OAuth consent first: POST /api/connect/oauth/initiate, open the consentUrl, then create the connection (or pass the token as source.${oauth.tokenField}).`
-              : 'No OAuth token is stored under this secretId for this organization; complete the consent first.',
-          );
-        }
-        if (tenantField && secret.tenant !== tenant) {
-          throw new AppError(
-            'invalid_request',
-            `source.${tenantField}: the consent under this secretId was given for another ${tenantField}; start the consent for this one.`,
-          );
-        }
-        const tokens = decodeStoredTokens(
-          deps.sources.cipher.decrypt(secret.tokenEncrypted, oauthSecretAad(secret.id)),
-        );
-        credentials = credentialsWithTokens(credentials, oauth, tokens);
-      }
-
-      const deadline = AbortSignal.timeout(CHECK_TIMEOUT_MS);
-      try {
-        await deps.sources.checkCredentials(connector, credentials, deadline);
-      } catch (err) {
-        if (deadline.aborted) {
-          throw new AppError(
-            'source_unreachable',
-            `${connector.label} (${type}) did not answer the credential check within ${CHECK_TIMEOUT_MS / 1000} s; try again later.`,
-          );
-        }
-        throw err;
-      }
-
+      const { type } = normalized;
+      const credentials = await withConsentTokens(deps, organizationId, normalized, secretId);
+      await checkWithinDeadline(deps, normalized, credentials);
       const result = await deps.db.transaction((tx) =>
         upsertConnection(tx, {
           organizationId,
@@ -168,4 +123,65 @@ export function register(app: App, deps: RouteDeps): void {
       return { success: true, connectionId: result.id, created: result.created };
     },
   );
+}
+
+/**
+ * The credentials to check and store. An OAuth source without a token (or another way in) in the request
+ * takes the one its consent stored (the newest, or the one under `secretId`).
+ */
+async function withConsentTokens(
+  deps: RouteDeps,
+  organizationId: string,
+  { type, connector, credentials }: NormalizedSource,
+  secretId: string | undefined,
+): Promise<Record<string, unknown>> {
+  const oauth = connector.oauth;
+  if (secretId !== undefined && !oauth) {
+    throw new AppError(
+      'invalid_request',
+      `secretId only applies to OAuth connections (${deps.sources.registry.oauthTypeValues().join(', ')}).`,
+    );
+  }
+  if (!oauth || !needsConsent(oauth, credentials)) return credentials;
+  const tenantField = oauth.tenant?.field;
+  const tenant = tenantOf(oauth, credentials);
+  const secret = await findOAuthSecret(deps.db, organizationId, type, secretId, tenant);
+  if (!secret) {
+    throw new AppError(
+      'oauth_required',
+      secretId === undefined
+        ? `Connecting ${type}${tenant ? ` (${tenantField} ${tenant})` : ''} needs OAuth consent first: POST /api/connect/oauth/initiate, open the consentUrl, then create the connection (or pass the token as source.${oauth.tokenField}).`
+        : 'No OAuth token is stored under this secretId for this organization; complete the consent first.',
+    );
+  }
+  if (tenantField && secret.tenant !== tenant) {
+    throw new AppError(
+      'invalid_request',
+      `source.${tenantField}: the consent under this secretId was given for another ${tenantField}; start the consent for this one.`,
+    );
+  }
+  const tokens = decodeStoredTokens(
+    deps.sources.cipher.decrypt(secret.tokenEncrypted, oauthSecretAad(secret.id)),
+  );
+  return credentialsWithTokens(credentials, oauth, tokens);
+}
+
+/** Checks the credentials with the source, within CHECK_TIMEOUT_MS: past it, the source is unreachable. */
+async function checkWithinDeadline(
+  deps: RouteDeps,
+  { type, connector }: NormalizedSource,
+  credentials: Record<string, unknown>,
+): Promise<void> {
+  const deadline = AbortSignal.timeout(CHECK_TIMEOUT_MS);
+  try {
+    await deps.sources.checkCredentials(connector, credentials, deadline);
+  } catch (err) {
+    if (deadline.aborted) {
+      throw new AppError(
+        'source_unreachable',
+        `${connector.label} (${type}) did not answer the credential check within ${CHECK_TIMEOUT_MS / 1000} s; try again later.`,
+      );
+    }
+    throw err;
+  }
 }

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { cachedCeilingStatus } from '../../db/embedded-ceiling.ts';
+import { pingDatabase } from '../../db/repositories/health.ts';
 import type { App, RouteDeps } from '../context.ts';
 import { isDraining } from '../graceful-close.ts';
 
@@ -53,7 +54,7 @@ export function register(app: App, deps: RouteDeps): void {
       const checks: Record<string, string> = {};
       if (isDraining(request.server.server)) checks['shutdown'] = 'shutting down';
       try {
-        await deps.db.query('SELECT 1');
+        await pingDatabase(deps.db);
         checks['database'] = 'ok';
       } catch {
         checks['database'] = 'unreachable';

@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { consumeOAuthState, saveOAuthSecret } from '../../db/repositories/connections.ts';
+import type { AnyConnector } from '../../connectors/types.ts';
+import { consumeOAuthState, type OAuthStateRow, saveOAuthSecret } from '../../db/repositories/connections.ts';
 import { AppError, isAppError } from '../../lib/errors.ts';
 import type { App, RouteDeps } from '../context.ts';
 import { clipInput } from '../errors.ts';
@@ -66,30 +67,7 @@ export function register(app: App, deps: RouteDeps): void {
         );
       }
       try {
-        if (q.error) {
-          throw new AppError(
-            'source_auth_failed',
-            `${connector.label} (${connector.type}) did not grant access (${clipInput(q.error)}${q.error_description ? `: ${clipInput(q.error_description, 200)}` : ''}).`,
-          );
-        }
-        if (!q.code)
-          throw new AppError('invalid_request', 'The callback carries no code; start the consent again.');
-        const { steps, app: oauthApp } = deps.sources.oauthOf(connector, state.tenant);
-        const token = await steps.exchangeCode(deps.sources.oauthHttp(), oauthApp, {
-          code: q.code,
-          redirectUri: state.callbackUri,
-        });
-        await saveOAuthSecret(deps.db, {
-          id: state.secretId,
-          organizationId: state.organizationId,
-          sourceType: state.sourceType,
-          tokenEncrypted: deps.sources.cipher.encrypt(
-            encodeStoredTokens(token),
-            oauthSecretAad(state.secretId),
-          ),
-          workspaceName: token.accountName,
-          tenant: state.tenant,
-        });
+        await storeConsentToken(deps, state, connector, q);
       } catch (err) {
         if (state.redirectUri && isAppError(err)) {
           return reply.redirect(
@@ -108,6 +86,39 @@ export function register(app: App, deps: RouteDeps): void {
       return { success: true, secretId: state.secretId };
     },
   );
+}
+
+/**
+ * The source's answer to the consent: a refusal is an error naming it; a code is exchanged at the source's
+ * token endpoint and the token stored, encrypted, under the consent's secretId.
+ */
+async function storeConsentToken(
+  deps: RouteDeps,
+  state: OAuthStateRow,
+  connector: AnyConnector,
+  q: z.infer<typeof querySchema>,
+): Promise<void> {
+  if (q.error) {
+    throw new AppError(
+      'source_auth_failed',
+      `${connector.label} (${connector.type}) did not grant access (${clipInput(q.error)}${q.error_description ? `: ${clipInput(q.error_description, 200)}` : ''}).`,
+    );
+  }
+  if (!q.code)
+    throw new AppError('invalid_request', 'The callback carries no code; start the consent again.');
+  const { steps, app: oauthApp } = deps.sources.oauthOf(connector, state.tenant);
+  const token = await steps.exchangeCode(deps.sources.oauthHttp(), oauthApp, {
+    code: q.code,
+    redirectUri: state.callbackUri,
+  });
+  await saveOAuthSecret(deps.db, {
+    id: state.secretId,
+    organizationId: state.organizationId,
+    sourceType: state.sourceType,
+    tokenEncrypted: deps.sources.cipher.encrypt(encodeStoredTokens(token), oauthSecretAad(state.secretId)),
+    workspaceName: token.accountName,
+    tenant: state.tenant,
+  });
 }
 
 function withParams(uri: string, params: Record<string, string>): string {
