@@ -61,7 +61,7 @@ const envSchema = z.object({
   KB_PGLITE_SHARED_BUFFERS_MB: z.coerce.number().int().min(16).max(4096).optional(),
 });
 
-export type Env = z.infer<typeof envSchema>;
+type Env = z.infer<typeof envSchema>;
 
 export interface Config extends Env {
   /** `pglite` without DATABASE_URL, `postgres` with it. */

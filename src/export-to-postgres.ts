@@ -51,7 +51,7 @@ const BATCH_ROWS = 500;
 
 type Table = ExportTable;
 
-export interface ExportReport {
+interface ExportReport {
   /** Per table: rows in the source and in the target after the export. */
   tables: Array<{ table: string; source: number; target: number; copied: boolean }>;
   sequences: number;
@@ -91,7 +91,7 @@ export class ExportRefused extends Error {
   }
 }
 
-export interface ExportOptions {
+interface ExportOptions {
   dataDir: string;
   databaseUrl: string;
   /** Progress lines for people (stderr). */
@@ -204,14 +204,14 @@ async function copyRows(
       await dropVectorIndexes(dst);
       for (const { table, copy, rows } of plan) {
         if (!copy) continue;
-        await setUserTriggers(dst, table.name, false);
+        await setUserTriggers(dst, table.name, { enabled: false });
         let done = 0;
         await streamRowsAsText(src, table, BATCH_ROWS, async (columns, n) => {
           await insertRowsFromText(dst, table, columns);
           done += n;
           if (rows >= 10 * BATCH_ROWS) say(`  ${table.name}: ${done}/${rows}`);
         });
-        await setUserTriggers(dst, table.name, true);
+        await setUserTriggers(dst, table.name, { enabled: true });
         say(`${table.name}: ${done} rows`);
       }
       for (const seq of await listSequences(src)) {
@@ -223,9 +223,12 @@ async function copyRows(
   return sequences;
 }
 
-/** Where the credentials' key is, for the closing advice (never the key itself). */
-export function encryptionKeyAdvice(dataDir: string, envKeySet: boolean): string {
-  if (envKeySet)
+/**
+ * Where the credentials' key is, for the closing advice (never the key itself); `envKeySet` when
+ * KB_ENCRYPTION_KEY is set, which then is the key.
+ */
+export function encryptionKeyAdvice(dataDir: string, opts: { envKeySet: boolean }): string {
+  if (opts.envKeySet)
     return 'Credentials are encrypted with KB_ENCRYPTION_KEY: start the server-mode service with the same KB_ENCRYPTION_KEY.';
   const file = encryptionKeyFile(dataDir);
   if (existsSync(file) && readFileSync(file, 'utf8').trim())

@@ -229,7 +229,7 @@ async function exportDataDirToPostgres(url: string, opts: { dataDir?: string }):
   console.log(
     `sequences set: ${report.sequences}; HNSW index ${report.vectorIndex ? 'built' : 'not needed (no model yet)'}`,
   );
-  console.log(encryptionKeyAdvice(dataDir, Boolean(config.KB_ENCRYPTION_KEY)));
+  console.log(encryptionKeyAdvice(dataDir, { envKeySet: Boolean(config.KB_ENCRYPTION_KEY) }));
 }
 
 // Changing the embedding model is offline work: the service refuses to start on vectors of another

@@ -7,7 +7,7 @@ import { startBanner } from './lib/banner.ts';
 import { chooseLogFormat, createProcessLogger } from './lib/logger.ts';
 import { openStorage } from './storage.ts';
 
-export interface RunningServer {
+interface RunningServer {
   url: string;
   close(): Promise<void>;
 }

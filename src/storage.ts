@@ -23,7 +23,7 @@ export function encryptionKeyFile(dataDir: string): string {
  * the data directory. Server mode requires it explicitly: several processes must share one key, and a
  * key generated on one machine would make the credentials unreadable on the others.
  */
-export function resolveEncryptionKey(config: Config): string {
+function resolveEncryptionKey(config: Config): string {
   if (config.KB_ENCRYPTION_KEY) {
     new CredentialCipher(config.KB_ENCRYPTION_KEY); // validates length
     return config.KB_ENCRYPTION_KEY;
@@ -43,7 +43,7 @@ export function resolveEncryptionKey(config: Config): string {
   return key;
 }
 
-export interface Storage {
+interface Storage {
   db: Database;
   cipher: CredentialCipher;
   /** Set on the very first start of an empty database: the `default` organization's one-time key. */

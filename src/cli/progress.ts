@@ -55,7 +55,7 @@ export function formatProgress(
   return `${clock(opts.elapsedMs)} ${head}: ${parts.join(' · ')}`;
 }
 
-export type DisplayMode = 'tty' | 'lines' | 'json';
+type DisplayMode = 'tty' | 'lines' | 'json';
 
 /** --json wins; otherwise a bar on a terminal and lines elsewhere. */
 export function displayMode(opts: { json: boolean; isTTY: boolean }): DisplayMode {

@@ -33,7 +33,7 @@ export class KbApiError extends Error {
   }
 }
 
-export interface KbClientOptions {
+interface KbClientOptions {
   /** The service's origin, e.g. `http://127.0.0.1:3000`. */
   baseUrl: string;
   /** An API key of the organization (`kb_...`); sent as `Authorization: Bearer`. */

@@ -7,7 +7,7 @@ import { resolveBaseUrl } from './base-url.ts';
 import { createSourceHttpClient, type SourceHttpClientOptions } from './http.ts';
 import type { AnyConnector, ConnectorContext, OutboundFetch, SourceHttpClient } from './types.ts';
 
-export interface ConnectorContextOptions<Creds> {
+interface ConnectorContextOptions<Creds> {
   connector: AnyConnector;
   /** Normalized credentials (`connector.normalize` output, or decrypted from storage). */
   credentials: Creds;

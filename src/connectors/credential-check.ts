@@ -172,7 +172,7 @@ function checkFailure(
  * A connector's credential check, declared: the one cheap authenticated request, and what each answer
  * means. {@link credentialCheck} turns it into the connector's `validate`.
  */
-export interface CredentialCheckSpec<Creds, Body> {
+interface CredentialCheckSpec<Creds, Body> {
   /** The connector, for messages (`Zendesk (support_desk)`). */
   source: Pick<AnyConnector, 'label' | 'type'>;
   /** Default GET. */

@@ -33,7 +33,7 @@ import type {
 // Errors
 // ---------------------------------------------------------------------------------------------------
 
-export type SourceHttpErrorKind = 'status' | 'network' | 'invalid_response' | 'too_large';
+type SourceHttpErrorKind = 'status' | 'network' | 'invalid_response' | 'too_large';
 
 /**
  * A request to a source failed for good. The message names the method, the URL without query or user
@@ -43,7 +43,6 @@ export class SourceHttpError extends Error {
   readonly kind: SourceHttpErrorKind;
   /** The last HTTP status, undefined for network errors. */
   readonly status: number | undefined;
-  readonly method: string;
   /** The request URL without query string or user info. */
   readonly url: string;
   readonly attempts: number;
@@ -59,7 +58,6 @@ export class SourceHttpError extends Error {
     fields: {
       kind: SourceHttpErrorKind;
       status?: number | undefined;
-      method: string;
       url: string;
       attempts: number;
       vendorMessage?: string | undefined;
@@ -72,7 +70,6 @@ export class SourceHttpError extends Error {
     this.name = 'SourceHttpError';
     this.kind = fields.kind;
     this.status = fields.status;
-    this.method = fields.method;
     this.url = fields.url;
     this.attempts = fields.attempts;
     this.vendorMessage = fields.vendorMessage;
@@ -242,7 +239,6 @@ function gaveUpError(
       `${describe(upperMethod, shownUrl)} failed after ${attempts} attempt${attempts === 1 ? '' : 's'}: ${detail}`,
       {
         kind: 'network',
-        method: upperMethod,
         url: shownUrl,
         attempts,
         detail,
@@ -261,7 +257,6 @@ function gaveUpError(
     {
       kind: 'status',
       status: res.status,
-      method: upperMethod,
       url: shownUrl,
       attempts,
       vendorMessage,
@@ -285,7 +280,6 @@ function jsonBody<T>(
       {
         kind: 'status',
         status: res.status,
-        method: method.toUpperCase(),
         url: shownUrl,
         attempts: 1,
         vendorMessage,
@@ -299,7 +293,6 @@ function jsonBody<T>(
       {
         kind: 'invalid_response',
         status: res.status,
-        method: method.toUpperCase(),
         url: shownUrl,
         attempts: 1,
       },
@@ -388,7 +381,6 @@ async function sendAttempt(
     throw new SourceHttpError(`${describe(upperMethod, shownUrl)} answered more than ${maxBytes} bytes`, {
       kind: 'too_large',
       status: res.status,
-      method: upperMethod,
       url: shownUrl,
       attempts: attempt,
     });
@@ -507,7 +499,6 @@ function wrapResponse(res: OutboundResponse, method: string, url: string, attemp
           {
             kind: 'invalid_response',
             status: res.status,
-            method,
             url,
             attempts,
           },

@@ -10,7 +10,7 @@ import { redactSecrets } from './credential-check.ts';
 import { isSourceHttpError, vendorErrorText } from './http.ts';
 import type { SourceHttpClient, SourceResponse } from './types.ts';
 
-export interface TokenRequest<T> {
+interface TokenRequest<T> {
   /** The product, for messages: `Notion`, `Zendesk`. */
   label: string;
   /** What is traded, for messages. */

@@ -92,7 +92,7 @@ export interface SourceResponse {
   headers: Headers;
   /** The final URL (after redirects). */
   url: string;
-  /** Parses the body as JSON; throws a {@link SourceHttpErrorLike} of kind `invalid_response` if it is not. */
+  /** Parses the body as JSON; throws a `SourceHttpError` (http.ts) of kind `invalid_response` if it is not. */
   json(): unknown;
   text(): string;
 }
@@ -105,12 +105,6 @@ export interface JsonResponse<T> {
   headers: Headers;
   /** The final URL (after redirects): relative links in the answer resolve against it. */
   url: string;
-}
-
-/** The shape of `SourceHttpError` (src/connectors/http.ts), for consumers that only need to read it. */
-export interface SourceHttpErrorLike extends Error {
-  kind: 'status' | 'network' | 'invalid_response' | 'too_large';
-  status: number | undefined;
 }
 
 /**

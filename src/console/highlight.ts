@@ -38,7 +38,7 @@ export function queryTerms(query: string): string[] {
   return [...terms].sort((a, b) => b.length - a.length);
 }
 
-export interface TextPart {
+interface TextPart {
   text: string;
   match: boolean;
 }

@@ -16,7 +16,7 @@ export const PAGES = [
   { path: '/search', label: 'Search' },
 ] as const;
 
-export type PagePath = (typeof PAGES)[number]['path'];
+type PagePath = (typeof PAGES)[number]['path'];
 
 /** The page the location names ('' for the overview), or null for an unknown path. */
 export function pageOf(pathname: string): PagePath | null {

@@ -17,7 +17,7 @@ export function useSession(): ConsoleSession {
   return session;
 }
 
-export type Notice = { kind: 'success' | 'error'; text: string } | null;
+type Notice = { kind: 'success' | 'error'; text: string } | null;
 
 /**
  * Runs the actions of one form or list and keeps what the person should be told: the success message

@@ -128,7 +128,13 @@ export class Admission {
       const known = this.#canonicalOf(u);
       if (!known) continue;
       const { url, key, pattern } = known;
-      out.push({ url, key, depth, priority: basePriority(url, depth, opts.fromSitemap ?? false), pattern });
+      out.push({
+        url,
+        key,
+        depth,
+        priority: basePriority(url, depth, { fromSitemap: opts.fromSitemap ?? false }),
+        pattern,
+      });
       if (this.#known.has(key) || this.#refusedKeys.has(key)) continue;
       if (this.#admittedSoFar >= this.#limit) continue;
       const { host, refusal } = this.#scopeOf(url);

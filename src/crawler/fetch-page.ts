@@ -29,7 +29,7 @@ function isRetryableError(err: unknown): boolean {
   return err instanceof OutboundError && (err.code === 'timeout' || err.code === 'network');
 }
 
-export interface HostGateOptions {
+interface HostGateOptions {
   /** Requests in flight per host. Default 2. */
   concurrency?: number;
   /** Least time between the starts of two requests to one host, in ms. Default 250. */
@@ -215,7 +215,7 @@ export class HostGate {
   }
 }
 
-export interface FetchPageOptions {
+interface FetchPageOptions {
   /** Validators from the previous fetch of this URL: the server may answer 304. */
   etag?: string;
   lastModified?: string;

@@ -71,7 +71,7 @@ function compileAll(field: string, patterns: readonly string[]): PathPattern[] {
 }
 
 /** Why a URL was not admitted. */
-export type RefusalReason =
+type RefusalReason =
   | 'excluded'
   | 'not_included'
   | 'robots'
@@ -81,7 +81,7 @@ export type RefusalReason =
   | 'not_html'
   | 'duplicate';
 
-export type AdmitResult = { ok: true } | { ok: false; reason: RefusalReason };
+type AdmitResult = { ok: true } | { ok: false; reason: RefusalReason };
 
 /** Everything {@link admit} looks at; the caller owns the state, admit only reads it. */
 export interface AdmitContext {

@@ -52,9 +52,9 @@ export function noteRefusals(
 }
 
 /** Counts a finished page by outcome; admitted pages also count as settled, stored ones as stored. */
-export function noteOutcome(job: LockedCrawlJob, outcome: string, admitted: boolean): void {
+export function noteOutcome(job: LockedCrawlJob, outcome: string, page: { admitted: boolean }): void {
   job.outcomes[outcome] = (job.outcomes[outcome] ?? 0) + 1;
-  if (!admitted) return;
+  if (!page.admitted) return;
   job.settled++;
   if (STORED_OUTCOMES.has(outcome)) job.stored++;
 }

@@ -25,7 +25,7 @@ import {
 } from '../db/repositories/crawl-hosts.ts';
 import type { SharedHostSlots } from './fetch-page.ts';
 
-export interface DatabaseHostSlotsOptions {
+interface DatabaseHostSlotsOptions {
   /** Requests in flight per host across all processes. */
   concurrency: number;
   /** Least time between two request starts to a host across all processes. */

@@ -50,7 +50,7 @@ export type CommitResult = string | { outcome: string; detail: string | null };
  * {@link CommitResult} (else the row's outcome is `outcome`); the run marks the row done and moves the
  * counters in the same commit.
  */
-export type CommitRow = (
+type CommitRow = (
   row: FrontierRow,
   outcome: string,
   detail: string | null,

@@ -20,8 +20,8 @@ const PUSH_BACK_SHARE = 0.5;
 export const COLLAPSED_OUTCOMES: ReadonlySet<string> = new Set(['duplicate', 'near_duplicate', 'canonical']);
 
 /** Priority of `url` found at `depth` (from a sitemap or from a link), before any push-back. */
-export function basePriority(url: string, depth: number, fromSitemap: boolean): number {
-  return 4 * depth + (fromSitemap ? 0 : 2) + (url.includes('?') ? 1 : 0);
+export function basePriority(url: string, depth: number, found: { fromSitemap: boolean }): number {
+  return 4 * depth + (found.fromSitemap ? 0 : 2) + (url.includes('?') ? 1 : 0);
 }
 
 /** The pattern of a canonical http(s) URL (see the module comment); '' for anything unparseable. */

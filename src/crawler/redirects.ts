@@ -21,7 +21,7 @@ export type FinalResponse = Exclude<FetchPageResult, { kind: 'redirect' }>;
  * `stopped`: a redirect was not followed; the row ends with `outcome` and `detail`, and `refusal` is
  * counted in the crawl's refusal summary.
  */
-export type HopsResult =
+type HopsResult =
   | { kind: 'landed'; response: FinalResponse; url: string; key: string }
   | { kind: 'stopped'; outcome: string; detail: string; refusal: { url: string; reason: string } };
 

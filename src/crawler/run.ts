@@ -385,7 +385,7 @@ class CrawlRun {
               // The fetch is counted here, with its page (claims only read the counters). At most the cap:
               // an attempt before this rule counted its fetches in flight when claimed.
               locked.fetched = Math.min(locked.fetchLimit, locked.fetched + 1);
-              noteOutcome(locked, final, page.row.admitted);
+              noteOutcome(locked, final, { admitted: page.row.admitted });
               if (ITEM_CHANGING_OUTCOMES.has(final)) changed = true;
             }
             await saveCrawlJob(tx, this.#job.id, locked);
@@ -430,7 +430,7 @@ class CrawlRun {
     const pattern = row.pattern || urlPattern(row.url);
     const collapsed = COLLAPSED_OUTCOMES.has(outcome);
     const finish = { key: row.urlKey, outcome, detail };
-    const verdict = await notePatternPage(tx, this.#job.id, pattern, collapsed, isPushedBack, finish);
+    const verdict = await notePatternPage(tx, this.#job.id, { pattern, collapsed, finish }, isPushedBack);
     if (verdict.changed)
       await shiftPatternPriority(tx, this.#job.id, pattern, verdict.pushedBack ? PUSH_BACK : -PUSH_BACK);
   }

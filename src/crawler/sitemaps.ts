@@ -9,14 +9,14 @@ import { canonicalizeUrl, urlKey } from './url.ts';
 /** Locations tried besides those listed in robots.txt. */
 const USUAL_SITEMAP_PATHS = ['/sitemap.xml', '/sitemap_index.xml'];
 
-export interface SitemapEntry {
+interface SitemapEntry {
   /** Canonical page URL. */
   url: string;
   /** `<lastmod>` as written, when present. */
   lastmod?: string;
 }
 
-export interface ParsedSitemap {
+interface ParsedSitemap {
   /** `index`: entries are sitemaps; `urlset` / `text`: entries are pages; `unknown`: not a sitemap. */
   kind: 'index' | 'urlset' | 'text' | 'unknown';
   entries: SitemapEntry[];
@@ -76,7 +76,7 @@ export function parseSitemap(body: string, base?: string): ParsedSitemap {
   return { kind: entries.length > 0 ? 'text' : 'unknown', entries };
 }
 
-export interface SitemapDiscoveryOptions {
+interface SitemapDiscoveryOptions {
   /** Any URL of the site: the usual locations are tried on its origin. */
   siteUrl: string;
   /** Sitemaps listed in robots.txt. */
@@ -95,7 +95,7 @@ export interface SitemapDiscoveryOptions {
   robotsAllows?: (url: string) => boolean;
 }
 
-export interface SitemapDiscovery {
+interface SitemapDiscovery {
   /** Page entries, deduplicated by URL key, in document order. */
   entries: SitemapEntry[];
   /** Sitemap documents read. */

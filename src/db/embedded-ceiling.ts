@@ -19,7 +19,7 @@ export const EMBEDDED_CEILING = { chunks: 50_000, items: 12_500 } as const;
  */
 export const NEAR_CEILING_SHARE = 0.8;
 
-export interface EmbeddedCeilingStatus {
+interface EmbeddedCeilingStatus {
   items: number;
   chunks: number;
   ceiling: { items: number; chunks: number };

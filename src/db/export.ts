@@ -85,8 +85,12 @@ export async function dropVectorIndexes(q: Queryable): Promise<void> {
  * Turns the table's user triggers off (`enabled: false`) or back on, in the caller's transaction: rows are
  * copied as they are, and a trigger that keeps derived data would compute again what is copied anyway.
  */
-export async function setUserTriggers(q: Queryable, table: string, enabled: boolean): Promise<void> {
-  await q.exec(`ALTER TABLE ${ident(table)} ${enabled ? 'ENABLE' : 'DISABLE'} TRIGGER USER`);
+export async function setUserTriggers(
+  q: Queryable,
+  table: string,
+  opts: { enabled: boolean },
+): Promise<void> {
+  await q.exec(`ALTER TABLE ${ident(table)} ${opts.enabled ? 'ENABLE' : 'DISABLE'} TRIGGER USER`);
 }
 
 /**

@@ -9,7 +9,7 @@ const MIGRATIONS_DIR = path.join(path.dirname(fileURLToPath(import.meta.url)), '
 // Any constant works; it only has to be the same in every process of this service.
 const MIGRATION_LOCK_KEY = 7_240_511_931;
 
-export interface Migration {
+interface Migration {
   version: number;
   name: string;
   sql: string;

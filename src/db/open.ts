@@ -4,7 +4,7 @@ import { openPgliteThread } from './pglite-thread.ts';
 import { openPostgres } from './postgres.ts';
 
 /** The settings that pick the storage (a `Config` has them). */
-export interface StorageSettings {
+interface StorageSettings {
   /** Server mode: any Postgres with pgvector. */
   DATABASE_URL?: string | undefined;
   /** Embedded mode: PGlite keeps its files in `<dataDir>/pgdata`. */

@@ -207,7 +207,7 @@ function concat(parts: readonly Uint8Array[]): Uint8Array {
 }
 
 /** PGlite's own shared_buffers, and the most the default grows to (RSS grows by about as much). */
-export const SHARED_BUFFERS_MIN_MB = 128;
+const SHARED_BUFFERS_MIN_MB = 128;
 export const SHARED_BUFFERS_MAX_MB = 512;
 
 /**

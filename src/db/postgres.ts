@@ -112,7 +112,7 @@ const NETWORK_CODES = new Set([
  * up), 53300 (too many connections), a network error, or node-postgres's own words for a dropped or
  * timed-out connection.
  */
-export function isDatabaseUnavailable(err: unknown): boolean {
+function isDatabaseUnavailable(err: unknown): boolean {
   if (!(err instanceof Error)) return false;
   const code = (err as { code?: unknown }).code;
   if (typeof code === 'string') {

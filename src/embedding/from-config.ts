@@ -9,7 +9,7 @@ const PROJECT_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), 
 const DEFAULT_MODEL_DIR = path.join(PROJECT_ROOT, '.cache', 'models', DEFAULT_MODEL_NAME);
 
 /** The settings that pick the embedding model (a `Config` has them; declared here so embedding/ stays below the entry). */
-export interface EmbeddingSettings {
+interface EmbeddingSettings {
   KB_EMBEDDING_PROVIDER: 'local' | 'openai';
   KB_EMBEDDING_BASE_URL?: string | undefined;
   KB_EMBEDDING_MODEL?: string | undefined;

@@ -7,7 +7,7 @@ import type { Embedder } from './types.ts';
 
 export type { EmbedderConfig, LocalEmbedderConfig, OpenAIEmbedderConfig } from './config.ts';
 export { embedderConfigSchema, localEmbedderConfigSchema, openaiEmbedderConfigSchema } from './config.ts';
-export { LocalEmbedder, type ModelProfile, modelProfile, type Pooling } from './local.ts';
+export { LocalEmbedder, modelProfile } from './local.ts';
 export { OpenAIEmbedder } from './openai.ts';
 export type { Embedder, TokenCounterSpec } from './types.ts';
 export { dot, l2Normalize } from './vector.ts';

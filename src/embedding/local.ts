@@ -21,10 +21,10 @@ function tokenizerOptions(s: ModelThreadSettings): LocalTokenizerOptions {
 }
 
 /** How token vectors become one sentence vector. */
-export type Pooling = 'mean' | 'cls';
+type Pooling = 'mean' | 'cls';
 
 /** What a model needs besides its weights: pooling, window and the instructions its training used. */
-export interface ModelProfile {
+interface ModelProfile {
   pooling: Pooling;
   maxTokens: number;
   /** Prepended to queries (bge: "Represent this sentence for searching relevant passages: "). */
@@ -287,8 +287,6 @@ export class LocalEmbedder implements Embedder {
   readonly dimensions: number;
   readonly maxTokens: number;
   readonly profile: ModelProfile;
-  /** Milliseconds the model's thread and the tokenizer took to load. */
-  readonly loadMs: number;
   private readonly name: string;
   private readonly settings: ModelThreadSettings;
   private readonly tokenizer: PreTrainedTokenizer;
@@ -308,7 +306,6 @@ export class LocalEmbedder implements Embedder {
     settings: ModelThreadSettings;
     tokenizer: PreTrainedTokenizer;
     thread: ModelThread;
-    loadMs: number;
   }) {
     this.modelId = args.modelId;
     this.name = args.name;
@@ -318,7 +315,6 @@ export class LocalEmbedder implements Embedder {
     this.settings = args.settings;
     this.tokenizer = args.tokenizer;
     this.thread = args.thread;
-    this.loadMs = args.loadMs;
     this.specialTokens = args.tokenizer.encode('').length;
     this.tokenCounter = {
       module: new URL('./token-counters.ts', import.meta.url).href,
@@ -336,7 +332,6 @@ export class LocalEmbedder implements Embedder {
   }
 
   private static async loadNow(config: LocalEmbedderConfig): Promise<LocalEmbedder> {
-    const started = performance.now();
     const modelDir = path.resolve(config.modelDir);
     const local = existsSync(path.join(modelDir, 'config.json'));
     if (!local && !(config.allowRemote && config.modelName)) {
@@ -377,7 +372,6 @@ export class LocalEmbedder implements Embedder {
       settings,
       tokenizer,
       thread,
-      loadMs: performance.now() - started,
     });
   }
 

@@ -27,12 +27,10 @@ import { registerRoutes } from './routes/index.ts';
 import { RouteTable } from './route-table.ts';
 import { invalidUtf8Field, NO_NUL_PATTERN, rejectInvalidText, TEXT_RULE } from './text-guard.ts';
 
-export interface BuildAppOptions {
+interface BuildAppOptions {
   /** The process's pino logger (default: one at KB_LOG_LEVEL), or false for none (tests). */
   logger?: FastifyServerOptions['loggerInstance'] | false;
 }
-
-export { REDACT_PATHS } from '../lib/logger.ts';
 
 /** Build the Fastify instance. Tests call this with their own parts (database, model, fakes). */
 export async function buildApp(appDeps: AppDeps, opts: BuildAppOptions = {}): Promise<App> {
@@ -259,5 +257,3 @@ function withTextRule(document: OpenApiDocument): OpenApiDocument {
   }
   return document;
 }
-
-export type { ZodTypeProvider };

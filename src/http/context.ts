@@ -46,7 +46,7 @@ export type App = FastifyInstance<
 >;
 
 /** The caller, resolved from its API key by the auth hook. */
-export interface Caller {
+interface Caller {
   organizationId: string;
   keyId: string;
 }

@@ -37,7 +37,7 @@ export function clipInput(text: string, max = 100): string {
   return text.length > max ? `${text.slice(0, max)}… (${text.length} characters)` : text;
 }
 
-export interface ErrorBody {
+interface ErrorBody {
   error: ErrorCode;
   message: string;
   [extra: string]: unknown;

@@ -80,7 +80,7 @@ export async function closeConnectionWhileDraining(
   if (draining.has(request.server.server)) reply.header('connection', 'close');
 }
 
-export interface GracefulCloseOptions {
+interface GracefulCloseOptions {
   /** How long the listener keeps accepting after draining starts (KB_SHUTDOWN_GRACE_MS). */
   graceMs: number;
   /** Aborted: the grace ends now (a second signal); requests in flight are still answered. */

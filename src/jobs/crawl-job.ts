@@ -36,7 +36,7 @@ export async function enqueueCrawlJob(
   await insertCrawlJob(tx, { ...crawl, jobId, fetchLimit: crawlBounds(crawl.limit).fetchLimit });
 }
 
-export interface CrawlJobDeps {
+interface CrawlJobDeps {
   db: Database;
   crawler: CrawlerRuntime;
   /** Wakes the indexer after pages were stored or removed. */

@@ -25,7 +25,7 @@ export const SOURCE_USER_AGENT = 'kb-connector-service/0.1 (knowledge-base sync)
 /** Retry and size settings of a sync's HTTP client (fetch and signal come per job). */
 export type SourceHttpSettings = Omit<SourceHttpClientOptions, 'fetch' | 'signal'>;
 
-export interface SourceServicesOptions {
+interface SourceServicesOptions {
   /** The registered connectors (plus whatever a test registers). */
   registry: SourceRegistry;
   /** The guarded fetch every request to a source goes through (it owns the keep-alive pools). */

@@ -112,7 +112,7 @@ export async function cancelConnectionSyncs(
 }
 
 /** What a sync job needs besides its job context. */
-export interface SyncJobDeps {
+interface SyncJobDeps {
   db: Database;
   sources: SourceServices;
   /** Wakes the indexer after items were written. */

@@ -6,7 +6,7 @@
 import { styleText } from 'node:util';
 import type { LogFormat } from './logger.ts';
 
-export interface StartInfo {
+interface StartInfo {
   url: string;
   storage: 'pglite' | 'postgres';
   /** Embedded mode's data directory. */

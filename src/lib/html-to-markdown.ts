@@ -10,7 +10,7 @@ import { parseHTML } from 'linkedom';
 import TurndownService from 'turndown';
 import { gfm } from 'turndown-plugin-gfm';
 
-export interface HtmlToMarkdownOptions {
+interface HtmlToMarkdownOptions {
   /**
    * Resolves relative link and image targets against this URL, so the markdown stands on its own.
    * Without it they stay as written. Fragment-only links (`#section`) are left alone either way.

@@ -16,7 +16,7 @@ export interface Logger {
  * Fields pino must never print: credentials in request headers and bodies, and credential fields of any
  * logged object.
  */
-export const REDACT_PATHS = [
+const REDACT_PATHS = [
   'req.headers.authorization',
   'req.headers.cookie',
   'req.headers["x-api-key"]',
@@ -31,7 +31,7 @@ export const REDACT_PATHS = [
 export type LogFormat = 'json' | 'pretty';
 
 /** The KB_LOG_FORMAT setting: `auto` picks by where the lines go (see {@link chooseLogFormat}). */
-export type LogFormatSetting = 'auto' | LogFormat;
+type LogFormatSetting = 'auto' | LogFormat;
 
 /**
  * `auto` is pretty only for a person at a terminal: a TTY outside production. Piped output (a file, a
@@ -45,7 +45,7 @@ export function chooseLogFormat(
   return where.isTTY && where.nodeEnv !== 'production' ? 'pretty' : 'json';
 }
 
-export interface ProcessLoggerOptions {
+interface ProcessLoggerOptions {
   level: string;
   /** Default `json`; the entry points pass KB_LOG_FORMAT. */
   format?: LogFormatSetting | undefined;

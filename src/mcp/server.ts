@@ -21,7 +21,7 @@ const INSTRUCTIONS =
   'sources. start_sync and start_crawl add or refresh content; get_job_progress follows them until done ' +
   'and indexed. Items are also resources, kb://items/{id}.';
 
-export interface KbMcpServerOptions {
+interface KbMcpServerOptions {
   /** Where unexpected failures (not API answers) are reported; the agent sees a short sentence. */
   onError?: ErrorSink;
 }

@@ -26,7 +26,7 @@ export interface ResolvedAddress {
 /** Resolves a host name to its addresses; injectable so tests can make a name point anywhere. */
 export type Resolver = (hostname: string) => Promise<ResolvedAddress[]>;
 
-export interface OutboundOptions {
+interface OutboundOptions {
   /** Operator setting (`KB_CRAWL_ALLOW_PRIVATE`): when true every address may be reached. */
   allowPrivate: boolean;
   /** Sent on every request unless the caller sets its own `user-agent` header. */
@@ -78,23 +78,20 @@ export interface OutboundResponse {
 
 export type OutboundFetch = (url: string | URL, init?: OutboundRequestInit) => Promise<OutboundResponse>;
 
-export type OutboundBlockReason = 'scheme_not_allowed' | 'address_not_allowed';
+type OutboundBlockReason = 'scheme_not_allowed' | 'address_not_allowed';
 
 /** The request was refused by policy before any byte reached the target. */
 export class OutboundBlockedError extends Error {
   readonly reason: OutboundBlockReason;
-  /** The URL (or host) refused; never carries credentials. */
-  readonly target: string;
 
-  constructor(reason: OutboundBlockReason, target: string, message: string) {
+  constructor(reason: OutboundBlockReason, message: string) {
     super(message);
     this.name = 'OutboundBlockedError';
     this.reason = reason;
-    this.target = target;
   }
 }
 
-export type OutboundErrorCode = 'timeout' | 'too_many_redirects' | 'invalid_url' | 'network';
+type OutboundErrorCode = 'timeout' | 'too_many_redirects' | 'invalid_url' | 'network';
 
 /** The request was allowed but did not produce a response (timeout, redirect loop, connection failure). */
 export class OutboundError extends Error {
@@ -224,7 +221,6 @@ function guardedLookup(resolve: Resolver, allowed: (address: string) => boolean)
         if (!first) {
           const err = new OutboundBlockedError(
             'address_not_allowed',
-            hostname,
             `refused to connect to ${hostname}: it resolves only to non-public addresses`,
           );
           callback(err as unknown as NodeJS.ErrnoException, '', 0);
@@ -254,7 +250,6 @@ function checkTarget(url: URL, allowed: (address: string) => boolean): void {
   if (url.protocol !== 'http:' && url.protocol !== 'https:') {
     throw new OutboundBlockedError(
       'scheme_not_allowed',
-      redactUrl(url),
       `refused ${url.protocol} URL: only http and https are allowed`,
     );
   }
@@ -262,7 +257,6 @@ function checkTarget(url: URL, allowed: (address: string) => boolean): void {
   if (net.isIP(host) !== 0 && !allowed(host)) {
     throw new OutboundBlockedError(
       'address_not_allowed',
-      redactUrl(url),
       `refused to connect to ${host}: not a public address`,
     );
   }

@@ -16,7 +16,7 @@ const docsSpaceInputSchema = z.strictObject({
     .min(1)
     .describe('Id of the space to sync (from its URL: app.gitbook.com/s/<space_id>).'),
 });
-export type DocsSpaceInput = z.infer<typeof docsSpaceInputSchema>;
+type DocsSpaceInput = z.infer<typeof docsSpaceInputSchema>;
 
 const spaceSchema = z.object({ object: z.literal('space'), id: z.string() });
 

@@ -10,7 +10,7 @@
 import { htmlToMarkdown } from '../../lib/html-to-markdown.ts';
 
 /** Where the page sits, for the heading that gives every chunk its place in the tree. */
-export interface PagePlace {
+interface PagePlace {
   title: string;
   /** Titles of the groups and parent pages above the page, outermost first. */
   trail: readonly string[];

@@ -26,7 +26,7 @@ const PAGE_SIZE = 100;
 const SOURCE = { label: 'Notion', type: 'notes' } as const;
 
 /** One page of a list: its raw results (parsed one by one by the caller). */
-export type ResultPage = readonly unknown[];
+type ResultPage = readonly unknown[];
 
 export class NotionClient {
   readonly #ctx: ConnectorContext<unknown>;

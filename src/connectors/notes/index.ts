@@ -23,8 +23,8 @@ const notesInputSchema = z.strictObject({
     .optional()
     .describe('Internal integration token; omit to use the token stored by the OAuth flow.'),
 });
-export type NotesInput = z.infer<typeof notesInputSchema>;
-export interface NotesCredentials {
+type NotesInput = z.infer<typeof notesInputSchema>;
+interface NotesCredentials {
   /** OAuth access token or internal integration token; absent until OAuth has supplied one. */
   access_token?: string;
 }
@@ -32,7 +32,7 @@ export interface NotesCredentials {
 const userSchema = z.object({ object: z.literal('user'), id: z.string() });
 
 /** The headers of every Notion request. */
-export function notionHeaders(token: string): Record<string, string> {
+function notionHeaders(token: string): Record<string, string> {
   return { authorization: `Bearer ${token}`, 'notion-version': NOTION_VERSION };
 }
 

@@ -44,7 +44,6 @@ const parentSchema = z.object({
   data_source_id: z.string().optional(),
   workspace: z.boolean().optional(),
 });
-export type Parent = z.infer<typeof parentSchema>;
 
 /** One property value of a page; its value sits under the key named by `type`. */
 const propertyValueSchema = z.looseObject({ id: z.string(), type: z.string() });

@@ -82,7 +82,7 @@ export const notesCursorSchema = z.object({
 export type NotesCursor = z.infer<typeof notesCursorSchema>;
 
 /** The credentials' part the sync needs: the request headers and the token to keep out of messages. */
-export interface NotesAuth {
+interface NotesAuth {
   headers: Record<string, string>;
   token: string | undefined;
 }

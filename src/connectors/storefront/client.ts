@@ -40,7 +40,7 @@ export interface StorefrontCredentials {
   access_token: string;
 }
 
-export type StorefrontContext = Pick<
+type StorefrontContext = Pick<
   ConnectorContext<StorefrontCredentials>,
   'http' | 'signal' | 'baseUrl' | 'credentials' | 'settings'
 >;
@@ -111,7 +111,7 @@ const QUERIES = {
   articleNodes: `query StorefrontArticleNodes($ids: [ID!]!) { nodes(ids: $ids) { __typename ... on Article { ${ARTICLE_STATE_FIELDS} title body summary tags author { name } createdAt } } }`,
 } as const;
 
-export type QueryKind = keyof typeof QUERIES;
+type QueryKind = keyof typeof QUERIES;
 
 /** Shopify's cost rule for a connection (§7). */
 const connectionCost = (first: number, nodeCost: number) => 2 + first * nodeCost;
@@ -164,11 +164,9 @@ const THROTTLED_FALLBACK_MS = 1_000;
 
 /** A GraphQL answer with errors (other than THROTTLED and ACCESS_DENIED), e.g. a field this version lacks. */
 export class ShopifyQueryError extends Error {
-  readonly codes: string[];
-  constructor(message: string, codes: string[]) {
+  constructor(message: string) {
     super(message);
     this.name = 'ShopifyQueryError';
-    this.codes = codes;
   }
 }
 
@@ -268,7 +266,7 @@ export class ShopifyClient {
       resume: after,
     });
     for await (const page of pages) {
-      if (!page.data.product) throw new ShopifyQueryError(`product ${productId} is gone`, []);
+      if (!page.data.product) throw new ShopifyQueryError(`product ${productId} is gone`);
       out.push(...page.data.product.variants.nodes);
     }
     return out;
@@ -394,7 +392,7 @@ export class ShopifyClient {
       const cost = extensions?.cost;
       if (cost) this.#record(kind, cost);
       if (typeof errors === 'string') {
-        throw new ShopifyQueryError(`${this.#what(kind)} answered: ${errors.slice(0, 300)}`, []);
+        throw new ShopifyQueryError(`${this.#what(kind)} answered: ${errors.slice(0, 300)}`);
       }
       if (errors && errors.length > 0) {
         if (errors.some((e) => e.extensions?.code === 'THROTTLED')) {
@@ -414,7 +412,6 @@ export class ShopifyClient {
             .map((e) => `${e.extensions?.code ? `${e.extensions.code}: ` : ''}${e.message}`)
             .join('; ')
             .slice(0, 400)}`,
-          errors.flatMap((e) => (e.extensions?.code ? [e.extensions.code] : [])),
         );
       }
       const parsed = schema.safeParse(data);
@@ -486,7 +483,7 @@ export class ShopifyClient {
     }
     return new SourceHttpError(
       `${this.#what(kind)} answered HTTP ${status}${vendorMessage ? `: ${vendorMessage}` : ''}`,
-      { kind: 'status', status, method: 'POST', url: this.#url, attempts: 1, vendorMessage },
+      { kind: 'status', status, url: this.#url, attempts: 1, vendorMessage },
     );
   }
 
@@ -494,7 +491,6 @@ export class ShopifyClient {
     return new SourceHttpError(`${this.#what(kind)} answered ${what}`, {
       kind: 'invalid_response',
       status,
-      method: 'POST',
       url: this.#url,
       attempts: 1,
     });

@@ -30,7 +30,7 @@ const storefrontInputSchema = z.strictObject({
   shop: z.string().min(1).describe('Store name: `acme` or `acme.myshopify.com`.'),
   access_token: z.string().min(1).describe('Admin API access token of the store (shpat_…).'),
 });
-export type StorefrontInput = z.infer<typeof storefrontInputSchema>;
+type StorefrontInput = z.infer<typeof storefrontInputSchema>;
 
 const shopQuerySchema = z.object({
   data: z

@@ -18,7 +18,7 @@ export interface StoreFacts {
 const DEFAULT_VARIANT_TITLE = 'Default Title';
 
 /** Backslash-escapes what would otherwise read as markdown in a line of plain text. */
-export function escapeInline(text: string): string {
+function escapeInline(text: string): string {
   return text
     .replace(/\s+/g, ' ')
     .trim()

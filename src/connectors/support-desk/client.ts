@@ -40,7 +40,7 @@ export interface SupportDeskCredentials {
   include_tickets?: boolean;
 }
 
-export type SupportDeskContext = Pick<
+type SupportDeskContext = Pick<
   ConnectorContext<SupportDeskCredentials>,
   'http' | 'signal' | 'baseUrl' | 'credentials'
 >;
@@ -78,7 +78,7 @@ export const ZENDESK_OAUTH_REVOKED_HINT =
  * A 401 or 403 during a sync: the account refuses these credentials (a deactivated or revoked token, a
  * user who lost the agent or admin role). An error naming the source and what to do, never a secret.
  */
-export function credentialsRefused(
+function credentialsRefused(
   ctx: SupportDeskContext,
   status: number,
   vendorText: string | undefined,
@@ -225,7 +225,7 @@ export const ARTICLE_EXPORT_PAGE_SIZE = 1000;
 const ARTICLE_EXPORT_MAX_BYTES = 128 * 1024 * 1024;
 
 /** One page of the incremental article export, with the start time it was asked for. */
-export interface ArticleExportStep {
+interface ArticleExportStep {
   page: ArticleExportPage;
   /** The `start_time` of this page's request. */
   requested: number;
@@ -333,7 +333,7 @@ export async function* exportTickets(
 }
 
 /** A ticket's comments in the order Zendesk gives them, with the names of the users it sideloaded. */
-export interface TicketComments {
+interface TicketComments {
   comments: Comment[];
   userNames: Map<number, string>;
 }

@@ -54,7 +54,7 @@ const supportDeskInputSchema = z.strictObject({
       'Also sync solved and closed tickets, their public comments only, as private items. Default false.',
     ),
 });
-export type SupportDeskInput = z.infer<typeof supportDeskInputSchema>;
+type SupportDeskInput = z.infer<typeof supportDeskInputSchema>;
 
 // `id` is null for the anonymous user Zendesk answers with when a request carries no usable identity.
 const meSchema = z.object({ user: z.object({ id: z.number().nullable(), role: z.string().optional() }) });

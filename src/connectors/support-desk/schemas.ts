@@ -144,7 +144,7 @@ export const commentSchema = z.object({
 export type Comment = z.infer<typeof commentSchema>;
 
 /** A sideloaded user (`include=users`): only what naming a comment's author needs. */
-export const userSchema = z.object({ id, name: z.string().nullish() });
+const userSchema = z.object({ id, name: z.string().nullish() });
 
 /** `GET /api/v2/tickets/{id}/comments.json?page[size]=&include=users` (§5.2, cursor mode). */
 export const commentsPageSchema = z.object({

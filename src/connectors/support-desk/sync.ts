@@ -204,7 +204,7 @@ export const DEFAULT_LISTING_HOURS = '24';
 const HOUR_MS = 3_600_000;
 
 /** What decides whether an incremental pass lists every article. */
-export interface ListingInputs {
+interface ListingInputs {
   /** What the last pass saw; undefined after a reset or with a cursor older than the count. */
   before: { count: number; places: string; listedAt: number; failed?: boolean | undefined } | undefined;
   /** The list's article count now, taken before this pass's export. */

@@ -39,7 +39,7 @@ import LinkHeader from 'http-link-header';
 import type { ConnectorContext, JsonResponse, Query, SourceRequestOptions } from '../types.ts';
 
 /** The first page's request. Later pages change only the pagination parameter or the URL. */
-export interface PageRequest {
+interface PageRequest {
   /** Absolute URL of the first page (`joinUrl(ctx.baseUrl, path)`). */
   url: string;
   /** Default GET. The URL-following styles ({@link paginateLinkHeader}, {@link paginateNextUrl}) only GET. */
@@ -53,7 +53,7 @@ export interface PageRequest {
 }
 
 /** What every style needs to know about the pages. */
-export interface PageSpec<T> {
+interface PageSpec<T> {
   request: PageRequest;
   /** The page's shape. A page that does not match throws `SourceHttpError` of kind `invalid_response`. */
   schema: z.ZodType<T>;
@@ -78,7 +78,7 @@ export interface Page<T, Continuation> {
 /** The parts of a connector's context that pagination uses. */
 export type PaginationContext = Pick<ConnectorContext<unknown>, 'http' | 'signal'>;
 
-export type PaginationFault =
+type PaginationFault =
   /** The source gave a cursor, URL or offset a second time. */
   | 'repeated'
   /** The source answered the same records as on the page before. */
@@ -105,7 +105,6 @@ export class PaginationError extends SourceHttpError {
     const url = redactUrl(at.url);
     super(`${at.method} ${url} (page ${at.page}) ${what}; pagination stopped`, {
       kind: 'invalid_response',
-      method: at.method,
       url,
       attempts: 1,
     });
@@ -119,7 +118,7 @@ export class PaginationError extends SourceHttpError {
 // Cursor in the body
 // ---------------------------------------------------------------------------------------------------
 
-export interface CursorPagination<T> extends PageSpec<T> {
+interface CursorPagination<T> extends PageSpec<T> {
   cursor: {
     /** The request parameter that carries the cursor: `start_cursor`, `page[after]`, `after`, `page`. */
     param: string;
@@ -185,7 +184,7 @@ interface UrlFollowing<T> extends PageSpec<T> {
   resume?: string | null;
 }
 
-export interface LinkHeaderPagination<T> extends UrlFollowing<T> {
+interface LinkHeaderPagination<T> extends UrlFollowing<T> {
   /** The link relation to follow. Default `next`. */
   rel?: string;
 }
@@ -211,7 +210,7 @@ export async function* paginateLinkHeader<T>(
   });
 }
 
-export interface NextUrlPagination<T> extends UrlFollowing<T> {
+interface NextUrlPagination<T> extends UrlFollowing<T> {
   /** The next page's URL from the body; null, undefined or empty on the last page. */
   next: (page: T) => string | null | undefined;
   /**

@@ -21,10 +21,7 @@ export interface WikiCredentials {
   api_token: string;
 }
 
-export type WikiContext = Pick<
-  ConnectorContext<WikiCredentials>,
-  'http' | 'signal' | 'baseUrl' | 'credentials'
->;
+type WikiContext = Pick<ConnectorContext<WikiCredentials>, 'http' | 'signal' | 'baseUrl' | 'credentials'>;
 
 /** The two kinds of content the sync reads, by their v2 path segment. */
 export type ContentKind = 'pages' | 'blogposts';
@@ -50,11 +47,7 @@ export const WIKI_TOKEN_HINT =
  * A 401 or 403 on a listing means the whole site refuses this account (revoked token, removed user):
  * an error that names the source and says what to check, never carrying the token.
  */
-export function credentialsRefused(
-  ctx: WikiContext,
-  status: number,
-  vendorText: string | undefined,
-): AppError {
+function credentialsRefused(ctx: WikiContext, status: number, vendorText: string | undefined): AppError {
   return sourceRefusal(
     WIKI_SOURCE,
     'refused the credentials during the sync',
@@ -129,7 +122,7 @@ export function listCurrentContent(ctx: WikiContext, kind: ContentKind): AsyncGe
 }
 
 /** What `GET /{kind}/{id}?body-format=storage` answered. */
-export type ContentFetch =
+type ContentFetch =
   | { found: true; body: unknown }
   /** 404: purged, or restricted from this account since it was listed. */
   | { found: false };
@@ -152,7 +145,6 @@ export async function fetchContent(ctx: WikiContext, kind: ContentKind, id: stri
       {
         kind: 'status',
         status: res.status,
-        method: 'GET',
         url: `${API}/${kind}/${id}`,
         attempts: 1,
         vendorMessage,

@@ -21,7 +21,7 @@ const wikiInputSchema = z.strictObject({
   email: z.string().min(1).describe('E-mail of the Atlassian account the API token belongs to.'),
   api_token: z.string().min(1).describe('Atlassian API token.'),
 });
-export type WikiInput = z.infer<typeof wikiInputSchema>;
+type WikiInput = z.infer<typeof wikiInputSchema>;
 
 // Confluence answers anonymous requests on sites open to anonymous users, with `type: "anonymous"`.
 const currentUserSchema = z.object({ type: z.string(), accountId: z.string().optional() });

@@ -49,7 +49,7 @@ export async function getConnectionById(q: Queryable, id: string): Promise<Conne
   return rows[0] ?? null;
 }
 
-export interface UpsertConnection {
+interface UpsertConnection {
   organizationId: string;
   type: string;
   /** Encrypts the credentials for the row id the connection ends up with. */
@@ -152,7 +152,7 @@ export async function takeDueSchedules(
   );
 }
 
-export interface ConnectionListEntry {
+interface ConnectionListEntry {
   id: string;
   type: string;
   status: ConnectionStatus;
@@ -179,7 +179,7 @@ export async function listConnections(q: Queryable, organizationId: string): Pro
 // OAuth
 // ---------------------------------------------------------------------------------------------------
 
-export interface NewOAuthState {
+interface NewOAuthState {
   id: string;
   organizationId: string;
   sourceType: string;

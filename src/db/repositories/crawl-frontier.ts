@@ -28,7 +28,7 @@ export interface FrontierRowState extends FrontierRow {
 }
 
 /** A row to insert; `key` is the URL key (src/crawler/url.ts). */
-export interface NewFrontierRow {
+interface NewFrontierRow {
   key: string;
   url: string;
   depth: number;
@@ -216,18 +216,21 @@ export async function countFrontierOutcomes(
 }
 
 /**
- * Counts one fetched page of `pattern`, collapsed or not, and says whether the pattern's push-back
- * changed (`decide` gets the new counts and says whether it is pushed back now). With `finish`, the page's
- * frontier row is marked done in the same statement (one statement a page fewer in a crawl's commit).
+ * Counts one fetched page of `page.pattern`, collapsed or not, and says whether the pattern's push-back
+ * changed (`decide` gets the new counts and says whether it is pushed back now). With `page.finish`, the
+ * page's frontier row is marked done in the same statement (one statement a page fewer in a crawl's commit).
  */
 export async function notePatternPage(
   q: Queryable,
   crawlJobId: string,
-  pattern: string,
-  collapsed: boolean,
+  page: {
+    pattern: string;
+    collapsed: boolean;
+    finish?: { key: string; outcome: string; detail: string | null };
+  },
   decide: (fetched: number, collapsed: number) => boolean,
-  finish?: { key: string; outcome: string; detail: string | null },
 ): Promise<{ changed: boolean; pushedBack: boolean }> {
+  const { pattern, collapsed, finish } = page;
   const params: unknown[] = [crawlJobId, pattern, collapsed ? 1 : 0];
   let done = '';
   if (finish) {

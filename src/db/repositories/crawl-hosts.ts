@@ -7,7 +7,7 @@
 import type { Queryable } from '../database.ts';
 
 /** What a process asks for: its settings (every process of a service runs with the same ones). */
-export interface HostSlotRequest {
+interface HostSlotRequest {
   host: string;
   /** Names this slot in `leases`; unique per acquisition. */
   token: string;

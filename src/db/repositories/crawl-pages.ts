@@ -16,7 +16,7 @@ export interface PageMemory {
 }
 
 /** A page's memory as a crawl saves it, with its fingerprint. */
-export interface SavedPageMemory extends PageMemory {
+interface SavedPageMemory extends PageMemory {
   signature: number[] | null;
   bands: number[] | null;
 }
@@ -25,7 +25,7 @@ export interface SavedPageMemory extends PageMemory {
  * The tag on a crawled item that says how many other URLs of the last crawl that reached it had the same
  * or nearly the same text (`variants:12`); the rest of its tags are the crawl's.
  */
-export const VARIANTS_TAG_PREFIX = 'variants:';
+const VARIANTS_TAG_PREFIX = 'variants:';
 
 /** The item's tags without the variants tag, in order (SQL over `tags`). */
 const TAGS_WITHOUT_VARIANTS = `ARRAY(SELECT t FROM unnest(i.tags) WITH ORDINALITY AS u(t, n)
@@ -111,7 +111,7 @@ export interface FingerprintCandidate {
 }
 
 /** What a fetched page may be a copy of (see {@link pageTwins}). */
-export interface PageTwins {
+interface PageTwins {
   /** The page of this crawl that took the same text first (its frontier key and URL), if any. */
   sameText: { key: string; url: string } | null;
   /** Near-duplicate candidates: their signatures are compared by the caller. */

@@ -4,14 +4,14 @@ import type { IndexingStatus, ItemSourceType } from './items.ts';
 /** The window the indexing rate is measured over. */
 export const RATE_WINDOW_SECONDS = 300;
 
-export interface ConnectionItemCounts {
+interface ConnectionItemCounts {
   connectionId: string;
   type: string;
   total: number;
   byIndexingStatus: Record<IndexingStatus, number>;
 }
 
-export interface ItemStats {
+interface ItemStats {
   total: number;
   byIndexingStatus: Record<IndexingStatus, number>;
   bySourceType: Record<ItemSourceType, number>;

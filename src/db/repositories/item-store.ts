@@ -31,7 +31,7 @@ export async function deleteTombstones(
 }
 
 /** An item's row as {@link upsertItem} writes it. */
-export interface ItemUpsert {
+interface ItemUpsert {
   id: string;
   organizationId: string;
   title: string;

@@ -1,6 +1,6 @@
 /**
  * The job queue's statements (the engine, src/jobs/queue.ts, says how they are used and why the queue is
- * our own table): insert, claim (FOR UPDATE SKIP LOCKED), heartbeat, finish, release, cancel, fail, the
+ * our own table): insert, claim (FOR UPDATE SKIP LOCKED), heartbeat, finish, release, cancel, the
  * reaper's UPDATE and the wake-up NOTIFY. Each takes a `Queryable` and commits nothing. Same SQL on PGlite
  * and Postgres.
  */
@@ -10,7 +10,7 @@ import { statusesLeadingTo } from '../job-status.ts';
 import { leaseRefreshSql } from './job-lease.ts';
 
 /** A job as the queue inserts it. */
-export interface JobInsert {
+interface JobInsert {
   kind: string;
   organizationId: string;
   /** JSON text. */
@@ -41,7 +41,7 @@ export async function notifyChannel(q: Queryable, channel: string, message: stri
 }
 
 /** A job row as a claim returns it. */
-export interface ClaimedJobRow {
+interface ClaimedJobRow {
   id: number;
   kind: string;
   organization_id: string;
@@ -165,16 +165,6 @@ export function reapStaleJobRows(
       RETURNING id, status`,
     [staleMs, String(staleSeconds)],
   );
-}
-
-/** Fail a job that may still fail (pending or running), whoever holds it; false when it may not. */
-export async function failJobRow(q: Queryable, id: number, error: string): Promise<boolean> {
-  const rows = await q.query(
-    `UPDATE jobs SET status = 'failed', error = $2, finished_at = now(), updated_at = now(), lease_token = NULL
-      WHERE id = $1 AND status = ANY($3::text[]) RETURNING id`,
-    [id, error, statusesLeadingTo('failed')],
-  );
-  return rows.length > 0;
 }
 
 /** One job's engine state. */

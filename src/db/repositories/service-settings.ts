@@ -1,6 +1,7 @@
 /**
  * The installation's own settings (service_settings: one JSON value per key), such as the OAuth state's
- * HMAC key. Shared by every process of a deployment, since they live in its database.
+ * HMAC key and the embedding model the stored vectors came from. Shared by every process of a deployment,
+ * since they live in its database.
  */
 import type { Queryable } from '../database.ts';
 
@@ -18,6 +19,14 @@ export async function insertServiceSettingIfAbsent(
 ): Promise<void> {
   await q.query(
     'INSERT INTO service_settings (key, value) VALUES ($1, $2::jsonb) ON CONFLICT (key) DO NOTHING',
+    [key, valueJson],
+  );
+}
+
+/** Store `valueJson` under `key`, replacing any value there. */
+export async function writeServiceSetting(q: Queryable, key: string, valueJson: string): Promise<void> {
+  await q.query(
+    'INSERT INTO service_settings (key, value) VALUES ($1, $2::jsonb) ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value',
     [key, valueJson],
   );
 }

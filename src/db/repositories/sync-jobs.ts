@@ -18,7 +18,7 @@ export interface SyncFailure {
 }
 
 /** At most this many failures are kept per job (the count keeps going). */
-export const MAX_LISTED_FAILURES = 100;
+const MAX_LISTED_FAILURES = 100;
 
 /** The sync job as the API shows it: the seed's fields plus our extensions. */
 export interface SyncJobView {
@@ -126,7 +126,7 @@ export async function activeSyncJobIds(q: Queryable, connectionId: string): Prom
 }
 
 /** What a running sync job has to know when it starts or resumes. */
-export interface SyncJobState {
+interface SyncJobState {
   connectionId: string;
   jobType: SyncJobType;
   bytesSynced: number;

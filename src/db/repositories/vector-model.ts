@@ -4,6 +4,10 @@
  * reset for another model.
  */
 import type { Queryable } from '../database.ts';
+import { readServiceSetting, writeServiceSetting } from './service-settings.ts';
+
+/** The service_settings key the model is recorded under. */
+const MODEL_SETTING = 'embedding_model';
 
 /** The model that made the stored vectors, recorded in service_settings. */
 export interface StoredModel {
@@ -26,18 +30,11 @@ export async function lockVectorModel(q: Queryable): Promise<void> {
 }
 
 export async function readStoredModel(q: Queryable): Promise<StoredModel | null> {
-  const rows = await q.query<{ value: StoredModel }>(
-    "SELECT value FROM service_settings WHERE key = 'embedding_model'",
-  );
-  return rows[0]?.value ?? null;
+  return readServiceSetting<StoredModel>(q, MODEL_SETTING);
 }
 
 export async function writeStoredModel(q: Queryable, model: StoredModel): Promise<void> {
-  await q.query(
-    `INSERT INTO service_settings (key, value) VALUES ('embedding_model', $1::jsonb)
-     ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value`,
-    [JSON.stringify(model)],
-  );
+  await writeServiceSetting(q, MODEL_SETTING, JSON.stringify(model));
 }
 
 /** Chunks stored, of any model. */
