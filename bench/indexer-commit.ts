@@ -27,7 +27,7 @@ import { migrate } from '../src/db/migrate.ts';
 import { createOrganization } from '../src/db/repositories/organizations.ts';
 import { toVectorLiteral } from '../src/embedding/vector.ts';
 import { Indexer } from '../src/ingest/indexer.ts';
-import { storeDocument } from '../src/ingest/store.ts';
+import { storeDocument } from '../src/ingest/hash-skip.ts';
 import { search } from '../src/search/search.ts';
 import { ensureVectorIndex, vectorExpr } from '../src/search/vector-index.ts';
 import { hashEmbedder } from '../test/support/hash-embedder.ts';

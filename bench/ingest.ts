@@ -27,7 +27,7 @@ import { parseArgs } from 'node:util';
 import { migrate } from '../src/db/migrate.ts';
 import { createApiKey, createOrganization } from '../src/db/repositories/organizations.ts';
 import { buildApp } from '../src/http/app.ts';
-import { chunkForIndexing } from '../src/ingest/indexer.ts';
+import { chunkForIndexing } from '../src/ingest/chunk.ts';
 import { LocalEmbedder } from '../src/embedding/local.ts';
 import { composeTestService, testConfig } from '../test/support/harness.ts';
 import { testModelDir } from '../test/support/model.ts';

@@ -20,7 +20,7 @@ import type { Database } from '../src/db/database.ts';
 import { migrate } from '../src/db/migrate.ts';
 import { openPgliteThread } from '../src/db/pglite-thread.ts';
 import { createOrganization } from '../src/db/repositories/organizations.ts';
-import { chunkMarkdown } from '../src/ingest/chunker.ts';
+import { chunkMarkdown } from '../src/ingest/markdown-chunker.ts';
 import { newId } from '../src/lib/ids.ts';
 import { BM25_DEFAULTS } from '../src/search/bm25.ts';
 import { keyword } from '../src/search/keyword.ts';

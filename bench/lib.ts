@@ -9,7 +9,7 @@ import { itemSearchWords } from '../src/lib/search-words.ts';
 import { openPostgres } from '../src/db/postgres.ts';
 import { DEFAULT_BATCH_ITEMS } from '../src/ingest/indexer.ts';
 import type { Embedder } from '../src/embedding/index.ts';
-import { chunkMarkdown } from '../src/ingest/chunker.ts';
+import { chunkMarkdown } from '../src/ingest/markdown-chunker.ts';
 import type { NativePostgres } from '../test/support/native-postgres.ts';
 
 /** Print rows as an aligned table (every benchmark prints one). */

@@ -21,9 +21,9 @@ import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { chunkMarkdown } from '../src/ingest/chunker.ts';
+import { chunkMarkdown } from '../src/ingest/markdown-chunker.ts';
 import { Indexer } from '../src/ingest/indexer.ts';
-import { crawlSourceKey, storeDocument } from '../src/ingest/store.ts';
+import { crawlSourceKey, storeDocument } from '../src/ingest/hash-skip.ts';
 import { type Bm25Params, BM25_DEFAULTS } from '../src/search/bm25.ts';
 import { fuseRanks, fuseScores } from '../src/search/fusion.ts';
 import { keyword } from '../src/search/keyword.ts';

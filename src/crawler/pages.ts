@@ -30,7 +30,7 @@ import {
   savePageMemory,
   setVariantsTag,
 } from '../db/repositories/crawl-pages.ts';
-import { crawlSourceKey, removeDocument, storeDocument } from '../ingest/store.ts';
+import { crawlSourceKey, removeDocument, storeDocument } from '../ingest/hash-skip.ts';
 import { sha256Hex } from '../lib/crypto.ts';
 import type { Admission } from './admission.ts';
 import type { ExtractedPage } from './extract.ts';

@@ -40,7 +40,7 @@ import {
   saveCrawlJob,
 } from '../db/repositories/crawl-jobs.ts';
 import { getPageMemory } from '../db/repositories/crawl-pages.ts';
-import { crawlSourceKey } from '../ingest/store.ts';
+import { crawlSourceKey } from '../ingest/hash-skip.ts';
 import type { Logger } from '../lib/logger.ts';
 import { Admission, type CrawlScope } from './admission.ts';
 import { compilePathFilters } from './filters.ts';

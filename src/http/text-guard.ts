@@ -5,7 +5,7 @@
  * silently stores U+FFFD instead. Bytes that are not UTF-8 (in the body, or percent-encoded in the query
  * string or a path segment) are not text either: decoding them leniently would store U+FFFD in their
  * place. All of these are refused here, once for every route, with a 400 naming the field, before
- * anything is read or written. (Fetched content is cleaned instead, at the store: src/ingest/store.ts.)
+ * anything is read or written. (Fetched content is cleaned instead, at the store: src/ingest/hash-skip.ts.)
  */
 import { randomUUID } from 'node:crypto';
 import type { FastifyRequest } from 'fastify';

@@ -5,7 +5,7 @@
  * a second one would only compete with the model's thread for the cores.
  */
 import { Piscina } from 'piscina';
-import type { Chunk } from './chunker.ts';
+import type { Chunk } from './markdown-chunker.ts';
 import type { ChunkTask } from './chunk-worker.ts';
 
 /** How long an idle thread stays up: the tokenizer takes a few hundred milliseconds to load again. */

@@ -5,7 +5,7 @@
  */
 import { type CountTokens, loadTokenCounter } from '../embedding/token-counters.ts';
 import type { TokenCounterSpec } from '../embedding/types.ts';
-import { type Chunk, chunkMarkdown } from './chunker.ts';
+import { type Chunk, chunkMarkdown } from './markdown-chunker.ts';
 
 export interface ChunkTask {
   /** The embedder's token counter, built here once per spec. */

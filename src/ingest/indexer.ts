@@ -1,97 +1,28 @@
-import type { Database, Queryable } from '../db/database.ts';
-import { toRealArrayParam } from '../db/real-array-param.ts';
+import type { Database } from '../db/database.ts';
 import {
   analyzeItemsAndChunks,
   deleteGenerationChunksBatch,
-  deleteItemChunks,
-  deleteItemGenerationChunks,
-  deleteItemStaging,
-  deleteOtherGenerationsChunks,
   deleteStagedGeneration,
-  endIndexingLease,
   endIndexingLeases,
-  insertChunks,
   type LeasedItem,
   leasePendingItems,
   listStagedGenerations,
-  lockItemForPart,
-  markIndexed,
-  markIndexedIfUnchanged,
   reclaimIndexingLeases,
   renewIndexingLeases,
-  stageGeneration,
   vacuumPostings,
 } from '../db/repositories/chunks.ts';
 import type { Embedder } from '../embedding/index.ts';
-import { toVectorLiteral } from '../embedding/vector.ts';
 import type { Logger } from '../lib/logger.ts';
-import { chunkOffThread } from './chunk-pool.ts';
-import { type Chunk, chunkMarkdown } from './chunker.ts';
-
-type PendingItem = LeasedItem;
-
-/**
- * Chunks stay passage-sized even when the model's window is much larger (remote models take 8k tokens):
- * a retrieved chunk is shown to people and fed to LLMs, and smaller chunks rank more precisely.
- */
-const MAX_CHUNK_TOKENS = 512;
+import { chunkForIndexingOffThread, DEFAULT_OVERLAP_TOKENS } from './chunk.ts';
+import { attachVectors, type EmbedCall, requestVectors } from './embed.ts';
+import type { Chunk } from './markdown-chunker.ts';
+import { type ItemWrite, type Part, planTransactions, writeTransaction } from './write.ts';
 
 /** Items leased per round unless `batchItems` says otherwise. */
 export const DEFAULT_BATCH_ITEMS = 16;
-/** Tokens shared by consecutive chunks of a section unless `overlapTokens` says otherwise. */
-export const DEFAULT_OVERLAP_TOKENS = 32;
-
-/**
- * An item cut into chunks as the indexer cuts it for `embedder`, on the calling thread (benchmarks use it
- * for the raw model's rate; the indexer itself uses {@link chunkForIndexingOffThread}).
- */
-export function chunkForIndexing(
-  embedder: Embedder,
-  item: { title: string; content: string },
-  overlapTokens = DEFAULT_OVERLAP_TOKENS,
-): Chunk[] {
-  return chunkMarkdown(
-    { title: item.title, markdown: item.content },
-    {
-      maxTokens: Math.min(embedder.maxTokens, MAX_CHUNK_TOKENS),
-      overlapTokens,
-      countTokens: (s) => embedder.countTokens(s),
-    },
-  );
-}
-
-/**
- * The same chunks as {@link chunkForIndexing}, cut in the chunking thread (chunk-pool.ts), so the event
- * loop stays free however large the item: a 5,000,000-character document held it 7-19 s. An embedder
- * that names no token counter a thread can build (`Embedder.tokenCounter`) is chunked on the calling
- * thread, one item per turn of the event loop.
- */
-export async function chunkForIndexingOffThread(
-  embedder: Embedder,
-  item: { title: string; content: string },
-  overlapTokens = DEFAULT_OVERLAP_TOKENS,
-  signal?: AbortSignal,
-): Promise<Chunk[]> {
-  const counter = embedder.tokenCounter;
-  if (!counter) {
-    await new Promise<void>((resolve) => setImmediate(resolve));
-    signal?.throwIfAborted();
-    return chunkForIndexing(embedder, item, overlapTokens);
-  }
-  return chunkOffThread(
-    {
-      counter,
-      title: item.title,
-      markdown: item.content,
-      maxTokens: Math.min(embedder.maxTokens, MAX_CHUNK_TOKENS),
-      overlapTokens,
-    },
-    signal,
-  );
-}
 
 interface Round {
-  items: PendingItem[];
+  items: LeasedItem[];
   /**
    * The round's transactions (planTransactions), in the order they are written; their items' vectors are
    * filled in as their calls answer.
@@ -102,7 +33,7 @@ interface Round {
    * `from` to `to` (exclusive) and answers one vector per chunk of theirs, in their order. Awaited when
    * they are written (a rejection is handled there).
    */
-  calls: Array<{ from: number; to: number; vectors: Promise<Float32Array[]> }>;
+  calls: EmbedCall[];
   /** Stops renewing the round's leases (after its commit). */
   release: () => void;
 }
@@ -189,15 +120,8 @@ export interface IndexerOptions {
  * The embedding half of the pipeline: takes items in `pending`, chunks them (markdown-aware, in the
  * model's tokens), embeds the chunks in batches off the request path, and replaces the item's chunks.
  *
- * What search sees of an item is all of its old chunks or all of its new ones, never a mix, and never
- * chunks of content that is no longer the item's. An item whose chunks fit in one transaction
- * ({@link IndexerOptions.commitChunks}) is swapped in it. A larger one is written in parts under a new
- * generation listed in `chunk_staging`, whose chunks search skips; the last part's transaction flips
- * it: the item turns `indexed`, its row in `chunk_staging` and its other generations' chunks go
- * (migration 010). Each part first locks the item and checks that its content is still the one embedded;
- * if not, the attempt drops what it staged and the item stays pending, to be taken again. A crash between
- * parts leaves the old chunks served, the item pending and a staged generation nobody sees, which the
- * item's next attempt removes with the old chunks (and the embedded service removes at start).
+ * Each round goes through the pipeline's steps: chunk (chunk.ts), embed (embed.ts), write (write.ts,
+ * which says how search never sees a mix of an item's old and new chunks).
  *
  * Which items first: pending items form queues, one per organization and source (a connection; an
  * organization's crawls and its uploads are a queue each), oldest change first within a queue, and a
@@ -422,24 +346,10 @@ export class Indexer {
         dropped: false,
       }));
       const transactions = planTransactions(writes, this.#opts.commitChunks);
-      const calls: Round['calls'] = [];
-      let from = 0;
-      let texts: string[] = [];
-      const call = (to: number) => {
-        const vectors = this.#embedder.embed(texts, this.#abort.signal);
-        // Awaited in #commitRound; a round given back unwritten never awaits it.
-        vectors.catch(() => {});
-        calls.push({ from, to, vectors });
-        from = to;
-        texts = [];
-      };
-      for (const [n, parts] of transactions.entries()) {
-        const partTexts = parts.flatMap((p) => p.write.chunks.slice(p.from, p.to).map((c) => c.embedText));
-        if (texts.length > 0 && texts.length + partTexts.length > this.#opts.embedCallChunks) call(n);
-        texts.push(...partTexts);
-      }
-      // The rest (an item without chunks alone makes an empty call, which the embedder answers at once).
-      if (from < transactions.length) call(transactions.length);
+      const calls = requestVectors(this.#embedder, transactions, {
+        maxCallChunks: this.#opts.embedCallChunks,
+        signal: this.#abort.signal,
+      });
       return { items, transactions, calls, release };
     } catch (err) {
       release();
@@ -480,12 +390,9 @@ export class Indexer {
   }
 
   /** A round's items in chunks of the model's tokens, cut off the event loop. */
-  #chunk(items: PendingItem[]): Promise<Chunk[][]> {
-    return Promise.all(
-      items.map((item) =>
-        chunkForIndexingOffThread(this.#embedder, item, this.#opts.overlapTokens, this.#abort.signal),
-      ),
-    );
+  #chunk(items: LeasedItem[]): Promise<Chunk[][]> {
+    const opts = { overlapTokens: this.#opts.overlapTokens, signal: this.#abort.signal };
+    return Promise.all(items.map((item) => chunkForIndexingOffThread(this.#embedder, item, opts)));
   }
 
   /** Write the round's chunks (see {@link Indexer}), then stop renewing its leases. */
@@ -504,15 +411,11 @@ export class Indexer {
    * Between transactions the event loop turns, and on PGlite the queries that queued meanwhile run.
    */
   async #commitRound({ items, transactions, calls }: Round): Promise<number> {
-    for (const { from, to, vectors: answer } of calls) {
-      const vectors = await answer;
-      let v = 0;
-      for (const parts of transactions.slice(from, to)) {
-        for (const part of parts) {
-          for (let i = part.from; i < part.to; i++) part.write.vectors[i] = vectors[v++]!;
-        }
-      }
-      for (const parts of transactions.slice(from, to)) {
+    const target = { db: this.#db, modelId: this.#embedder.modelId, dimensions: this.#embedder.dimensions };
+    for (const { from, to, vectors } of calls) {
+      const covered = transactions.slice(from, to);
+      attachVectors(covered, await vectors);
+      for (const parts of covered) {
         if (this.#stopping) {
           // A large item's staged part stays behind, unseen by search and removed by the item's next
           // attempt (or the next start): what a crash here leaves too. The round's items not written yet
@@ -523,17 +426,7 @@ export class Indexer {
           );
           throw new IndexerStoppedError();
         }
-        // The chunks' inserts (an HNSW insert a row) may take PGlite hundreds of milliseconds on a loaded
-        // machine: the event loop serves other requests meanwhile. The round's state is this call's own.
-        await this.#db.transaction(
-          async (tx) => {
-            for (const part of parts) {
-              if (part.write.dropped) continue;
-              await this.#writePart(tx, part);
-            }
-          },
-          { yieldOnLargeStatements: true },
-        );
+        await writeTransaction(target, parts);
         await this.#opts.afterCommitTransaction?.();
         await new Promise<void>((resolve) => setImmediate(resolve));
       }
@@ -541,128 +434,6 @@ export class Indexer {
     this.#opts.onProgress?.(items.length);
     return items.length;
   }
-
-  /**
-   * One part of an item's chunks, in the caller's transaction. Every step first locks the item's row and
-   * checks that it still holds the content that was embedded and is still pending: the writers of an
-   * item (other workers' attempts, a new version being stored) take that lock first, so they serialize.
-   */
-  async #writePart(tx: Queryable, { write, from, to }: Part): Promise<void> {
-    const { item, chunks } = write;
-    const whole = from === 0 && to === chunks.length;
-    const last = to === chunks.length;
-    if (whole) {
-      // Fits in one transaction: the old swap, under a generation of its own.
-      const generation = await markIndexedIfUnchanged(tx, item.id, item.content_hash);
-      if (generation === null) {
-        await endIndexingLease(tx, item.id);
-        return;
-      }
-      write.generation = generation;
-      // Every other generation: the visible one and any an interrupted attempt staged.
-      await deleteItemChunks(tx, item.id);
-      await deleteItemStaging(tx, item.id);
-      await this.#insertChunks(tx, write, from, to);
-      return;
-    }
-    const locked = await lockItemForPart(tx, item.id, item.content_hash, write.generation);
-    if (from === 0) {
-      if (locked === null) {
-        write.dropped = true;
-        await endIndexingLease(tx, item.id);
-        return;
-      }
-      write.generation = await stageGeneration(tx, item.id);
-    } else if (locked === null || !locked.staged) {
-      // The content changed, or another attempt finished the item (and removed this one's staged part):
-      // drop what this attempt staged, if it is still there.
-      write.dropped = true;
-      await deleteItemGenerationChunks(tx, item.id, write.generation);
-      await deleteStagedGeneration(tx, write.generation);
-      await endIndexingLease(tx, item.id);
-      return;
-    }
-    await this.#insertChunks(tx, write, from, to);
-    if (!last) return;
-    // The flip: the staged generation becomes the item's chunks, the others go, in this one commit.
-    await markIndexed(tx, item.id);
-    await deleteOtherGenerationsChunks(tx, item.id, write.generation);
-    await deleteItemStaging(tx, item.id);
-  }
-
-  async #insertChunks(tx: Queryable, write: ItemWrite, from: number, to: number): Promise<void> {
-    if (to <= from) return;
-    const chunks = write.chunks.slice(from, to);
-    const dims = Math.trunc(this.#embedder.dimensions);
-    const vectors = write.vectors.slice(from, to);
-    // The binary form in embedded mode only (insertChunks says why).
-    await insertChunks(tx, {
-      itemId: write.item.id,
-      organizationId: write.item.organization_id,
-      modelId: this.#embedder.modelId,
-      generation: write.generation,
-      indexes: chunks.map((c) => c.index),
-      texts: chunks.map((c) => c.text),
-      embedTexts: chunks.map((c) => c.embedText),
-      vectors:
-        this.#db.kind === 'pglite'
-          ? { realArray: toRealArrayParam(vectors, dims), dims }
-          : { literals: vectors.map(toVectorLiteral) },
-    });
-  }
-}
-
-/** An item of a round on its way into `chunks`. */
-interface ItemWrite {
-  item: PendingItem;
-  chunks: Chunk[];
-  vectors: Float32Array[];
-  /** The generation its chunks are written under, once its first part is written. */
-  generation: number | null;
-  /** Its content changed (or another attempt indexed it) meanwhile: nothing more is written. */
-  dropped: boolean;
-}
-
-/** Chunks `from` to `to` (exclusive) of one item, written in one transaction. */
-interface Part {
-  write: ItemWrite;
-  from: number;
-  to: number;
-}
-
-/**
- * The round's transactions: items packed whole while they fit in `maxChunks` (an item without chunks
- * counts one), and an item larger than that alone in parts of `maxChunks`, its last part sharing its
- * transaction with the items after it.
- */
-function planTransactions(writes: ItemWrite[], maxChunks: number): Part[][] {
-  const txs: Part[][] = [];
-  let current: Part[] = [];
-  let room = maxChunks;
-  const close = () => {
-    if (current.length > 0) txs.push(current);
-    current = [];
-    room = maxChunks;
-  };
-  for (const write of writes) {
-    const n = write.chunks.length;
-    if (n <= maxChunks) {
-      const cost = Math.max(1, n);
-      if (cost > room) close();
-      current.push({ write, from: 0, to: n });
-      room -= cost;
-      continue;
-    }
-    close();
-    for (let from = 0; from < n; from += maxChunks) {
-      const to = Math.min(n, from + maxChunks);
-      current.push({ write, from, to });
-      room -= to - from;
-      if (to < n) close();
-    }
-  }
-  close();
-  return txs;
 }
 
 /** The indexer stopped between two transactions of a round (what is left is cleaned up later). */

@@ -18,6 +18,7 @@ import type {
   ConnectorContext,
   KnownDocument,
   SourceDocument,
+  SyncEvent,
   SyncMode,
 } from '../connectors/types.ts';
 import type { Queryable } from '../db/database.ts';
@@ -31,11 +32,12 @@ import {
 import { recordSyncProgress, type SyncFailure, syncJobFailures } from '../db/repositories/sync-jobs.ts';
 import {
   documentSearchWords,
+  type IngestDocument,
   integrationSourceKey,
   legacyIntegrationTombstoneKey,
   removeDocument,
   storeDocument,
-} from './store.ts';
+} from './hash-skip.ts';
 
 export interface SyncRunOptions {
   organizationId: string;
@@ -86,14 +88,12 @@ const MAX_FAILURE_MESSAGE = 500;
  * more WAL flush each and keeps every batch a quarter as long; a crash still re-reads at most from the
  * last checkpoint.
  */
-export const DEFAULT_SYNC_BATCH = 50;
+const DEFAULT_SYNC_BATCH = 50;
 
 export async function runSync(opts: SyncRunOptions): Promise<SyncRunResult> {
-  const { connector, context, mode } = opts;
   const batchSize = opts.batchSize ?? DEFAULT_SYNC_BATCH;
   const maxBatchAgeMs = opts.maxBatchAgeMs ?? 1_000;
-  const full = mode === 'full';
-  const signal = context.signal;
+  const { signal } = opts.context;
 
   let ops: Op[] = [];
   let batchStartedAt = 0;
@@ -104,139 +104,179 @@ export async function runSync(opts: SyncRunOptions): Promise<SyncRunResult> {
     if (ops.length === 0 && cursor === undefined) return;
     const batch = ops;
     ops = [];
-    // Split before the lease's transaction opens (see documentSearchWords).
-    const words = new Map<Op, string>();
-    for (const op of batch) if (op.kind === 'document') words.set(op, await documentSearchWords(op.doc));
-    const changed = await opts.withLease(async (tx) => {
-      let rows = 0;
-      const documents = { seen: 0, stored: 0, unchanged: 0, deleted: 0 };
-      const seen: string[] = [];
-      const failures: SyncFailure[] = [];
-      for (const op of batch) {
-        if (op.kind === 'document') {
-          const d = op.doc;
-          const { outcome, itemId } = await storeDocument(
-            tx,
-            opts.organizationId,
-            {
-              sourceType: 'integration',
-              sourceTableName: d.table,
-              sourceKey: integrationSourceKey(opts.connectionId, d.table, d.externalId),
-              tombstoneKeys: [legacyIntegrationTombstoneKey(opts.connectionId, d.externalId)],
-              title: d.title,
-              markdown: d.markdown,
-              url: d.url,
-              visibility: d.visibility,
-              tags: d.tags,
-              connectionId: opts.connectionId,
-              sourceVersion: d.version ?? null,
-              searchWords: words.get(op)!,
-            },
-            // An item a user deleted stays deleted across incremental syncs; a reset brings it back.
-            { respectTombstones: !full },
-          );
-          documents.seen++;
-          if (outcome === 'created' || outcome === 'updated') {
-            rows++;
-            documents.stored++;
-          } else if (outcome === 'unchanged') {
-            documents.unchanged++;
-          }
-          if (full && itemId) seen.push(itemId);
-        } else if (op.kind === 'deleted') {
-          if (
-            await removeDocument(
-              tx,
-              opts.organizationId,
-              integrationSourceKey(opts.connectionId, op.table, op.externalId),
-            )
-          ) {
-            rows++;
-            documents.deleted++;
-          }
-        } else {
-          failures.push(op.failure);
-        }
-      }
-      if (full) {
-        await markItemsSeenByJob(tx, opts.jobId, seen);
-        // A document that failed this time was not seen, but is not gone either: keep it (in every table,
-        // when the failure does not say which).
-        const failedKeys: string[] = [];
-        const failedAnyTable: string[] = [];
-        for (const f of failures) {
-          if (f.externalId === undefined) continue;
-          if (f.table) failedKeys.push(integrationSourceKey(opts.connectionId, f.table, f.externalId));
-          else failedAnyTable.push(f.externalId);
-        }
-        if (failedKeys.length > 0 || failedAnyTable.length > 0) {
-          await markFailedDocumentsSeen(tx, {
-            jobId: opts.jobId,
-            organizationId: opts.organizationId,
-            connectionId: opts.connectionId,
-            sourceKeys: failedKeys,
-            anyTableIds: failedAnyTable,
-          });
-        }
-      }
-      await recordSyncProgress(tx, opts.jobId, {
-        rowsAdded: rows,
-        bytesSynced: opts.bytesBefore + context.http.bytesReceived,
-        failures,
-        documents,
-        ...(cursor === undefined ? {} : { cursor }),
-      });
-      // Incremental progress is real progress: the next sync may start here even if this job fails later.
-      // A full pass's position only means something to this pass, so the connection gets it at the end.
-      if (cursor !== undefined && !full) await saveConnectionCursor(tx, opts.connectionId, cursor);
-      return rows;
-    });
+    const changed = await commitBatch(opts, batch, cursor);
     rowsChanged += changed;
     if (changed > 0) opts.onItemsChanged?.();
   };
 
-  const push = async (op: Op) => {
-    if (ops.length === 0) batchStartedAt = Date.now();
-    ops.push(op);
-    if (ops.length >= batchSize || Date.now() - batchStartedAt >= maxBatchAgeMs) await flush(undefined);
-  };
-
   const known = () => knownDocuments(opts.db, opts.organizationId, opts.connectionId);
-  for await (const event of connector.sync(context, { cursor: opts.cursor, mode, known })) {
+  for await (const event of opts.connector.sync(opts.context, {
+    cursor: opts.cursor,
+    mode: opts.mode,
+    known,
+  })) {
     signal.throwIfAborted();
-    switch (event.kind) {
-      case 'document':
-        await push({ kind: 'document', doc: event.doc });
-        break;
-      case 'deleted':
-        await push({ kind: 'deleted', externalId: event.externalId, table: event.table });
-        break;
-      case 'failure':
-        await push({
-          kind: 'failure',
-          failure: {
-            ...(event.externalId === undefined ? {} : { externalId: event.externalId }),
-            ...(event.table === undefined ? {} : { table: event.table }),
-            message: failureMessage(event.error, opts.secrets ?? []),
-            retryable: event.retryable,
-          },
-        });
-        break;
-      case 'checkpoint':
-        lastCursor = event.cursor;
-        await flush(event.cursor);
-        break;
+    if (event.kind === 'checkpoint') {
+      lastCursor = event.cursor;
+      await flush(event.cursor);
+      continue;
     }
+    if (ops.length === 0) batchStartedAt = Date.now();
+    ops.push(toOp(event, opts.secrets ?? []));
+    if (ops.length >= batchSize || Date.now() - batchStartedAt >= maxBatchAgeMs) await flush(undefined);
   }
   signal.throwIfAborted();
   await flush(undefined);
 
-  // The pass completed. A full pass now removes what it did not see, unless a failure without a document
-  // id leaves it unable to tell what is gone.
-  let removedAfterPass = 0;
-  const summary = await opts.withLease(async (tx) => {
-    const failures = await syncJobFailures(tx, opts.jobId);
+  const { removedAfterPass, failures } = await finishPass(opts, lastCursor);
+  rowsChanged += removedAfterPass;
+  if (removedAfterPass > 0) opts.onItemsChanged?.();
+  return { rowsChanged, failures, removedAfterPass };
+}
+
+/** What a connector yielded, as the batch keeps it (a failure's message scrubbed of secrets and cut short). */
+function toOp(event: Exclude<SyncEvent<unknown>, { kind: 'checkpoint' }>, secrets: readonly string[]): Op {
+  switch (event.kind) {
+    case 'document':
+      return { kind: 'document', doc: event.doc };
+    case 'deleted':
+      return { kind: 'deleted', externalId: event.externalId, table: event.table };
+    case 'failure':
+      return {
+        kind: 'failure',
+        failure: {
+          ...(event.externalId === undefined ? {} : { externalId: event.externalId }),
+          ...(event.table === undefined ? {} : { table: event.table }),
+          message: failureMessage(event.error, secrets),
+          retryable: event.retryable,
+        },
+      };
+  }
+}
+
+/**
+ * One batch in one transaction under the job's lease, with the checkpoint that ended it (if any), so a
+ * crash keeps everything up to a checkpoint or nothing after it. Returns the items created, updated or
+ * deleted.
+ */
+async function commitBatch(opts: SyncRunOptions, batch: Op[], cursor: unknown): Promise<number> {
+  const full = opts.mode === 'full';
+  // Split before the lease's transaction opens (see documentSearchWords).
+  const words = new Map<Op, string>();
+  for (const op of batch) if (op.kind === 'document') words.set(op, await documentSearchWords(op.doc));
+  return opts.withLease(async (tx) => {
+    const applied = await applyOps(tx, opts, batch, words);
     if (full) {
+      await markItemsSeenByJob(tx, opts.jobId, applied.seen);
+      await keepFailedDocuments(tx, opts, applied.failures);
+    }
+    await recordSyncProgress(tx, opts.jobId, {
+      rowsAdded: applied.rows,
+      bytesSynced: opts.bytesBefore + opts.context.http.bytesReceived,
+      failures: applied.failures,
+      documents: applied.documents,
+      ...(cursor === undefined ? {} : { cursor }),
+    });
+    // Incremental progress is real progress: the next sync may start here even if this job fails later.
+    // A full pass's position only means something to this pass, so the connection gets it at the end.
+    if (cursor !== undefined && !full) await saveConnectionCursor(tx, opts.connectionId, cursor);
+    return applied.rows;
+  });
+}
+
+/** Stores the batch's documents, removes its deletions and collects its failures, in the caller's transaction. */
+async function applyOps(tx: Queryable, opts: SyncRunOptions, batch: Op[], words: Map<Op, string>) {
+  const full = opts.mode === 'full';
+  let rows = 0;
+  const documents = { seen: 0, stored: 0, unchanged: 0, deleted: 0 };
+  const seen: string[] = [];
+  const failures: SyncFailure[] = [];
+  for (const op of batch) {
+    if (op.kind === 'failure') {
+      failures.push(op.failure);
+    } else if (op.kind === 'deleted') {
+      const key = integrationSourceKey(opts.connectionId, op.table, op.externalId);
+      if (await removeDocument(tx, opts.organizationId, key)) {
+        rows++;
+        documents.deleted++;
+      }
+    } else {
+      const { outcome, itemId } = await storeDocument(
+        tx,
+        opts.organizationId,
+        integrationDocument(opts.connectionId, op.doc, words.get(op)!),
+        // An item a user deleted stays deleted across incremental syncs; a reset brings it back.
+        { respectTombstones: !full },
+      );
+      documents.seen++;
+      if (outcome === 'created' || outcome === 'updated') {
+        rows++;
+        documents.stored++;
+      } else if (outcome === 'unchanged') {
+        documents.unchanged++;
+      }
+      if (full && itemId) seen.push(itemId);
+    }
+  }
+  return { rows, documents, seen, failures };
+}
+
+function integrationDocument(connectionId: string, d: SourceDocument, searchWords: string): IngestDocument {
+  return {
+    sourceType: 'integration',
+    sourceTableName: d.table,
+    sourceKey: integrationSourceKey(connectionId, d.table, d.externalId),
+    tombstoneKeys: [legacyIntegrationTombstoneKey(connectionId, d.externalId)],
+    title: d.title,
+    markdown: d.markdown,
+    url: d.url,
+    visibility: d.visibility,
+    tags: d.tags,
+    connectionId,
+    sourceVersion: d.version ?? null,
+    searchWords,
+  };
+}
+
+/**
+ * A full pass: a document that failed this time was not seen, but is not gone either, so it is kept (in
+ * every table, when the failure does not say which).
+ */
+async function keepFailedDocuments(
+  tx: Queryable,
+  opts: SyncRunOptions,
+  failures: SyncFailure[],
+): Promise<void> {
+  const failedKeys: string[] = [];
+  const failedAnyTable: string[] = [];
+  for (const f of failures) {
+    if (f.externalId === undefined) continue;
+    if (f.table) failedKeys.push(integrationSourceKey(opts.connectionId, f.table, f.externalId));
+    else failedAnyTable.push(f.externalId);
+  }
+  if (failedKeys.length === 0 && failedAnyTable.length === 0) return;
+  await markFailedDocumentsSeen(tx, {
+    jobId: opts.jobId,
+    organizationId: opts.organizationId,
+    connectionId: opts.connectionId,
+    sourceKeys: failedKeys,
+    anyTableIds: failedAnyTable,
+  });
+}
+
+/**
+ * The pass completed. A full pass now removes what it did not see, unless a failure without a document
+ * id leaves it unable to tell what is gone, and its last checkpoint (an earlier attempt's, when this one
+ * saw none) becomes where the next incremental sync starts.
+ */
+async function finishPass(
+  opts: SyncRunOptions,
+  lastCursor: unknown,
+): Promise<{ removedAfterPass: number; failures: number }> {
+  return opts.withLease(async (tx) => {
+    const failures = await syncJobFailures(tx, opts.jobId);
+    let removedAfterPass = 0;
+    if (opts.mode === 'full') {
       if (!failures.deletionsBlocked) {
         removedAfterPass = await deleteItemsNotSeenByJob(tx, {
           organizationId: opts.organizationId,
@@ -245,22 +285,17 @@ export async function runSync(opts: SyncRunOptions): Promise<SyncRunResult> {
         });
         await recordSyncProgress(tx, opts.jobId, {
           rowsAdded: removedAfterPass,
-          bytesSynced: opts.bytesBefore + context.http.bytesReceived,
+          bytesSynced: opts.bytesBefore + opts.context.http.bytesReceived,
           failures: [],
           documents: { deleted: removedAfterPass },
         });
       }
-      // The pass's last checkpoint (an earlier attempt's, when this one saw none) is where the next
-      // incremental sync starts.
       const finalCursor = lastCursor !== undefined ? lastCursor : opts.cursor;
       if (finalCursor !== undefined && finalCursor !== null)
         await saveConnectionCursor(tx, opts.connectionId, finalCursor);
     }
-    return failures;
+    return { removedAfterPass, failures: failures.count };
   });
-  rowsChanged += removedAfterPass;
-  if (removedAfterPass > 0) opts.onItemsChanged?.();
-  return { rowsChanged, failures: summary.count, removedAfterPass };
 }
 
 const KNOWN_BATCH = 1_000;

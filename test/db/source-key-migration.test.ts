@@ -7,7 +7,7 @@ import {
   integrationSourceKey,
   legacyIntegrationTombstoneKey,
   storeDocument,
-} from '../../src/ingest/store.ts';
+} from '../../src/ingest/hash-skip.ts';
 import { freshDatabase, STORAGE_MODES } from '../support/harness.ts';
 
 async function collect<T>(gen: AsyncGenerator<T[]>): Promise<T[]> {

@@ -16,7 +16,7 @@ import type { Database } from '../../src/db/database.ts';
 import { itemStats } from '../../src/db/repositories/item-stats.ts';
 import { createOrganization } from '../../src/db/repositories/organizations.ts';
 import { Indexer, type IndexerOptions } from '../../src/ingest/indexer.ts';
-import { storeDocument } from '../../src/ingest/store.ts';
+import { storeDocument } from '../../src/ingest/hash-skip.ts';
 import { search } from '../../src/search/search.ts';
 import { indexerDatabase, STORAGE_MODES } from '../support/harness.ts';
 import { hashEmbedder } from '../support/hash-embedder.ts';

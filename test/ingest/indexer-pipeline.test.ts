@@ -11,7 +11,7 @@ import type { Database } from '../../src/db/database.ts';
 import { createOrganization } from '../../src/db/repositories/organizations.ts';
 import type { Embedder } from '../../src/embedding/index.ts';
 import { Indexer } from '../../src/ingest/indexer.ts';
-import { storeDocument } from '../../src/ingest/store.ts';
+import { storeDocument } from '../../src/ingest/hash-skip.ts';
 import { indexerDatabase, STORAGE_MODES } from '../support/harness.ts';
 import { hashEmbedder } from '../support/hash-embedder.ts';
 

@@ -10,7 +10,7 @@ import { after, before, describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Embedder } from '../../src/embedding/index.ts';
 import { DEFAULT_LEASE_SECONDS, Indexer } from '../../src/ingest/indexer.ts';
-import { crawlSourceKey, storeDocument } from '../../src/ingest/store.ts';
+import { crawlSourceKey, storeDocument } from '../../src/ingest/hash-skip.ts';
 import { testEmbedder } from '../support/embedding.ts';
 import { startTestApp, type TestApp } from '../support/harness.ts';
 

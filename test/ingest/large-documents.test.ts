@@ -10,8 +10,9 @@ import { createOrganization } from '../../src/db/repositories/organizations.ts';
 import type { Embedder } from '../../src/embedding/index.ts';
 import type { LocalEmbedder } from '../../src/embedding/local.ts';
 import { OpenAIEmbedder } from '../../src/embedding/openai.ts';
-import { chunkForIndexing, chunkForIndexingOffThread, Indexer } from '../../src/ingest/indexer.ts';
-import { storeDocument } from '../../src/ingest/store.ts';
+import { chunkForIndexing, chunkForIndexingOffThread } from '../../src/ingest/chunk.ts';
+import { Indexer } from '../../src/ingest/indexer.ts';
+import { storeDocument } from '../../src/ingest/hash-skip.ts';
 import {
   itemSearchWords,
   itemSearchWordsInSlices,
@@ -95,7 +96,7 @@ describe('chunking in the chunking thread', () => {
       for (const doc of docs) {
         for (const overlap of [0, 32]) {
           const inThread = chunkForIndexing(embedder(), doc, overlap);
-          const offThread = await chunkForIndexingOffThread(embedder(), doc, overlap);
+          const offThread = await chunkForIndexingOffThread(embedder(), doc, { overlapTokens: overlap });
           assert.deepEqual(offThread, inThread, `${name}, ${doc.title.slice(0, 20)}, overlap ${overlap}`);
         }
       }
@@ -113,8 +114,7 @@ describe('chunking in the chunking thread', () => {
     const chunking = chunkForIndexingOffThread(
       local,
       { title: 'Manual', content: longManual(2_000_000) },
-      32,
-      abort.signal,
+      { overlapTokens: 32, signal: abort.signal },
     );
     abort.abort();
     await assert.rejects(chunking, { name: 'AbortError' });

@@ -8,7 +8,7 @@ import {
   type IngestDocument,
   integrationSourceKey,
   storeDocument,
-} from '../../src/ingest/store.ts';
+} from '../../src/ingest/hash-skip.ts';
 import { bm25Sql } from '../../src/db/repositories/search.ts';
 import { BM25_DEFAULTS } from '../../src/search/bm25.ts';
 import { keyword } from '../../src/search/keyword.ts';

@@ -237,25 +237,42 @@ export interface ChunkRows {
  * the execution itself was not slower, the cause was not found) and native parsing is cheap.
  */
 export async function insertChunks(q: Queryable, c: ChunkRows): Promise<void> {
+  await q.query(insertChunksSql(c, ''), insertChunksParams(c));
+}
+
+/**
+ * {@link insertChunks} as a statement of its own, outside any transaction: the rows go in only while the
+ * item still holds `contentHash`, is pending and has `c.generation` staged, checked by the statement
+ * itself. Embedded mode writes a large item's parts this way (the indexer says why). Returns the rows
+ * written: 0 when the item changed or another attempt finished it.
+ */
+export async function insertStagedChunks(q: Queryable, c: ChunkRows, contentHash: string): Promise<number> {
+  const guard = `WHERE i.content_hash = $9 AND i.indexing_status = 'pending'
+           AND EXISTS (SELECT 1 FROM chunk_staging AS s WHERE s.generation = $8 AND s.item_id = $1)`;
+  const rows = await q.query<{ written: number }>(
+    `WITH written AS (${insertChunksSql(c, guard)} RETURNING 1) SELECT count(*)::int AS written FROM written`,
+    [...insertChunksParams(c), contentHash],
+  );
+  return rows[0]?.written ?? 0;
+}
+
+function insertChunksSql(c: ChunkRows, where: string): string {
   const v = c.vectors;
-  const [rows, embedding, vectors] =
+  const [rows, embedding] =
     'realArray' in v
       ? [
           'unnest($4::int[], $5::text[], $7::text[]) WITH ORDINALITY AS u(idx, txt, et, n)',
           realArrayVectorSql('$6', 'u.n', v.dims),
-          v.realArray,
         ]
-      : [
-          'unnest($4::int[], $5::text[], $7::text[], $6::text[]) AS u(idx, txt, et, emb)',
-          'u.emb::vector',
-          v.literals,
-        ];
-  await q.query(
-    `INSERT INTO chunks (item_id, organization_id, chunk_index, text, embedding, model_id, tsv, tags, visibility, source_type, generation)
+      : ['unnest($4::int[], $5::text[], $7::text[], $6::text[]) AS u(idx, txt, et, emb)', 'u.emb::vector'];
+  return `INSERT INTO chunks (item_id, organization_id, chunk_index, text, embedding, model_id, tsv, tags, visibility, source_type, generation)
        SELECT $1, $2, u.idx, u.txt, ${embedding}, $3, to_tsvector('english', u.et), i.tags, i.visibility, i.source_type, $8
-         FROM ${rows} JOIN items AS i ON i.id = $1`,
-    [c.itemId, c.organizationId, c.modelId, c.indexes, c.texts, vectors, c.embedTexts, c.generation],
-  );
+         FROM ${rows} JOIN items AS i ON i.id = $1 ${where}`;
+}
+
+function insertChunksParams(c: ChunkRows): unknown[] {
+  const vectors = 'realArray' in c.vectors ? c.vectors.realArray : c.vectors.literals;
+  return [c.itemId, c.organizationId, c.modelId, c.indexes, c.texts, vectors, c.embedTexts, c.generation];
 }
 
 /**

@@ -1,5 +1,5 @@
 /**
- * The statements that store documents as items (the pipeline's hash-skip step, src/ingest/store.ts, decides
+ * The statements that store documents as items (the pipeline's hash-skip step, src/ingest/hash-skip.ts, decides
  * the order): tombstones, the one-statement upsert, and removal by source key. Each runs in the caller's
  * transaction.
  */

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { getItem } from '../../db/repositories/items.ts';
-import { documentSearchWords, storeDocument } from '../../ingest/store.ts';
+import { documentSearchWords, storeDocument } from '../../ingest/hash-skip.ts';
 import { newId } from '../../lib/ids.ts';
 import { type App, type RouteDeps, callerOf } from '../context.ts';
 import { commonErrors, httpUrl, nonBlankText, itemSchema, tagsSchema, visibilitySchema } from '../schemas.ts';

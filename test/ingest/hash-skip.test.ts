@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { crawlSourceKey, type IngestDocument, storeDocument } from '../../src/ingest/store.ts';
+import { crawlSourceKey, type IngestDocument, storeDocument } from '../../src/ingest/hash-skip.ts';
 import { withSearch } from '../support/embedding.ts';
 import { STORAGE_MODES, startTestApp, type TestApp } from '../support/harness.ts';
 

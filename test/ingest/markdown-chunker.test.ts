@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { LocalEmbedder } from '../../src/embedding/local.ts';
-import { type Chunk, chunkMarkdown } from '../../src/ingest/chunker.ts';
+import { type Chunk, chunkMarkdown } from '../../src/ingest/markdown-chunker.ts';
 import { createTestEmbedder } from '../support/model.ts';
 
 /** A stand-in tokenizer that makes sizes easy to reason about: one token per word, plus [CLS] and [SEP]. */

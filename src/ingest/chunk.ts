@@ -1,0 +1,65 @@
+/**
+ * The pipeline's chunk step: an item's markdown cut into passages measured in the embedding model's
+ * tokens (markdown-chunker.ts says how), off the event loop in the chunking thread (chunk-pool.ts).
+ */
+import type { Embedder } from '../embedding/index.ts';
+import { chunkOffThread } from './chunk-pool.ts';
+import { type Chunk, chunkMarkdown } from './markdown-chunker.ts';
+
+/**
+ * Chunks stay passage-sized even when the model's window is much larger (remote models take 8k tokens):
+ * a retrieved chunk is shown to people and fed to LLMs, and smaller chunks rank more precisely.
+ */
+const MAX_CHUNK_TOKENS = 512;
+
+/** Tokens shared by consecutive chunks of a section unless `overlapTokens` says otherwise. */
+export const DEFAULT_OVERLAP_TOKENS = 32;
+
+/**
+ * An item cut into chunks as the indexer cuts it for `embedder`, on the calling thread (benchmarks use it
+ * for the raw model's rate; the indexer itself uses {@link chunkForIndexingOffThread}).
+ */
+export function chunkForIndexing(
+  embedder: Embedder,
+  item: { title: string; content: string },
+  overlapTokens = DEFAULT_OVERLAP_TOKENS,
+): Chunk[] {
+  return chunkMarkdown(
+    { title: item.title, markdown: item.content },
+    {
+      maxTokens: Math.min(embedder.maxTokens, MAX_CHUNK_TOKENS),
+      overlapTokens,
+      countTokens: (s) => embedder.countTokens(s),
+    },
+  );
+}
+
+/**
+ * The same chunks as {@link chunkForIndexing}, cut in the chunking thread (chunk-pool.ts), so the event
+ * loop stays free however large the item: a 5,000,000-character document held it 7-19 s. An embedder
+ * that names no token counter a thread can build (`Embedder.tokenCounter`) is chunked on the calling
+ * thread, one item per turn of the event loop.
+ */
+export async function chunkForIndexingOffThread(
+  embedder: Embedder,
+  item: { title: string; content: string },
+  opts: { overlapTokens?: number; signal?: AbortSignal | undefined } = {},
+): Promise<Chunk[]> {
+  const overlapTokens = opts.overlapTokens ?? DEFAULT_OVERLAP_TOKENS;
+  const counter = embedder.tokenCounter;
+  if (!counter) {
+    await new Promise<void>((resolve) => setImmediate(resolve));
+    opts.signal?.throwIfAborted();
+    return chunkForIndexing(embedder, item, overlapTokens);
+  }
+  return chunkOffThread(
+    {
+      counter,
+      title: item.title,
+      markdown: item.content,
+      maxTokens: Math.min(embedder.maxTokens, MAX_CHUNK_TOKENS),
+      overlapTokens,
+    },
+    opts.signal,
+  );
+}
