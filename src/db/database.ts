@@ -3,6 +3,8 @@
  * (embedded default) and node-postgres (server mode). Repositories take a `Queryable` and never commit;
  * transactions are opened by routes and jobs with `db.transaction`.
  */
+import type { ForegroundGate } from '../lib/foreground-gate.ts';
+
 export interface Queryable {
   query<T = Record<string, unknown>>(sql: string, params?: readonly unknown[]): Promise<T[]>;
   /** Run several statements without parameters (migrations). */
@@ -23,6 +25,11 @@ export interface TransactionOptions {
 
 export interface Database extends Queryable {
   readonly kind: 'pglite' | 'postgres';
+  /**
+   * Embedded mode only: the requests this process is serving, for background writers to give way to
+   * (ForegroundGate says why). Server mode has none: there a reader never waits for a writer.
+   */
+  readonly foreground?: ForegroundGate;
   transaction<T>(fn: (tx: Queryable) => Promise<T>, opts?: TransactionOptions): Promise<T>;
   /**
    * One statement under `SET LOCAL` settings (planner switches, ef_search), in a transaction of its own.

@@ -1,6 +1,7 @@
 import { MessageChannel, type MessagePort, receiveMessageOnPort, Worker } from 'node:worker_threads';
+import { ForegroundGate } from '../lib/foreground-gate.ts';
 import { lockDataDir } from './data-dir-lock.ts';
-import type { Database, Queryable } from './database.ts';
+import type { Database, Queryable, TransactionOptions } from './database.ts';
 
 /**
  * Embedded mode's database: PGlite on a thread of its own (pglite-thread-worker.ts runs it with
@@ -40,131 +41,162 @@ export async function openPgliteThread(
 
 /** {@link openPgliteThread} once the directory is locked; `ended` runs when the thread has ended. */
 async function startPgliteThread(settings: PgliteThreadSettings, ended: () => void): Promise<Database> {
-  // The synchronous calls' channel: the thread answers on it, then sets `signal` and wakes the waiter.
-  const { port1: syncPort, port2: threadSyncPort } = new MessageChannel();
-  const signal = new Int32Array(new SharedArrayBuffer(4));
-  const threadData: PgliteThreadData = {
-    settings,
-    syncPort: threadSyncPort,
-    signal: signal.buffer as SharedArrayBuffer,
+  const thread = new PgliteThreadChannel(settings, ended);
+  await thread.ready;
+  const base = thread.queryable(null);
+  return {
+    kind: 'pglite',
+    foreground: new ForegroundGate(),
+    query: base.query,
+    exec: base.exec,
+    queryWithSettings: <T>(settings: string, sql: string, params?: readonly unknown[]) =>
+      thread.call({ type: 'with-settings', id: thread.nextId(), settings, sql, params }) as Promise<T[]>,
+    transaction: (fn, opts) => thread.transaction(fn, opts),
+    close: () => thread.close(),
   };
-  const worker = new Worker(new URL('./pglite-thread-worker.ts', import.meta.url), {
-    workerData: threadData,
-    transferList: [threadSyncPort],
-    name: 'pglite',
-  });
-  const pending = new Map<
+}
+
+/** The main thread's end of the database thread: the messages it sends and the answers it waits for. */
+class PgliteThreadChannel {
+  readonly ready: Promise<void>;
+  readonly #worker: Worker;
+  /** The synchronous calls' channel: the thread answers on it, then sets `signal` and wakes the waiter. */
+  readonly #syncPort: MessagePort;
+  readonly #signal = new Int32Array(new SharedArrayBuffer(4));
+  readonly #pending = new Map<
     number,
     { resolve: (rows: unknown[]) => void; reject: (err: Error) => void; origin: Error }
   >();
-  let nextId = 1;
-  let nextTx = 1;
-  let closed = false;
-  let stopped: Error | null = null;
-  let failure: string | undefined;
-  let openFailure: Error | undefined;
+  #nextId = 1;
+  #nextTx = 1;
+  #closed = false;
+  #stopped: Error | null = null;
+  #failure: string | undefined;
+  #openFailure: Error | undefined;
 
-  const ready = new Promise<void>((resolve, reject) => {
-    worker.on('message', (m: FromDbThread) => {
-      if (m.type === 'ready') return resolve();
-      // Answered once the thread has ended (it ends right after), so the lock outlives what it opened.
-      if (m.type === 'open-failed') {
-        openFailure = asError(m.error, new Error());
-        return;
-      }
-      const call = pending.get(m.id);
-      pending.delete(m.id);
-      // Idle, the thread does not keep the process alive (PGlite on the main thread did not either);
-      // closing, it does until it has ended.
-      if (pending.size === 0 && !closed) worker.unref();
-      if (!call) return;
-      if (m.type === 'rows') call.resolve(m.rows);
-      else call.reject(asError(m.error, call.origin));
+  constructor(settings: PgliteThreadSettings, ended: () => void) {
+    const { port1, port2: threadSyncPort } = new MessageChannel();
+    this.#syncPort = port1;
+    const threadData: PgliteThreadData = {
+      settings,
+      syncPort: threadSyncPort,
+      signal: this.#signal.buffer as SharedArrayBuffer,
+    };
+    this.#worker = new Worker(new URL('./pglite-thread-worker.ts', import.meta.url), {
+      workerData: threadData,
+      transferList: [threadSyncPort],
+      name: 'pglite',
     });
-    // Without an 'error' listener an exception in the thread would be rethrown here and end the service.
-    worker.on('error', (err) => {
-      failure = err.message;
+    this.ready = new Promise<void>((resolve, reject) => {
+      this.#worker.on('message', (m: FromDbThread) => {
+        if (m.type === 'ready') resolve();
+        else this.#answered(m);
+      });
+      // Without an 'error' listener an exception in the thread would be rethrown here and end the service.
+      this.#worker.on('error', (err) => {
+        this.#failure = err.message;
+      });
+      this.#worker.once('exit', (code) => {
+        ended();
+        this.#stopped = new Error(
+          `The embedded database's thread stopped (${this.#failure ?? `exit code ${code}`})`,
+        );
+        for (const call of this.#pending.values()) call.reject(this.#stopped);
+        this.#pending.clear();
+        reject(this.#openFailure ?? this.#stopped);
+      });
     });
-    worker.once('exit', (code) => {
-      ended();
-      stopped = new Error(`The embedded database's thread stopped (${failure ?? `exit code ${code}`})`);
-      for (const call of pending.values()) call.reject(stopped);
-      pending.clear();
-      reject(openFailure ?? stopped);
-    });
-  });
+  }
 
-  const call = (m: ToDbThread): Promise<unknown[]> => {
-    if (stopped) return Promise.reject(stopped);
+  nextId(): number {
+    return this.#nextId++;
+  }
+
+  #answered(m: Exclude<FromDbThread, { type: 'ready' }>): void {
+    // Answered once the thread has ended (it ends right after), so the lock outlives what it opened.
+    if (m.type === 'open-failed') {
+      this.#openFailure = asError(m.error, new Error());
+      return;
+    }
+    const call = this.#pending.get(m.id);
+    this.#pending.delete(m.id);
+    // Idle, the thread does not keep the process alive (PGlite on the main thread did not either);
+    // closing, it does until it has ended.
+    if (this.#pending.size === 0 && !this.#closed) this.#worker.unref();
+    if (!call) return;
+    if (m.type === 'rows') call.resolve(m.rows);
+    else call.reject(asError(m.error, call.origin));
+  }
+
+  /** An asynchronous call: the main thread goes on, and the answer comes as a message. */
+  call(m: ToDbThread): Promise<unknown[]> {
+    if (this.#stopped) return Promise.reject(this.#stopped);
     // The caller's stack, for an error that comes back: the thread's own says nothing about who asked.
     // (Kept as an Error: V8 formats its stack only if an error needs it.)
     const origin = new Error();
     return new Promise((resolve, reject) => {
-      pending.set(m.id, { resolve, reject, origin });
-      worker.ref();
-      worker.postMessage(m);
+      this.#pending.set(m.id, { resolve, reject, origin });
+      this.#worker.ref();
+      this.#worker.postMessage(m);
     });
-  };
+  }
+
   /** A statement of an open transaction: the main thread blocks until the thread has answered. */
-  const callNow = async (m: ToDbThread & { type: 'query' | 'exec' | 'end' }): Promise<unknown[]> => {
-    if (stopped) throw stopped;
-    Atomics.store(signal, SIGNAL, WAITING);
-    syncPort.postMessage(m);
-    waitForAnswer(signal);
-    const answer = receiveMessageOnPort(syncPort)?.message as FromDbThread | undefined;
+  async callNow(m: ToDbThread & { type: 'query' | 'exec' | 'end' }): Promise<unknown[]> {
+    if (this.#stopped) throw this.#stopped;
+    Atomics.store(this.#signal, SIGNAL, WAITING);
+    this.#syncPort.postMessage(m);
+    waitForAnswer(this.#signal);
+    const answer = receiveMessageOnPort(this.#syncPort)?.message as FromDbThread | undefined;
     if ((answer?.type !== 'rows' && answer?.type !== 'error') || answer.id !== m.id) {
       // No answer to this call: the thread woke it as it ended (pglite-thread-worker.ts).
-      stopped ??= new Error("The embedded database's thread stopped during a transaction");
-      throw stopped;
+      this.#stopped ??= new Error("The embedded database's thread stopped during a transaction");
+      throw this.#stopped;
     }
     if (answer.type === 'error') throw asError(answer.error, new Error());
     return answer.rows;
-  };
-  const on = (tx: number | null, yieldOnLarge = false): Queryable => ({
-    query: <T>(sql: string, params?: readonly unknown[]) => {
-      const m = { type: 'query', id: nextId++, tx, sql, params } as const;
-      const synchronous = tx !== null && (!yieldOnLarge || isSmall(params));
-      return (synchronous ? callNow(m) : call(m)) as Promise<T[]>;
-    },
-    exec: async (sql: string) => {
-      const m = { type: 'exec', id: nextId++, tx, sql } as const;
-      await (tx === null ? call(m) : callNow(m));
-    },
-  });
+  }
 
-  await ready;
-  const base = on(null);
-  return {
-    kind: 'pglite',
-    query: base.query,
-    exec: base.exec,
-    queryWithSettings: <T>(settings: string, sql: string, params?: readonly unknown[]) =>
-      call({ type: 'with-settings', id: nextId++, settings, sql, params }) as Promise<T[]>,
-    async transaction(fn, opts) {
-      const tx = nextTx++;
-      await call({ type: 'begin', id: nextId++, tx });
-      let out: Awaited<ReturnType<typeof fn>>;
-      try {
-        out = await fn(on(tx, opts?.yieldOnLargeStatements ?? false));
-      } catch (err) {
-        await callNow({ type: 'end', id: nextId++, tx, commit: false }).catch(() => {});
-        throw err;
-      }
-      await callNow({ type: 'end', id: nextId++, tx, commit: true });
-      return out;
-    },
-    async close() {
-      if (closed) return;
-      closed = true;
-      if (stopped) return;
-      // The thread answers what was sent before, then closes PGlite and ends.
-      await call({ type: 'close', id: nextId++ });
-      await new Promise<void>((resolve) => {
-        if (stopped) resolve();
-        else worker.once('exit', () => resolve());
-      });
-    },
-  };
+  /** Statements outside a transaction (`tx` null) or in open transaction `tx`. */
+  queryable(tx: number | null, opts: { yieldOnLarge?: boolean } = {}): Queryable {
+    return {
+      query: <T>(sql: string, params?: readonly unknown[]) => {
+        const m = { type: 'query', id: this.nextId(), tx, sql, params } as const;
+        const synchronous = tx !== null && (!opts.yieldOnLarge || isSmall(params));
+        return (synchronous ? this.callNow(m) : this.call(m)) as Promise<T[]>;
+      },
+      exec: async (sql: string) => {
+        const m = { type: 'exec', id: this.nextId(), tx, sql } as const;
+        await (tx === null ? this.call(m) : this.callNow(m));
+      },
+    };
+  }
+
+  async transaction<T>(fn: (tx: Queryable) => Promise<T>, opts?: TransactionOptions): Promise<T> {
+    const tx = this.#nextTx++;
+    await this.call({ type: 'begin', id: this.nextId(), tx });
+    let out: T;
+    try {
+      out = await fn(this.queryable(tx, { yieldOnLarge: opts?.yieldOnLargeStatements ?? false }));
+    } catch (err) {
+      await this.callNow({ type: 'end', id: this.nextId(), tx, commit: false }).catch(() => {});
+      throw err;
+    }
+    await this.callNow({ type: 'end', id: this.nextId(), tx, commit: true });
+    return out;
+  }
+
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    if (this.#stopped) return;
+    // The thread answers what was sent before, then closes PGlite and ends.
+    await this.call({ type: 'close', id: this.nextId() });
+    await new Promise<void>((resolve) => {
+      if (this.#stopped) resolve();
+      else this.#worker.once('exit', () => resolve());
+    });
+  }
 }
 
 /**

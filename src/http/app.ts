@@ -2,6 +2,7 @@ import rateLimit from '@fastify/rate-limit';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import Fastify, { type FastifyReply, type FastifyServerOptions } from 'fastify';
+import { giveWayToApiRequests } from './foreground.ts';
 import {
   jsonSchemaTransform,
   jsonSchemaTransformObject,
@@ -42,6 +43,7 @@ export async function buildApp(appDeps: AppDeps, opts: BuildAppOptions = {}): Pr
   acceptJsonBodiesOnly(app);
   await registerOpenApi(app);
 
+  giveWayToApiRequests(app, deps.db.foreground);
   app.addHook('onRequest', apiKeyAuth(deps.db));
   app.addHook('onRequest', methodNotAllowedHook(routes));
   app.addHook('preValidation', rejectInvalidText);

@@ -70,6 +70,17 @@ export interface ChunkTarget {
 const STAGED_STATEMENT_CHUNKS = 2;
 
 /**
+ * The longest a write waits for the requests in progress before it goes anyway (Database.foreground):
+ * longer than a search takes, short enough that indexing goes on under constant traffic.
+ */
+const MAX_WAIT_FOR_REQUESTS_MS = 100;
+
+/** Embedded mode: the next write starts between requests (ForegroundGate says why). */
+function giveWayToRequests(target: ChunkTarget): Promise<void> | undefined {
+  return target.db.foreground?.quiet(MAX_WAIT_FOR_REQUESTS_MS);
+}
+
+/**
  * A round's transactions: items packed whole while they fit in `maxChunks` (an item without chunks
  * counts one), and an item larger than that alone in parts of `maxChunks`, its last part sharing its
  * transaction with the items after it.
@@ -115,6 +126,7 @@ export async function writeTransaction(target: ChunkTarget, parts: Part[]): Prom
   }
   const inTransaction = parts.filter((p) => !byStatement.includes(p) && !p.write.dropped);
   if (inTransaction.length === 0) return;
+  await giveWayToRequests(target);
   // The chunks' inserts (an HNSW insert a row) may take PGlite hundreds of milliseconds on a loaded
   // machine: the event loop serves other requests meanwhile.
   await target.db.transaction(
@@ -180,6 +192,7 @@ async function writeStagedPartByStatements(target: ChunkTarget, part: Part): Pro
   const { write, from, to } = part;
   const { item } = write;
   if (from === 0) {
+    await giveWayToRequests(target);
     write.generation = await db.transaction(async (tx) => {
       if ((await lockItemForPart(tx, item.id, item.content_hash, null)) !== null) {
         return stageGeneration(tx, item.id);
@@ -194,12 +207,14 @@ async function writeStagedPartByStatements(target: ChunkTarget, part: Part): Pro
   }
   for (let at = from; at < to; at += STAGED_STATEMENT_CHUNKS) {
     const rows = chunkRows(target, write, at, Math.min(to, at + STAGED_STATEMENT_CHUNKS));
+    await giveWayToRequests(target);
     if ((await insertStagedChunks(db, rows, item.content_hash)) === 0) {
       await db.transaction((tx) => dropStaged(tx, write));
       return;
     }
   }
   if (to < write.chunks.length) return;
+  await giveWayToRequests(target);
   await db.transaction(async (tx) => {
     const locked = await lockItemForPart(tx, item.id, item.content_hash, write.generation);
     if (locked === null || !locked.staged) await dropStaged(tx, write);

@@ -41,9 +41,10 @@ export function itemSearchWords(title: string, content: string): string {
 
 /**
  * Characters of content split between two turns of the event loop by {@link itemSearchWordsInSlices}:
- * some 10-25 ms of work (the split costs 0.05-0.12 ms per 1,000 characters).
+ * some 3-6 ms of work (the split costs 0.05-0.12 ms per 1,000 characters), and under 50 ms on a machine
+ * whose cores are busy with other work (a slice of 200,000 characters held the loop 84 ms there).
  */
-export const SEARCH_WORDS_SLICE_CHARS = 200_000;
+export const SEARCH_WORDS_SLICE_CHARS = 50_000;
 
 /**
  * {@link itemSearchWords}, the same string, computed a slice of the content at a time with a turn of the

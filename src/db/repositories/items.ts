@@ -1,4 +1,4 @@
-import { itemSearchWords, itemSearchWordsInSlices, splitWords } from '../../lib/search-words.ts';
+import { itemSearchWords, splitWords } from '../../lib/search-words.ts';
 import type { Queryable } from '../database.ts';
 
 export type Visibility = 'public' | 'private';
@@ -147,27 +147,35 @@ export interface ItemUpdate {
   visibility?: Visibility | undefined;
 }
 
+/** The content of an organization's items, with its hash, for search words split outside a transaction. */
+export function readItemContents(
+  q: Queryable,
+  organizationId: string,
+  ids: string[],
+): Promise<Array<{ id: string; content: string; contentHash: string }>> {
+  return q.query(
+    'SELECT id, content, content_hash AS "contentHash" FROM items WHERE organization_id = $1 AND id = ANY($2::text[])',
+    [organizationId, ids],
+  );
+}
+
+/** An update with the item's new search words, split from the content whose hash it names. */
+export interface ItemUpdateWithWords extends ItemUpdate {
+  words: string;
+  contentHash: string;
+}
+
 /**
- * Apply title (and optional tags/visibility) updates; returns the ids that exist and were updated. A new
- * title changes the item's search words, which are split from the title and the content here: the rows
- * are read locked, so the content cannot change in between.
+ * Apply title (and optional tags/visibility) updates with their search words; returns the ids updated.
+ * An item whose content no longer has `contentHash` (it changed after the words were split) is left
+ * alone and not returned, so the caller can split its words again.
  */
 export async function updateItems(
   q: Queryable,
   organizationId: string,
-  updates: ItemUpdate[],
+  updates: ItemUpdateWithWords[],
 ): Promise<Set<string>> {
-  const contents = await q.query<{ id: string; content: string }>(
-    'SELECT id, content FROM items WHERE organization_id = $1 AND id = ANY($2::text[]) FOR UPDATE',
-    [organizationId, updates.map((u) => u.id)],
-  );
-  const content = new Map(contents.map((r) => [r.id, r.content]));
-  // Split a slice at a time (a document of millions of characters takes a large part of a second).
-  const withWords: Array<ItemUpdate & { words: string }> = [];
-  for (const u of updates) {
-    const text = content.get(u.id);
-    if (text !== undefined) withWords.push({ ...u, words: await itemSearchWordsInSlices(u.title, text) });
-  }
+  const withWords = updates.map((u) => ({ ...u, content_hash: u.contentHash }));
   const rows = await q.query<{ id: string }>(
     `UPDATE items AS i SET
         title = u.title,
@@ -175,8 +183,8 @@ export async function updateItems(
         tags = COALESCE(u.tags, i.tags),
         visibility = COALESCE(u.visibility, i.visibility),
         updated_at = now()
-       FROM jsonb_to_recordset($2::jsonb) AS u(id text, title text, tags text[], visibility text, words text)
-      WHERE i.organization_id = $1 AND i.id = u.id
+       FROM jsonb_to_recordset($2::jsonb) AS u(id text, title text, tags text[], visibility text, words text, content_hash text)
+      WHERE i.organization_id = $1 AND i.id = u.id AND i.content_hash = u.content_hash
       RETURNING i.id`,
     [organizationId, JSON.stringify(withWords)],
   );

@@ -1,0 +1,95 @@
+import assert from 'node:assert/strict';
+import { PassThrough } from 'node:stream';
+import { describe, test } from 'node:test';
+import { ForegroundGate } from '../../src/lib/foreground-gate.ts';
+import { startTestApp } from '../support/harness.ts';
+
+/** Turns of the event loop: long enough for anything already resolved to have run. */
+async function turns(n = 20): Promise<void> {
+  for (let i = 0; i < n; i++) await new Promise<void>((resolve) => setImmediate(resolve));
+}
+
+/** A promise's state without waiting for it. */
+function watch(p: Promise<void>): { settled: boolean } {
+  const state = { settled: false };
+  void p.then(() => {
+    state.settled = true;
+  });
+  return state;
+}
+
+const HOUR = 3_600_000;
+
+describe('ForegroundGate', () => {
+  test('background work goes at once when no request runs', async () => {
+    const quiet = watch(new ForegroundGate().quiet(HOUR));
+    await turns();
+    assert.equal(quiet.settled, true);
+  });
+
+  test('background work waits until every running request has ended; a second end counts once', async () => {
+    const gate = new ForegroundGate();
+    const first = gate.enter();
+    const second = gate.enter();
+    const quiet = watch(gate.quiet(HOUR));
+    first();
+    first();
+    await turns();
+    assert.equal(quiet.settled, false, 'one request still runs');
+    assert.equal(gate.running, 1);
+    second();
+    await turns();
+    assert.equal(quiet.settled, true);
+  });
+
+  test('background work is not starved: it goes after its longest wait even while a request runs', async () => {
+    const gate = new ForegroundGate();
+    gate.enter();
+    // Resolves by its bound alone (the request never ends); a hang here is the failure.
+    await gate.quiet(1);
+    assert.equal(gate.running, 1);
+  });
+});
+
+describe('API requests and the embedded database', () => {
+  test('an API request holds background writes from its arrival until it is answered (embedded mode)', async () => {
+    const t = await startTestApp('pglite');
+    try {
+      const gate = t.db.foreground;
+      assert.ok(gate, 'embedded mode has a gate');
+      const body = new PassThrough();
+      const answer = t.app.inject({
+        method: 'POST',
+        url: '/api/connect/knowledgebase-items',
+        headers: { authorization: `Bearer ${t.orgA.key}`, 'content-type': 'application/json' },
+        payload: body,
+      });
+      for (let turn = 0; gate.running === 0; turn++) {
+        assert.ok(turn < 100_000, 'the request never entered the gate');
+        await new Promise<void>((resolve) => setImmediate(resolve));
+      }
+      const quiet = watch(gate.quiet(HOUR));
+      body.write('{"title":"Handbook",');
+      await turns();
+      assert.equal(quiet.settled, false, 'the upload is still arriving');
+      body.end('"content":"Returns are accepted within 30 days."}');
+      const res = await answer;
+      assert.equal(res.statusCode, 200, res.body);
+      (await quiet.settled) ? undefined : gate.quiet(HOUR);
+      await turns();
+      assert.equal(quiet.settled, true);
+      assert.equal(gate.running, 0);
+    } finally {
+      await t.close();
+    }
+  });
+
+  test('server mode has no gate: its readers never wait for writers', async () => {
+    const t = await startTestApp('postgres');
+    try {
+      assert.equal(t.db.foreground, undefined);
+    } finally {
+      await t.close();
+    }
+  });
+});
