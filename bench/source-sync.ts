@@ -20,15 +20,20 @@
  * Request pacing aside, the storefront fake keeps Shopify's cost bucket (2,000 points restoring 100 a
  * second), so its times include waiting on it; the table says how much.
  *
+ * For notes, one more run: a database of BENCH_NOTES_CAP_ROWS rows (default 25,000) against Notion's
+ * per-query cap (BENCH_NOTES_CAP, default 10,000), read in `created_time` windows: requests per row of the
+ * first sync, and the query requests (and windows) of the first and an unchanged sync.
+ *
  * Options: BENCH_SOURCES (comma list of `notes,wiki,docs_space,support_desk,storefront`), BENCH_SOURCE_DOCS, BENCH_EMBED_DOCS
- * (0 skips step 4), BENCH_STORAGE (`pglite` default, or `postgres`).
+ * (0 skips step 4), BENCH_STORAGE (`pglite` default, or `postgres`), BENCH_NOTES_CAP_ROWS (0 skips the
+ * capped database), BENCH_NOTES_CAP.
  */
 import { spawnSync } from 'node:child_process';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { confluenceBenchWorkspace } from '../test/fakes/confluence.ts';
 import { gitbookBenchWorkspace } from '../test/fakes/gitbook.ts';
-import { notionBenchWorkspace } from '../test/fakes/notion.ts';
+import { notionBenchWorkspace, notionRowCapWorkspace } from '../test/fakes/notion.ts';
 import { shopifyBenchWorkspace } from '../test/fakes/shopify.ts';
 import { zendeskBenchWorkspace } from '../test/fakes/zendesk.ts';
 import type { BenchWorkspace, BenchWorkspaceFactory } from '../test/fakes/workspace.ts';
@@ -52,6 +57,9 @@ const SOURCES = (process.env['BENCH_SOURCES'] ?? FACTORIES.map((f) => f.type).jo
   .map((s) => s.trim())
   .filter(Boolean);
 const CHILD_FLAG = '--one-source';
+const NOTES_CAP_ROWS = Number(process.env['BENCH_NOTES_CAP_ROWS'] ?? 25_000);
+const NOTES_CAP = Number(process.env['BENCH_NOTES_CAP'] ?? 10_000);
+const NOTES_CAP_FLAG = '--notes-row-cap';
 
 interface SourceResult {
   source: string;
@@ -211,9 +219,95 @@ async function benchEmbedding(factory: BenchWorkspaceFactory): Promise<{ seconds
   }
 }
 
+interface NotesRowCapResult {
+  rows: number;
+  cap: number;
+  firstSyncS: number;
+  firstRequests: number;
+  firstQueryRequests: number;
+  windows: number;
+  unchangedRequests: number;
+  unchangedQueryRequests: number;
+}
+
+/** notes: a database past Notion's per-query cap, synced through the job engine, then synced unchanged. */
+async function benchNotesRowCap(): Promise<NotesRowCapResult> {
+  const fake = await notionRowCapWorkspace(NOTES_CAP_ROWS, NOTES_CAP);
+  const t = await startApp(notionBenchWorkspace, fake, false);
+  const queryPath = `/v1/data_sources/${fake.dataSourceId}/query`;
+  const count = (from: number) => {
+    const sent = fake.requests.slice(from).filter((r) => r.path === queryPath);
+    return {
+      requests: fake.requests.length - from,
+      queries: sent.length,
+      windows: sent.filter((r) => !('start_cursor' in JSON.parse(r.body ?? '{}'))).length,
+    };
+  };
+  try {
+    await connect(t, fake);
+    let mark = fake.requests.length;
+    const first = await sync(t, 'notes');
+    const firstCount = count(mark);
+    const items = await t.db.query<{ n: number }>('SELECT count(*)::int AS n FROM items');
+    if (items[0]!.n !== NOTES_CAP_ROWS + 1)
+      throw new Error(`notes row cap: ${items[0]!.n} items, not ${NOTES_CAP_ROWS} rows and their page`);
+    // Past the minute of the first pass, so nothing is re-checked for Notion's minute rounding.
+    fake.workspace.advance(5 * 60_000);
+    mark = fake.requests.length;
+    await sync(t, 'notes');
+    const unchanged = count(mark);
+    return {
+      rows: NOTES_CAP_ROWS,
+      cap: NOTES_CAP,
+      firstSyncS: first.seconds,
+      firstRequests: firstCount.requests,
+      firstQueryRequests: firstCount.queries,
+      windows: firstCount.windows,
+      unchangedRequests: unchanged.requests,
+      unchangedQueryRequests: unchanged.queries,
+    };
+  } finally {
+    await t.close();
+    await fake.close();
+  }
+}
+
+function runNotesRowCap(): NotesRowCapResult | null {
+  if (!SOURCES.includes('notes') || NOTES_CAP_ROWS <= 0) return null;
+  console.error(
+    `# notes: a database of ${NOTES_CAP_ROWS} rows against a cap of ${NOTES_CAP} on ${STORAGE}...`,
+  );
+  const child = spawnSync(process.execPath, [fileURLToPath(import.meta.url), NOTES_CAP_FLAG], {
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'inherit'],
+    maxBuffer: 64 * 1024 * 1024,
+  });
+  if (child.status !== 0) throw new Error(`notes row-cap benchmark exited ${child.status}`);
+  const result = JSON.parse(child.stdout.trim().split('\n').at(-1)!) as NotesRowCapResult;
+  printTable(
+    `notes: one database of ${result.rows} rows against a per-query cap of ${result.cap}, ${STORAGE}`,
+    [
+      {
+        'first sync s': fmt(result.firstSyncS),
+        'requests/row': fmt(result.firstRequests / result.rows, 3),
+        'query requests': String(result.firstQueryRequests),
+        'query requests/row': fmt(result.firstQueryRequests / result.rows, 4),
+        windows: String(result.windows),
+        'unchanged sync requests': `${result.unchangedRequests} (${fmt((100 * result.unchangedRequests) / result.firstRequests)}%)`,
+        'unchanged query requests': String(result.unchangedQueryRequests),
+      },
+    ],
+  );
+  return result;
+}
+
 const fmt = (n: number, digits = 1) => n.toFixed(digits);
 
 async function main(): Promise<void> {
+  if (process.argv.includes(NOTES_CAP_FLAG)) {
+    console.log(JSON.stringify(await benchNotesRowCap()));
+    return;
+  }
   if (process.argv.includes(CHILD_FLAG)) {
     const type = process.argv[process.argv.indexOf(CHILD_FLAG) + 1];
     const factory = FACTORIES.find((f) => f.type === type);
@@ -267,7 +361,8 @@ async function main(): Promise<void> {
       })),
     );
   }
-  writeResult('source-sync', { docs: DOCS, embedDocs: EMBED_DOCS, storage: STORAGE, results });
+  const notesRowCap = runNotesRowCap();
+  writeResult('source-sync', { docs: DOCS, embedDocs: EMBED_DOCS, storage: STORAGE, results, notesRowCap });
 }
 
 await main();

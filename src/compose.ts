@@ -22,6 +22,7 @@ import { crawlJobKind } from './jobs/crawl-job.ts';
 import { createJobSignalRelay, type JobSignalRelay } from './jobs/signals.ts';
 import { SOURCE_USER_AGENT, type SourceHttpSettings, SourceServices } from './jobs/source-services.ts';
 import { SYNC_HTTP, syncJobKind, syncScheduleTask } from './jobs/sync-job.ts';
+import { tokenRefreshTask } from './jobs/token-refresh-task.ts';
 import { startWorkerPool, type WorkerPool, type WorkerPoolOptions } from './jobs/worker.ts';
 import type { CredentialCipher } from './lib/crypto.ts';
 import { type Logger, silentLogger } from './lib/logger.ts';
@@ -39,6 +40,8 @@ export interface ServiceParts {
   sourceHttp?: SourceHttpSettings;
   /** The guarded fetch to sources. */
   sourceFetch?: OutboundFetch;
+  /** The clock OAuth token expiries are counted on (tests move it past a token's life). */
+  tokenClock?: () => number;
   /** Crawler settings and parts (tests shorten delays, benchmarks tune concurrency). */
   crawler?: CrawlerOverrides;
   /**
@@ -87,6 +90,7 @@ function createSourceServices(config: Config, cipher: CredentialCipher, parts: S
       registry.connectors.map((c) => [c.type, config.sources[c.type]?.settings ?? {}]),
     ),
     syncHttp: parts.sourceHttp ?? SYNC_HTTP,
+    ...(parts.tokenClock ? { now: parts.tokenClock } : {}),
   });
 }
 
@@ -118,7 +122,7 @@ export function composeService(opts: {
   };
   const jobs = createJobSignalRelay();
   const jobKinds = [syncJobKind({ db, sources, itemsChanged }), crawlJobKind({ db, crawler, itemsChanged })];
-  const periodicTasks = [syncScheduleTask(db, jobs)];
+  const periodicTasks = [syncScheduleTask(db, jobs), tokenRefreshTask({ db, sources, log })];
 
   const pools: WorkerPool[] = [];
   return {

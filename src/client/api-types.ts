@@ -359,6 +359,8 @@ export interface paths {
                             access_token?: string;
                             /** @description Zendesk API token (with email). Zendesk stops accepting API tokens on 2027-04-30; OAuth (access_token) replaces them. */
                             api_token?: string;
+                            /** @description Also sync other brands' help centers: `all` (every brand whose help center is live) or a list of brand subdomains (`["acme", "acme-pro"]`). Each item is tagged `brand:<subdomain>`. Absent: only the subdomain's own help center. */
+                            brands?: "all" | string[];
                             /** @description E-mail of the agent or admin the API token belongs to (with api_token). */
                             email?: string;
                             /** @description Also sync solved and closed tickets, their public comments only, as private items. Default false. */
@@ -368,22 +370,26 @@ export interface paths {
                             /** @enum {string} */
                             type: "support_desk" | "zendesk";
                         } | unknown | unknown) | {
-                            /** @description Atlassian API token. */
+                            /** @description Atlassian API token: classic, scoped (read:space:confluence, read:page:confluence) or a service account's. */
                             api_token: string;
                             /** @description Site host name: `acme` (meaning acme.atlassian.net), `acme.atlassian.net` or a custom domain. A name in another script is also taken (converted to its ASCII form). */
                             domain_name: string;
-                            /** @description E-mail of the Atlassian account the API token belongs to. */
+                            /** @description E-mail of the Atlassian account the API token belongs to (a service account's @serviceaccount.atlassian.com address). */
                             email: string;
                             /** @enum {string} */
                             type: "wiki" | "confluence";
-                        } | {
-                            /** @description Admin API access token of the store (shpat_…). */
-                            access_token: string;
+                        } | ({
+                            /** @description Admin API access token of the store (shpat_… of a legacy custom app), in place of client_id and client_secret; the OAuth consent flow fills it. */
+                            access_token?: string;
+                            /** @description Client ID of a Dev Dashboard app installed on your own store (with client_secret): the service gets its access tokens (valid about 24 hours) through the client credentials grant. */
+                            client_id?: string;
+                            /** @description Client secret of that app (with client_id), stored encrypted. */
+                            client_secret?: string;
                             /** @description Store name: `acme` or `acme.myshopify.com`. A name in another script is also taken (converted to its ASCII form). */
                             shop: string;
                             /** @enum {string} */
                             type: "storefront" | "shopify";
-                        } | {
+                        } | unknown | unknown) | {
                             /** @description GitBook personal access token. */
                             access_token: string;
                             /** @description Id of the space to sync (from its URL: app.gitbook.com/s/<space_id>). */
@@ -394,12 +400,12 @@ export interface paths {
                     } | {
                         source?: {
                             /** @enum {unknown} */
-                            type?: "notes" | "notion" | "support_desk" | "zendesk";
+                            type?: "notes" | "notion" | "support_desk" | "zendesk" | "storefront" | "shopify";
                         };
                     } | {
                         source?: {
                             /** @enum {unknown} */
-                            type?: "wiki" | "storefront" | "docs_space" | "confluence" | "shopify" | "gitbook";
+                            type?: "wiki" | "docs_space" | "confluence" | "gitbook";
                         };
                     };
                 };
@@ -2086,7 +2092,7 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Start OAuth consent (notes, notion, support_desk, zendesk)
+         * Start OAuth consent (notes, notion, support_desk, zendesk, storefront, shopify)
          * @description Open `consentUrl` in a browser; after consent the source redirects to /api/connect/oauth/callback, which stores the token under `secretId`. Poll /api/connect/secret-id-exists, then create the connection. 400 oauth_not_configured when the operator has not set up the OAuth app.
          */
         post: {
@@ -2104,16 +2110,21 @@ export interface paths {
                          * @description Where the browser is sent after the callback, with `secretId` and `status` (success|error) added.
                          */
                         redirectUri?: string;
+                        /** @description Required for storefront: the account whose consent this is. A name in another script is also taken (converted to its ASCII form). */
+                        shop?: string;
                         /** @description Required for support_desk: the account whose consent this is. A name in another script is also taken (converted to its ASCII form). */
                         subdomain?: string;
                         /** @enum {string} */
-                        type: "notes" | "notion" | "support_desk" | "zendesk";
+                        type: "notes" | "notion" | "support_desk" | "zendesk" | "storefront" | "shopify";
                     } & ({
                         /** @enum {unknown} */
                         type?: "notes" | "notion";
                     } | {
                         /** @enum {unknown} */
                         type?: "support_desk" | "zendesk";
+                    } | {
+                        /** @enum {unknown} */
+                        type?: "storefront" | "shopify";
                     });
                 };
             };
@@ -2816,6 +2827,8 @@ export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
         Connection: {
+            /** @description Set when the source refused to refresh the OAuth access: what to do (connect again through OAuth). Null otherwise. */
+            consentNeeded: string | null;
             /** @description Unix epoch ms */
             createdAt: number;
             id: string;
@@ -2833,6 +2846,8 @@ export interface components {
             updatedAt: number;
         };
         ConnectionInput: {
+            /** @description Set when the source refused to refresh the OAuth access: what to do (connect again through OAuth). Null otherwise. */
+            consentNeeded: string | null;
             /** @description Unix epoch ms */
             createdAt: number;
             id: string;

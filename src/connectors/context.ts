@@ -5,7 +5,13 @@
 import { type Logger, silentLogger } from '../lib/logger.ts';
 import { resolveBaseUrl } from './base-url.ts';
 import { createSourceHttpClient, type SourceHttpClientOptions } from './http.ts';
-import type { AnyConnector, ConnectorContext, OutboundFetch, SourceHttpClient } from './types.ts';
+import type {
+  AccessTokens,
+  AnyConnector,
+  ConnectorContext,
+  OutboundFetch,
+  SourceHttpClient,
+} from './types.ts';
 
 interface ConnectorContextOptions<Creds> {
   connector: AnyConnector;
@@ -27,6 +33,8 @@ interface ConnectorContextOptions<Creds> {
    * fake raise it).
    */
   http?: Omit<SourceHttpClientOptions, 'fetch' | 'signal'>;
+  /** A sync's expiring OAuth access token, which the HTTP client keeps current (see {@link AccessTokens}). */
+  accessTokens?: AccessTokens | undefined;
 }
 
 /** A context whose `http.bytesReceived` the caller reads for the job's `bytesSynced`. */
@@ -45,6 +53,7 @@ export function createConnectorContext<Creds extends object>(
       ...opts.http,
       fetch: opts.fetch,
       signal: opts.signal,
+      ...(opts.accessTokens ? { accessTokens: opts.accessTokens } : {}),
     }),
   };
 }
@@ -73,7 +82,8 @@ export const CREDENTIAL_CHECK_HTTP: Omit<SourceHttpClientOptions, 'fetch' | 'sig
 };
 
 /**
- * Runs `connector.validate` with a fresh context: resolves on accepted credentials, throws
+ * Runs `connector.validate` with a fresh context: resolves on accepted credentials to the credentials to
+ * store (the connector's, when its check learned something about them), throws
  * `AppError('source_auth_failed' | 'source_unreachable' | 'oauth_required')` otherwise.
  */
 export async function checkCredentials<Creds extends object>(
@@ -81,11 +91,11 @@ export async function checkCredentials<Creds extends object>(
     signal?: AbortSignal;
     http?: ConnectorContextOptions<Creds>['http'];
   },
-): Promise<void> {
+): Promise<Creds> {
   const ctx = createConnectorContext({
     ...opts,
     signal: opts.signal ?? new AbortController().signal,
     http: opts.http ?? CREDENTIAL_CHECK_HTTP,
   });
-  await opts.connector.validate(ctx);
+  return ((await opts.connector.validate(ctx)) as Creds | undefined) ?? opts.credentials;
 }

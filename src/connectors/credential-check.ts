@@ -36,7 +36,7 @@ function hostOf(url: string): string {
  * Sends the check request. Network failures, timeouts and a source that keeps answering 429/5xx become
  * `AppError('source_unreachable')`; cancellation propagates unchanged.
  */
-async function checkRequest(
+export async function checkRequest(
   connector: Pick<AnyConnector, 'label' | 'type'>,
   ctx: ConnectorContext<unknown>,
   method: string,
@@ -119,7 +119,7 @@ function credentialsNotAccepted(
  * Parses a 2xx check answer. A body that is not the vendor's shape means the host is not that
  * vendor's API (a wrong custom domain, a parking page): `source_unreachable` saying so.
  */
-function parseCheckBody<T>(
+export function parseCheckBody<T>(
   connector: Pick<AnyConnector, 'label' | 'type'>,
   res: SourceResponse,
   url: string,
@@ -152,7 +152,7 @@ export function basicAuth(user: string, password: string): string {
  * (or the account/space they name): `source_auth_failed` with the hint for that status; anything else
  * (3xx, 501...) means the host is not answering like the API: `source_unreachable`.
  */
-function checkFailure(
+export function checkFailure(
   connector: Pick<AnyConnector, 'label' | 'type'>,
   res: SourceResponse,
   url: string,

@@ -21,6 +21,7 @@ import {
 } from '../net/retry.ts';
 import { appendQuery } from './base-url.ts';
 import type {
+  AccessTokens,
   JsonResponse,
   OutboundFetch,
   OutboundResponse,
@@ -172,6 +173,11 @@ export interface SourceHttpClientOptions {
   requestsPerSecond?: number;
   /** Called before each wait, for logging and metrics. Never receives headers or bodies. */
   onRetry?: (info: RetryNotice & { method: string; url: string }) => void;
+  /**
+   * The connection's expiring access token (a sync's): a `Bearer` header carrying one of its tokens gets
+   * the current one, and a 401 to it is answered by one refresh and one more try.
+   */
+  accessTokens?: AccessTokens;
 }
 
 const DEFAULT_MAX_ATTEMPTS = 5;
@@ -410,14 +416,8 @@ export function createSourceHttpClient(options: SourceHttpClientOptions): Source
   const defaultHeaders = lowerKeys({ ...DEFAULT_HEADERS, ...options.defaultHeaders });
   const counts = { bytesReceived: 0, requestCount: 0 };
 
-  async function request(
-    method: string,
-    url: string | URL,
-    opts: SourceRequestOptions = {},
-  ): Promise<SourceResponse> {
-    const req = prepareRequest(method, url, opts, { defaultHeaders, maxResponseBytes });
-    const { shownUrl, upperMethod } = req;
-    const outcome = await retrying<OutboundResponse>(
+  const attempts = (req: PreparedRequest) =>
+    retrying<OutboundResponse>(
       (attempt) => sendAttempt(req, attempt, { fetch, signal, attemptTimeoutMs, pace, counts }),
       {
         maxAttempts,
@@ -428,9 +428,25 @@ export function createSourceHttpClient(options: SourceHttpClientOptions): Source
         sleep,
         now,
         random,
-        onRetry: (notice) => onRetry?.({ method: upperMethod, url: shownUrl, ...notice }),
+        onRetry: (notice) => onRetry?.({ method: req.upperMethod, url: req.shownUrl, ...notice }),
       },
     );
+
+  async function request(
+    method: string,
+    url: string | URL,
+    opts: SourceRequestOptions = {},
+  ): Promise<SourceResponse> {
+    const req = prepareRequest(method, url, opts, { defaultHeaders, maxResponseBytes });
+    const { shownUrl, upperMethod } = req;
+    const sent = options.accessTokens ? await putCurrentToken(req, options.accessTokens) : undefined;
+    let outcome = await attempts(req);
+    if (sent !== undefined && 'response' in outcome && outcome.response.status === 401) {
+      // An access token can be refused before its announced expiry (revoked, rotated by another process,
+      // clocks apart): one refresh, one more try; a second 401 is the connector's to name.
+      req.headers['authorization'] = `Bearer ${await options.accessTokens!.refresh(sent)}`;
+      outcome = await attempts(req);
+    }
 
     if ('response' in outcome && outcome.stop.reason === 'not_retryable') {
       return wrapResponse(outcome.response, upperMethod, shownUrl, outcome.attempts);
@@ -460,6 +476,18 @@ export function createSourceHttpClient(options: SourceHttpClientOptions): Source
       return counts.requestCount;
     },
   };
+}
+
+/**
+ * Puts the current access token in place of the one a `Bearer` header carries, when that one is the
+ * connection's. Returns the token put in, or undefined for a request that carries none of its tokens.
+ */
+async function putCurrentToken(req: PreparedRequest, tokens: AccessTokens): Promise<string | undefined> {
+  const carried = /^Bearer\s+(\S+)$/i.exec(req.headers['authorization'] ?? '')?.[1];
+  if (carried === undefined || !tokens.owns(carried)) return undefined;
+  const token = await tokens.current();
+  req.headers['authorization'] = `Bearer ${token}`;
+  return token;
 }
 
 function lowerKeys(headers: Record<string, string>): Record<string, string> {

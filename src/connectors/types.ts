@@ -224,9 +224,12 @@ export interface Connector<Creds = unknown, Cursor = unknown, Input = unknown> {
   /**
    * One cheap authenticated call. Rejected credentials: `AppError('source_auth_failed')` naming the
    * source and what it answered (status, vendor error text; never secrets). Network failure or a source
-   * that keeps failing: `AppError('source_unreachable')`.
+   * that keeps failing: `AppError('source_unreachable')`. May resolve to the credentials to store in
+   * place of the checked ones, with what the check learned about them (which API host a token works on);
+   * resolving to nothing stores the checked credentials.
    */
-  validate(ctx: ConnectorContext<Creds>): Promise<void>;
+  // biome-ignore lint/suspicious/noConfusingVoidType: most checks learn nothing and resolve to nothing (`async validate() {...}`)
+  validate(ctx: ConnectorContext<Creds>): Promise<Creds | void>;
   /** Streams the source's content. */
   sync(ctx: ConnectorContext<Creds>, opts: SyncOptions<Cursor>): AsyncGenerator<SyncEvent<Cursor>>;
   /** The checkpoint's shape (parsed when a job resumes). */
@@ -255,6 +258,25 @@ export interface OAuthTokens {
   refreshToken?: string | null;
   /** Epoch ms after which `accessToken` no longer works, when the source says (`expires_in`). */
   expiresAt?: number | null;
+  /** Epoch ms after which `refreshToken` no longer works, when the source says (`refresh_token_expires_in`). */
+  refreshExpiresAt?: number | null;
+}
+
+/**
+ * Where a sync's HTTP client gets an access token that may expire: the job holds the connection's
+ * tokens, refreshes them (and stores the rotated ones) and hands out the current one. The client puts it
+ * in place of the credentials' token in a `Bearer` header, so a connector never sees the refresh.
+ */
+export interface AccessTokens {
+  /** Whether `token` is one of this connection's access tokens (the one the credentials hold, or a later one). */
+  owns(token: string): boolean;
+  /** The token to send now: refreshed first when its announced expiry is near. */
+  current(): Promise<string>;
+  /**
+   * The source refused `rejected` (401): a fresh token, refreshed once however many requests saw it refused.
+   * Throws `AppError('source_auth_failed')` saying to consent again when the source refuses the refresh.
+   */
+  refresh(rejected: string): Promise<string>;
 }
 
 /**
@@ -295,7 +317,14 @@ export interface OAuthSteps {
     opts: { code: string; redirectUri: string },
   ): Promise<OAuthTokens>;
   /** Trades a refresh token for new tokens (same errors as {@link exchangeCode}); for sources that issue them. */
-  refresh?(http: SourceHttpClient, app: OAuthApp, opts: { refreshToken: string }): Promise<OAuthTokens>;
+  refresh?(
+    http: SourceHttpClient,
+    app: OAuthApp,
+    opts: {
+      refreshToken: string /** The clock expiries count from (epoch ms); default now. */;
+      now?: number;
+    },
+  ): Promise<OAuthTokens>;
 }
 
 /** A connector with its type parameters erased, as the registry holds it. */

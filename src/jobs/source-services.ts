@@ -8,6 +8,7 @@ import { CREDENTIAL_CHECK_HTTP, checkCredentials, createConnectorContext } from 
 import { createSourceHttpClient, type SourceHttpClientOptions } from '../connectors/http.ts';
 import type { SourceRegistry } from '../connectors/registry.ts';
 import type {
+  AccessTokens,
   AnyConnector,
   ConnectorContext,
   OAuthApp,
@@ -39,6 +40,8 @@ interface SourceServicesOptions {
   syncHttp: SourceHttpSettings;
   /** The OAuth app of each OAuth source type the operator configured, by type. */
   oauthApps?: Readonly<Record<string, OAuthApp | undefined>>;
+  /** The clock token expiries are counted on (epoch ms). Default: Date.now; tests move it. */
+  now?: () => number;
 }
 
 export class SourceServices {
@@ -46,6 +49,8 @@ export class SourceServices {
   readonly cipher: CredentialCipher;
   readonly syncHttp: SourceHttpSettings;
   readonly registry: SourceRegistry;
+  /** The clock token expiries are counted on. */
+  readonly now: () => number;
   readonly #baseUrls: Readonly<Record<string, string | undefined>>;
   readonly #settings: Readonly<Record<string, Readonly<Record<string, string>>>>;
   readonly #oauthApps: Readonly<Record<string, OAuthApp | undefined>>;
@@ -55,6 +60,7 @@ export class SourceServices {
     this.cipher = opts.cipher;
     this.syncHttp = opts.syncHttp;
     this.registry = opts.registry;
+    this.now = opts.now ?? Date.now;
     this.#baseUrls = opts.baseUrlOverrides;
     this.#settings = opts.sourceSettings ?? {};
     this.#oauthApps = opts.oauthApps ?? {};
@@ -109,8 +115,11 @@ export class SourceServices {
     });
   }
 
-  /** Runs the connector's credential check (inside an API request: short retry budget). */
-  checkCredentials(connector: AnyConnector, credentials: object, signal?: AbortSignal): Promise<void> {
+  /**
+   * Runs the connector's credential check (inside an API request: short retry budget); resolves to the
+   * credentials to store.
+   */
+  checkCredentials(connector: AnyConnector, credentials: object, signal?: AbortSignal): Promise<object> {
     return checkCredentials({
       connector,
       credentials,
@@ -125,9 +134,10 @@ export class SourceServices {
   syncContext(
     connector: AnyConnector,
     credentials: object,
-    opts: { signal: AbortSignal; log: Logger },
+    opts: { signal: AbortSignal; log: Logger; accessTokens?: AccessTokens | undefined },
   ): ConnectorContext<object> & { http: SourceHttpClient } {
     return createConnectorContext({
+      accessTokens: opts.accessTokens,
       connector,
       credentials,
       fetch: this.fetch,

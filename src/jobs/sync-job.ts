@@ -6,13 +6,9 @@ import { z } from 'zod';
 import { CREDENTIAL_CHECK_HTTP } from '../connectors/context.ts';
 import { redactSecrets, sourceName } from '../connectors/credential-check.ts';
 import { isSourceHttpError } from '../connectors/http.ts';
-import type { AnyConnector, OAuthTokens } from '../connectors/types.ts';
+import type { AnyConnector } from '../connectors/types.ts';
 import type { Database, Queryable } from '../db/database.ts';
-import {
-  getConnectionById,
-  takeDueSchedules,
-  updateConnectionCredentials,
-} from '../db/repositories/connections.ts';
+import { getConnectionById, takeDueSchedules } from '../db/repositories/connections.ts';
 import {
   activeSyncJobIds,
   getSyncJobState,
@@ -32,13 +28,8 @@ import {
   type JobResult,
   type PeriodicTask,
 } from './registry.ts';
-import {
-  credentialsWithTokens,
-  needsRefresh,
-  OAUTH_REFRESH_FIELD,
-  refreshRefused,
-  tenantOf,
-} from './oauth-tokens.ts';
+import { ConnectionTokens, refreshStoredTokens } from './connection-tokens.ts';
+import { expiresSoon, refreshTokenOf } from './oauth-tokens.ts';
 import type { JobSignals } from './signals.ts';
 import { type SourceHttpSettings, type SourceServices, secretValues } from './source-services.ts';
 
@@ -141,10 +132,32 @@ async function runSyncJob(deps: SyncJobDeps, ctx: JobContext): Promise<JobResult
   if (!connector) throw new JobError(sourceUnavailable(connection.type).message);
 
   let credentials = deps.sources.decryptCredentials(connection.id, connection.credentialsEncrypted);
-  if (connector.oauth?.refresh && needsRefresh(credentials)) {
-    credentials = await refreshConnectionTokens(deps, connector, connection.id, credentials, ctx.signal);
+  if (connector.oauth?.refresh && expiresSoon(credentials, deps.sources.now())) {
+    credentials = await refreshStoredTokens(deps, {
+      connector,
+      connectionId: connection.id,
+      holding: credentials,
+      due: (stored) => expiresSoon(stored, deps.sources.now()),
+      signal: ctx.signal,
+    });
   }
-  const context = deps.sources.syncContext(connector, credentials, { signal: ctx.signal, log: ctx.log });
+  const secrets = secretValues(credentials);
+  // Tokens that expire are kept current inside the sync, however long it runs (connection-tokens.ts).
+  const accessTokens =
+    connector.oauth?.refresh && refreshTokenOf(credentials)
+      ? new ConnectionTokens(deps, {
+          connector,
+          connectionId: connection.id,
+          credentials,
+          signal: ctx.signal,
+          secrets,
+        })
+      : undefined;
+  const context = deps.sources.syncContext(connector, credentials, {
+    signal: ctx.signal,
+    log: ctx.log,
+    accessTokens,
+  });
   const mode = state.jobType === 'reset' ? 'full' : 'incremental';
   const cursor = parseCursor(
     connector,
@@ -165,7 +178,7 @@ async function runSyncJob(deps: SyncJobDeps, ctx: JobContext): Promise<JobResult
       db: deps.db,
       withLease: ctx.withLease,
       onItemsChanged: deps.itemsChanged,
-      secrets: secretValues(credentials),
+      secrets,
     });
     if (result.failures > 0) {
       return {
@@ -176,38 +189,8 @@ async function runSyncJob(deps: SyncJobDeps, ctx: JobContext): Promise<JobResult
     return { status: 'succeeded' };
   } catch (err) {
     if (ctx.signal.aborted) throw ctx.signal.reason ?? err;
-    throw describeSyncError(connector, err, secretValues(credentials));
+    throw describeSyncError(connector, err, secrets);
   }
-}
-
-/**
- * Trades the connection's refresh token for new tokens before the access token runs out, and stores them
- * (refresh tokens rotate: the old one may already be spent). A refusal fails the job saying to consent again.
- */
-async function refreshConnectionTokens(
-  deps: SyncJobDeps,
-  connector: AnyConnector,
-  connectionId: string,
-  credentials: Record<string, unknown>,
-  signal: AbortSignal,
-): Promise<Record<string, unknown>> {
-  const steps = connector.oauth!;
-  const { app } = deps.sources.oauthOf(connector, tenantOf(steps, credentials));
-  let tokens: OAuthTokens;
-  try {
-    tokens = await steps.refresh!(deps.sources.oauthHttp(signal), app, {
-      refreshToken: String(credentials[OAUTH_REFRESH_FIELD]),
-    });
-  } catch (err) {
-    throw refreshRefused(connector, err);
-  }
-  const next = credentialsWithTokens(credentials, steps, tokens);
-  await updateConnectionCredentials(
-    deps.db,
-    connectionId,
-    deps.sources.encryptCredentials(connectionId, next),
-  );
-  return next;
 }
 
 function parseCursor(connector: AnyConnector, raw: unknown, ctx: JobContext): unknown {

@@ -18,7 +18,10 @@ import {
   type FakeGitbookPage,
   GITBOOK_DEFAULT_ITEMS,
   GITBOOK_FIRST_REVISION,
+  GITBOOK_DEFAULT_REUSABLE,
   GITBOOK_GOOD_TOKEN,
+  GITBOOK_ORG_ID,
+  GITBOOK_SITE_ID,
   GITBOOK_SPACE_ID,
   startFakeGitbook,
 } from '../fakes/gitbook.ts';
@@ -27,6 +30,10 @@ import { fastHttp, SyncedSet } from './helpers.ts';
 
 const input = { access_token: GITBOOK_GOOD_TOKEN, space_id: GITBOOK_SPACE_ID };
 const spacePath = `/v1/spaces/${GITBOOK_SPACE_ID}`;
+const sitesPath = `/v1/orgs/${GITBOOK_ORG_ID}/sites`;
+const structurePath = `${sitesPath}/${GITBOOK_SITE_ID}/structure`;
+/** The space, its sites, the site's structure, the revision, each page and the one reusable content. */
+const FIRST_SYNC_REQUESTS = 4 + GITBOOK_DEFAULT_ITEMS + 1;
 
 const newSet = (fake: FakeGitbook, delays?: number[]) =>
   new SyncedSet<DocsSpaceCursor>(
@@ -61,7 +68,7 @@ describe('docs_space sync: first pass', () => {
   });
   after(() => fake.close());
 
-  it('yields every indexable page in tree order, reading the space, one tree and each page of one revision', () => {
+  it('yields every indexable page in tree order, reading the space, its sites, one revision and each page of it', () => {
     assert.deepEqual(
       first.documents.map((d) => d.title),
       [
@@ -78,11 +85,18 @@ describe('docs_space sync: first pass', () => {
     assert.equal(first.documents.length, GITBOOK_DEFAULT_ITEMS);
     assert.deepEqual(first.failures, []);
     assert.deepEqual(first.deleted, []);
-    assert.equal(first.requests, 2 + GITBOOK_DEFAULT_ITEMS);
+    assert.equal(first.requests, FIRST_SYNC_REQUESTS);
     const paths = fake.requests.map((r) => r.path);
-    assert.equal(paths[0], spacePath);
-    assert.equal(paths[1], `${spacePath}/revisions/${GITBOOK_FIRST_REVISION}/pages`);
-    for (const r of fake.requests.slice(2)) {
+    assert.deepEqual(paths.slice(0, 4), [
+      spacePath,
+      sitesPath,
+      structurePath,
+      `${spacePath}/revisions/${GITBOOK_FIRST_REVISION}`,
+    ]);
+    assert.equal(fake.requests[1]!.query.get('space'), GITBOOK_SPACE_ID);
+    const reusable = `${spacePath}/revisions/${GITBOOK_FIRST_REVISION}/reusable-contents/${GITBOOK_DEFAULT_REUSABLE.id}/document`;
+    assert.equal(paths.filter((p) => p === reusable).length, 1, 'a reusable content is read once per pass');
+    for (const r of fake.requests.slice(4).filter((r) => r.path !== reusable)) {
       assert.match(r.path, new RegExp(`^${spacePath}/revisions/${GITBOOK_FIRST_REVISION}/page/\\w+$`));
       assert.equal(r.query.get('format'), 'markdown');
     }
@@ -91,6 +105,8 @@ describe('docs_space sync: first pass', () => {
       revision: GITBOOK_FIRST_REVISION,
       space: first.cursor!.space,
       settled: true,
+      sites: first.cursor!.sites,
+      sitesCheckedAt: first.cursor!.sitesCheckedAt,
     });
   });
 
@@ -184,16 +200,16 @@ describe('docs_space sync: changes between syncs', () => {
   });
   after(() => fake.close());
 
-  it('an unchanged space: one request, no document, the same cursor', async () => {
+  it('an unchanged space: two requests (the space and its sites), no document, the same cursor', async () => {
     const cursor = set.cursor;
     const from = fake.requests.length;
     const out = await set.sync();
     assert.equal(out.documents.length, 0);
     assert.equal(out.deleted.length, 0);
-    assert.equal(out.requests, 1);
+    assert.equal(out.requests, 2);
     assert.deepEqual(
       fake.requests.slice(from).map((r) => r.path),
-      [spacePath],
+      [spacePath, sitesPath],
     );
     assert.deepEqual(out.cursor, cursor);
   });
@@ -209,7 +225,7 @@ describe('docs_space sync: changes between syncs', () => {
       out.documents.map((d) => d.externalId),
       ['pgDocQuick01'],
     );
-    assert.equal(out.requests, 3);
+    assert.equal(out.requests, 5, 'space, sites, structure, revision, page');
     assert.deepEqual(pageReads(fake, from), ['pgDocQuick01']);
     assert.equal(
       out.documents[0]!.markdown,
@@ -230,7 +246,7 @@ describe('docs_space sync: changes between syncs', () => {
     assert.deepEqual(out.deleted, [{ externalId: 'pgCmpEndpts1', table: 'docs_space_pages' }]);
     assert.equal(out.documents.length, 0);
     assert.deepEqual(pageReads(fake, from), []);
-    assert.equal(out.requests, 2);
+    assert.equal(out.requests, 4);
   });
 
   it('a page set to noIndex (unpublished from search): deleted', async () => {
@@ -281,7 +297,7 @@ describe('docs_space sync: changes between syncs', () => {
   });
 
   it('the site published under a sub-path: every page again at its new URL', async () => {
-    fake.space.published = 'https://acme.gitbook.io/docs';
+    fake.space.site.url = 'https://acme.gitbook.io/docs';
     const out = await set.sync();
     assert.equal(out.documents.length, set.docs.size);
     assert.equal(
@@ -291,8 +307,8 @@ describe('docs_space sync: changes between syncs', () => {
     for (const d of out.documents) assert.equal(d.visibility, 'public');
   });
 
-  it('the space made private: every page again, private, at its GitBook app URL; then quiet', async () => {
-    fake.space.visibility = 'private';
+  it('the site turned to share links: every page again, private, at its GitBook app URL; then quiet', async () => {
+    fake.space.site.visibility = 'share-link';
     const revision = fake.space.revision;
     const out = await set.sync();
     assert.equal(fake.space.revision, revision, 'a setting, not a new revision');
@@ -307,7 +323,7 @@ describe('docs_space sync: changes between syncs', () => {
     );
     const quiet = await set.sync();
     assert.equal(quiet.documents.length, 0);
-    assert.equal(quiet.requests, 1);
+    assert.equal(quiet.requests, 2);
   });
 
   it('a reset re-reads everything and ends with exactly the source’s set', async () => {
@@ -317,12 +333,18 @@ describe('docs_space sync: changes between syncs', () => {
     const out = await set.sync('full');
     const expected = fake.space.indexableIds();
     assert.equal(out.documents.length, expected.length);
-    assert.equal(out.requests, 2 + expected.length);
+    assert.equal(out.requests, 4 + expected.length + 1);
     assert.deepEqual(pageReads(fake, from).sort(), [...expected].sort());
     assert.deepEqual([...set.docs.keys()].sort(), [...expected].sort());
-    assert.deepEqual(out.cursor, { revision: fake.space.revision, space: out.cursor!.space, settled: true });
+    assert.deepEqual(out.cursor, {
+      revision: fake.space.revision,
+      space: out.cursor!.space,
+      settled: true,
+      sites: out.cursor!.sites,
+      sitesCheckedAt: out.cursor!.sitesCheckedAt,
+    });
     const quiet = await set.sync();
-    assert.equal(quiet.requests, 1);
+    assert.equal(quiet.requests, 2);
   });
 });
 
@@ -348,7 +370,7 @@ describe('docs_space sync: failures', () => {
       assert.match(out.failures[0]!.error.message, /unexpected shape/);
       // Retrying cannot help until the page changes, so an unchanged space stays quiet.
       const quiet = await set.sync();
-      assert.equal(quiet.requests, 1);
+      assert.equal(quiet.requests, 2);
     } finally {
       fake.space.pageReplies.clear();
     }
@@ -375,7 +397,8 @@ describe('docs_space sync: failures', () => {
       next.documents.map((d) => d.title),
       ['Configuration'],
     );
-    assert.equal(next.requests, 3);
+    // The space, its sites, their structure, the revision, the page and the reusable content it includes.
+    assert.equal(next.requests, 6);
     assert.equal(next.cursor?.settled, true);
   });
 
@@ -440,7 +463,7 @@ describe('docs_space sync: failures', () => {
     // fastHttp's backoff is at most 4 ms: waits of seconds can only come from the reset header.
     // The reset is whole epoch seconds, so a 3 s limit waits between 2 and 4 s.
     for (const d of delays) assert.ok(d > 1_000 && d <= 4_000, `waited ${d} ms`);
-    assert.equal(out.requests, 2 + 2 + GITBOOK_DEFAULT_ITEMS);
+    assert.equal(out.requests, 2 + FIRST_SYNC_REQUESTS);
   });
 
   it('retries a 500 and completes', async () => {
@@ -450,7 +473,7 @@ describe('docs_space sync: failures', () => {
     assert.equal(out.documents.length, GITBOOK_DEFAULT_ITEMS);
     assert.deepEqual(out.failures, []);
     assert.equal(delays.length, 1);
-    assert.equal(out.requests, 1 + 2 + GITBOOK_DEFAULT_ITEMS);
+    assert.equal(out.requests, 1 + FIRST_SYNC_REQUESTS);
   });
 
   it('revoked credentials: the sync throws source_auth_failed naming GitBook, without the token; items stay', async () => {
@@ -570,17 +593,19 @@ describe('docs_space sync: a reset resumes in its revision', () => {
     const from = fake.requests.length;
     const resumed = await drive(checkpoints[0]!);
     assert.equal(
-      fake.requests[from + 1]!.path,
-      `${spacePath}/revisions/${revision}/pages`,
+      fake.requests[from + 3]!.path,
+      `${spacePath}/revisions/${revision}`,
       'the interrupted pass’s revision',
     );
     const resumedDocs = resumed.filter((e) => e.kind === 'document').map((e) => e.doc.externalId);
     assert.equal(resumedDocs.length, PAGES - CHECKPOINT_EVERY);
     assert.equal(resumedDocs[0], `pgBulk${CHECKPOINT_EVERY}`);
-    assert.deepEqual(resumed.at(-1), {
-      kind: 'checkpoint',
-      cursor: { revision, space: checkpoints[0]!.space, settled: true },
-    });
+    const last = resumed.at(-1);
+    assert.ok(last?.kind === 'checkpoint');
+    assert.deepEqual(
+      { ...last.cursor, sites: undefined, sitesCheckedAt: undefined },
+      { revision, space: checkpoints[0]!.space, settled: true, sites: undefined, sitesCheckedAt: undefined },
+    );
   });
 });
 

@@ -246,7 +246,7 @@ describe('notes sync: retries, failures of one document, revoked tokens, cancel'
     }
   });
 
-  it('fails only the page whose child block answers 404, or keeps failing with 5xx (retryable)', async () => {
+  it('a 404 below a page costs that block (a note naming it), a 5xx that keeps failing the page (retryable)', async () => {
     const set = new SyncedSet<NotesCursor>(notesConnector, INPUT, fake.url);
     await set.sync();
     const before = set.docs.size;
@@ -267,6 +267,16 @@ describe('notes sync: retries, failures of one document, revoked tokens, cancel'
     assert.equal(byId.get(ids.deepDive)?.retryable, false);
     assert.equal(byId.get(ids.onboarding)?.retryable, true);
     assert.equal(out.failures.length, 3);
+    for (const id of [ids.handbook, ids.deepDive]) {
+      assert.match(
+        byId.get(id)!.error.message,
+        new RegExp(`without (synced block|the content of block) .*${ids.syncedOriginal}`),
+      );
+      const doc = out.documents.find((d) => d.externalId === id);
+      assert.ok(doc, 'the page is synced without the block');
+      assert.doesNotMatch(doc.markdown, /Shared status/);
+    }
+    assert.ok(!out.documents.some((d) => d.externalId === ids.onboarding), 'the 5xx page is not');
     assert.equal(out.deleted.length, 0, 'a failed page is not taken for a deleted one');
     assert.equal(set.docs.size, before, 'failed pages are kept through a reset');
     assert.ok(titles(out.documents).includes('First week'), 'the child of a failed page is still synced');

@@ -115,3 +115,20 @@ describe('KB_STOREFRONT_API_VERSION in the config', () => {
     assert.match(SHOPIFY_API_VERSION, storefrontConnector.settings!['apiVersion']!.pattern);
   });
 });
+
+describe('KB_STOREFRONT_ID_PASS_HOURS', () => {
+  it('takes whole hours (0: an id pass every sync), 24 by default, and refuses anything else at start', () => {
+    const hours = (env: Record<string, string>) =>
+      loadConfig(env).sources['storefront']?.settings['idPassHours'];
+    assert.equal(hours({}), '24');
+    assert.equal(hours({ KB_STOREFRONT_ID_PASS_HOURS: '0' }), '0');
+    assert.equal(hours({ KB_STOREFRONT_ID_PASS_HOURS: '168' }), '168');
+    for (const value of ['1.5', '-1', 'daily', '24h']) {
+      assert.throws(
+        () => loadConfig({ KB_STOREFRONT_ID_PASS_HOURS: value }),
+        (err: unknown) => err instanceof ConfigError && err.message.includes('KB_STOREFRONT_ID_PASS_HOURS'),
+        value,
+      );
+    }
+  });
+});

@@ -162,10 +162,14 @@ interface StartOptions {
   tuning?: StorefrontSyncTuning;
 }
 
+/** The sync's wall clock (token expiry, the id pass's interval): tests move it. */
+const clock = { now: Date.parse('2026-11-20T08:00:00Z') };
+
 async function start(store: FakeShopifyStore, opts: StartOptions = {}) {
   fake = await startFakeShopify({ store });
   let client: ShopifyClient | undefined;
   const tuning: StorefrontSyncTuning = {
+    clock: () => clock.now,
     ...opts.tuning,
     observe: (c) => {
       client = c;
@@ -201,9 +205,19 @@ describe('storefront (Shopify) content sync', () => {
     assert.deepEqual(first.failures, []);
     assert.deepEqual(first.deleted, []);
     assert.deepEqual(titles(first.documents), TITLES);
-    // shop, one products page, the socks' remaining variants, pages + bodies, articles + bodies.
-    assert.deepEqual(roots(s.store), ['shop', 'products', 'product', 'pages', 'nodes', 'articles', 'nodes']);
-    assert.equal(first.requests, 7);
+    // shop, one products page, the publications of the active one off the Online Store, the socks'
+    // remaining variants, pages + bodies, articles + bodies.
+    assert.deepEqual(roots(s.store), [
+      'shop',
+      'products',
+      'nodes',
+      'product',
+      'pages',
+      'nodes',
+      'articles',
+      'nodes',
+    ]);
+    assert.equal(first.requests, 8);
 
     const shoe = byTitle(first.documents, 'Trail Running Shoe');
     assert.equal(shoe.externalId, s.shoe.id);
@@ -299,7 +313,10 @@ describe('storefront (Shopify) content sync', () => {
     );
     assert.deepEqual(products.variables, { first: 20, query: 'status:active' });
     // The newest listed active product (published or not) is where the next sync starts.
-    assert.deepEqual(first.cursor, { productsUpdatedAt: isoOf(s.store.product(s.wholesale.id).updatedAt) });
+    assert.deepEqual(first.cursor, {
+      productsUpdatedAt: isoOf(s.store.product(s.wholesale.id).updatedAt),
+      idPassAt: clock.now,
+    });
   });
 
   it('pages end exactly at the page size; the unchanged sync costs a small share of the first', async () => {
@@ -339,28 +356,24 @@ describe('storefront (Shopify) content sync', () => {
     const mark = store.queries.length;
     const second = await set.sync();
     assert.deepEqual([second.documents, second.deleted, second.failures], [[], [], []]);
-    // shop, the changed page (the boundary second again), deletionEvents, 250 ids in one page, pages, articles.
-    assert.deepEqual(roots(store, mark), [
-      'shop',
-      'products',
-      'deletionEvents',
-      'products',
-      'pages',
-      'articles',
-    ]);
-    assert.equal(second.requests, 6);
+    // One query: the shop with the product count, the changed products (the boundary second again) and
+    // the first pages of pages and articles. The count agrees with what the connection holds: no id pass.
+    assert.deepEqual(roots(store, mark), ['shop+productsCount+products+pages+articles']);
+    assert.equal(second.requests, 1);
+    assert.ok(second.requests <= first.requests / 4, `${second.requests} of ${first.requests} requests`);
     const secondCost = store.costCharged - firstCost;
     console.log(
       `# storefront: first sync ${first.requests} requests / ${firstCost} points, unchanged ${second.requests} requests / ${secondCost} points`,
     );
     assert.ok(secondCost < firstCost * 0.35, `unchanged sync cost ${secondCost} points against ${firstCost}`);
 
-    // One more product: the id pass crosses its page boundary (250 + 1).
+    // One more product, a day later: the daily id pass crosses its page boundary (250 + 1).
     store.addProduct({ title: 'Product 251', variants: [{ title: 'S', sku: 'P251', price: '9.00' }] });
+    clock.now += 25 * 3_600_000;
     const third = await set.sync();
     assert.deepEqual(titles(third.documents), ['Product 251']);
     const idPages = store.queries.filter((q) => q.roots[0] === 'products' && q.variables['first'] === 250);
-    assert.equal(idPages.length, 3, 'one id page in the second sync, two in the third');
+    assert.equal(idPages.length, 2, 'none in the second sync, two in the third');
   });
 
   it('waits out a 429 burst with Retry-After and a 500, then succeeds', async () => {
@@ -374,7 +387,7 @@ describe('storefront (Shopify) content sync', () => {
     assert.deepEqual(set.titles(), TITLES);
     assert.deepEqual(delays.slice(0, 2), [2000, 2000], 'Retry-After: 2.0 honoured');
     assert.equal(delays.length, 3, 'then one backoff after the 500');
-    assert.equal(first.requests, 7 + 3);
+    assert.equal(first.requests, 8 + 3);
   });
 
   it('THROTTLED on HTTP 200 is retried after the time the bucket needs; endless THROTTLED throws', async () => {
@@ -447,7 +460,7 @@ describe('storefront (Shopify) content sync', () => {
       client().costWaitMs,
       waits.reduce((a, b) => a + b, 0),
     );
-    assert.equal(first.requests, 7, 'no request was refused');
+    assert.equal(first.requests, 8, 'no request was refused');
   });
 
   it('a malformed product is its failure (id and table); the rest lands', async () => {
@@ -491,7 +504,7 @@ describe('storefront (Shopify) content sync', () => {
       assert.equal(err.code, 'source_auth_failed');
       assert.match(
         err.message,
-        /^Shopify \(storefront\) refused the sync \(HTTP 401: \[API\] Invalid API key or access token \(unrecognized login or wrong password\)\)\. Check source\.access_token .*reinstall the app, or create the connection again with a new Admin API token\.$/,
+        /^Shopify \(storefront\) refused the sync \(HTTP 401: \[API\] Invalid API key or access token \(unrecognized login or wrong password\)\)\. Check source\.access_token .*reinstall the app, or create the connection again with a new token, client credentials .* or OAuth consent\.$/,
       );
       assert.ok(!err.message.includes(SHOPIFY_GOOD_TOKEN));
       return true;
@@ -499,19 +512,94 @@ describe('storefront (Shopify) content sync', () => {
     assert.deepEqual(set.titles(), TITLES, 'nothing is removed');
   });
 
-  it('a scope the app lacks (ACCESS_DENIED on HTTP 200): the sync throws naming the scope', async () => {
+  it('a scope the app lacks costs only what is behind it: one failure naming the scope, the rest syncs', async () => {
     const s = sampleStore();
-    s.store.deny('pages', 'read_online_store_pages');
     const { set } = await start(s.store);
-    await assert.rejects(set.sync(), (err: unknown) => {
-      assert.ok(err instanceof AppError);
-      assert.equal(err.code, 'source_auth_failed');
-      assert.match(
-        err.message,
-        /^Shopify \(storefront\) denied access during the sync \(HTTP 200: ACCESS_DENIED: Access denied for pages field\. Required access: `read_online_store_pages` access scope\.\)\. Grant the app the read_online_store_pages access scope/,
-      );
-      return true;
-    });
+    await set.sync();
+    // The merchant narrows the app: no pages, no policies (a field inside `shop`: Shopify nulls all `data`).
+    s.store.deny('pages', 'read_online_store_pages');
+    s.store.deny('shopPolicies', 'read_legal_policies');
+    s.store.editArticle(s.layering.id, { body: '<p>Start with wool.</p>' });
+    s.store.deletePage(s.about.id);
+    const second = await set.sync();
+    assert.deepEqual(titles(second.documents), ['Layering 101'], 'the articles still sync');
+    assert.deepEqual(second.deleted, [], 'nothing behind a refused scope is deleted');
+    const refused = second.failures.map((f) => [
+      (f as { table?: string }).table,
+      f.externalId,
+      f.retryable,
+      f.error.message,
+    ]);
+    assert.deepEqual(
+      refused.map(([table, id, retryable]) => [table, id, retryable]),
+      [
+        [POLICIES_TABLE, undefined, false],
+        [PAGES_TABLE, undefined, false],
+      ],
+    );
+    assert.match(
+      String(refused[0]![3]),
+      /^Shopify \(storefront\) policies could not be read: .*ACCESS_DENIED: Access denied for shopPolicies field\..*Grant the app the read_legal_policies access scope/,
+    );
+    assert.match(String(refused[1]![3]), /Grant the app the read_online_store_pages access scope/);
+    assert.deepEqual(set.titles(), TITLES, 'held policies and pages stay');
+
+    // Granted again: the next sync reads them, and what left meanwhile leaves.
+    s.store.allow('pages');
+    s.store.allow('shopPolicies');
+    const third = await set.sync();
+    assert.deepEqual(third.failures, []);
+    assert.deepEqual(
+      third.deleted.map((d) => d.externalId),
+      [s.about.id],
+    );
+  });
+
+  it('a sync job whose token lacks a scope ends with failures (incomplete), not an error', async () => {
+    const s = sampleStore();
+    s.store.deny('products', 'read_products');
+    const { set } = await start(s.store);
+    const first = await set.sync();
+    assert.equal(first.failures.length, 1);
+    assert.match(first.failures[0]!.error.message, /Grant the app the read_products access scope/);
+    assert.deepEqual(
+      set.titles(),
+      TITLES.filter((t) => !/Shoe|Jacket|Tent|Beanie|Socks/.test(t)),
+    );
+  });
+
+  it('active products published only to a headless storefront are items, with a /products/ URL', async () => {
+    const s = sampleStore();
+    // A headless store: no product is on the Online Store, so every onlineStoreUrl is null.
+    const hydrogen = s.store.addProduct({ title: 'Hydrogen Hoodie', published: false, headless: true });
+    const { set } = await start(s.store);
+    const first = await set.sync();
+    assert.deepEqual(first.failures, []);
+    const hoodie = byTitle(first.documents, 'Hydrogen Hoodie');
+    assert.equal(hoodie.url, 'https://acme-outdoor.com/products/hydrogen-hoodie');
+    assert.equal(hoodie.visibility, 'public');
+    assert.ok(!set.docs.has(s.wholesale.id), 'active but published nowhere: not an item');
+
+    // Withdrawn from the headless storefront without an edit: the daily id pass finds it.
+    s.store.setHeadless(hydrogen.id, false);
+    clock.now += 25 * 3_600_000;
+    const second = await set.sync();
+    assert.deepEqual(
+      second.deleted.map((d) => d.externalId),
+      [hydrogen.id],
+    );
+
+    // Without read_publications: one failure naming it; the Online Store's products sync as before.
+    s.store.setHeadless(hydrogen.id, true);
+    s.store.editProduct(hydrogen.id, { title: 'Hydrogen Hoodie 2' });
+    s.store.deny('resourcePublicationsCount', 'read_publications');
+    const third = await set.sync();
+    assert.equal(third.failures.length, 1);
+    assert.match(
+      third.failures[0]!.error.message,
+      /not on the Online Store could not be checked .*Grant the app the read_publications access scope/,
+    );
+    assert.ok(!set.docs.has(hydrogen.id));
   });
 
   it('between two syncs: edit, archive, draft, unpublish, delete; page edit and unpublish; article delete; renamed blog', async () => {
@@ -557,19 +645,20 @@ describe('storefront (Shopify) content sync', () => {
       ].sort(),
     );
     // Only the edited page and the article of the renamed blog are fetched by id.
+    // (Besides the publications of the active products off the Online Store, asked in the id pass: the
+    // unpublished beanie, and the one listed again at the boundary second.)
     const fetched = s.store.queries.slice(mark).filter((q) => q.roots[0] === 'nodes');
     assert.deepEqual(
       fetched.map((q) => q.variables['ids']),
-      [[s.about.id], [s.layering.id]],
+      [[s.beanie.id, s.wholesale.id], [s.about.id], [s.layering.id]],
     );
+    // The store counts one product on the Online Store, the connection held five: the id pass runs.
     assert.deepEqual(roots(s.store, mark), [
-      'shop',
-      'products',
+      'shop+productsCount+products+pages+articles',
       'deletionEvents',
       'products',
-      'pages',
       'nodes',
-      'articles',
+      'nodes',
       'nodes',
     ]);
 
@@ -598,6 +687,7 @@ describe('storefront (Shopify) content sync', () => {
     assert.deepEqual(second.cursor, {
       productsUpdatedAt: isoOf(s.store.product(s.tent.id).updatedAt),
       deletionsAt: deletedAt,
+      idPassAt: clock.now,
     });
 
     // Back on the Online Store (again without an edit): the id pass fetches it by id.
@@ -609,7 +699,7 @@ describe('storefront (Shopify) content sync', () => {
     assert.deepEqual(titles(third.documents), ['Merino Beanie']);
     assert.deepEqual(third.deleted, []);
     const fourth = await set.sync();
-    assert.deepEqual([fourth.documents.length, fourth.deleted.length, fourth.requests], [0, 0, 6]);
+    assert.deepEqual([fourth.documents.length, fourth.deleted.length, fourth.requests], [0, 0, 1]);
   });
 
   it('deletionEvents deletes even when the id pass cannot; without deletionEvents the id pass does alone', async () => {
@@ -670,7 +760,15 @@ describe('storefront (Shopify) content sync', () => {
     assert.deepEqual(set.titles(), expected);
     assert.match(byTitle([...set.docs.values()], 'Layering 101').markdown, /Start with wool\./);
     // Sampler Socks (whose extra variants took a query) is gone.
-    assert.deepEqual(roots(s.store, mark), ['shop', 'products', 'pages', 'nodes', 'articles', 'nodes']);
+    assert.deepEqual(roots(s.store, mark), [
+      'shop',
+      'products',
+      'nodes',
+      'pages',
+      'nodes',
+      'articles',
+      'nodes',
+    ]);
   });
 
   it('a retried reset goes on after its last checkpoint', async () => {

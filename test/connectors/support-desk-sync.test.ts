@@ -227,6 +227,7 @@ describe('support_desk (Zendesk) content sync: articles', () => {
       [
         '/api/v2/help_center/categories',
         '/api/v2/help_center/sections',
+        '/api/v2/help_center/locales',
         '/api/v2/help_center/articles',
         '/api/v2/help_center/incremental/articles',
         '/api/v2/help_center/incremental/articles',
@@ -243,7 +244,7 @@ describe('support_desk (Zendesk) content sync: articles', () => {
     );
     assert.equal(fake.requests[0]!.query.get('page[size]'), '100');
     assert.equal(since(fake, 0, isCount).length, 1);
-    assert.equal(first.requests, 5);
+    assert.equal(first.requests, 6);
     assert.equal(first.cursor?.articles.startTime, last);
     // Eight published articles and the draft: what the list counts.
     assert.equal(first.cursor?.articles.seen?.count, 9);
@@ -258,20 +259,27 @@ describe('support_desk (Zendesk) content sync: articles', () => {
       `https://acme.zendesk.com/hc/en-us/articles/${s.reset.id}-Resetting-your-password`,
     );
     assert.equal(reset.visibility, 'public');
-    assert.deepEqual(reset.tags, ['support_desk', 'Getting started', 'Account', 'password', 'login']);
+    assert.deepEqual(reset.tags, [
+      'support_desk',
+      'locale:en-us',
+      'Getting started',
+      'Account',
+      'password',
+      'login',
+    ]);
     assert.equal(reset.updatedAt, isoOf(s.reset.updated_at));
     assert.match(reset.version ?? '', new RegExp(`^${isoOf(s.reset.updated_at)}\\|[0-9a-f]{12}$`));
     assert.equal(reset.markdown, RICH_MARKDOWN);
 
     const twofa = byTitle(first.documents, 'Two-factor authentication');
     assert.equal(twofa.visibility, 'private', 'restricted to a user segment');
-    assert.deepEqual(twofa.tags, ['support_desk', 'Getting started', 'Account', 'Security']);
+    assert.deepEqual(twofa.tags, ['support_desk', 'locale:en-us', 'Getting started', 'Account', 'Security']);
     assert.equal(
       twofa.markdown,
       'Getting started > Account > Security\n\n# Two-factor authentication\n\nTwo-factor authentication: the details.',
     );
     const invoices = byTitle(first.documents, 'Downloading invoices');
-    assert.deepEqual(invoices.tags, ['support_desk', 'Billing', 'Invoices']);
+    assert.deepEqual(invoices.tags, ['support_desk', 'locale:en-us', 'Billing', 'Invoices']);
     assert.match(invoices.markdown, /^Billing > Invoices\n\n# Downloading invoices\n\n/);
     assert.equal(since(fake, 0, isTicketExport).length, 0);
   });
@@ -288,13 +296,14 @@ describe('support_desk (Zendesk) content sync: articles', () => {
       [
         ['/api/v2/help_center/categories', '100'],
         ['/api/v2/help_center/sections', '100'],
+        ['/api/v2/help_center/locales', null],
         ['/api/v2/help_center/articles', null],
         ['/api/v2/help_center/incremental/articles', String(first.cursor!.articles.startTime)],
       ],
     );
     assert.equal(since(fake, mark, isListing).length, 0, 'the count proves nothing left: no listing');
-    assert.equal(first.requests, 5);
-    assert.equal(second.requests, 4);
+    assert.equal(first.requests, 6);
+    assert.equal(second.requests, 5);
     console.log(
       `# support_desk: first sync ${first.requests} requests, unchanged second sync ${second.requests}`,
     );
@@ -401,7 +410,7 @@ describe('support_desk (Zendesk) content sync: articles', () => {
     );
     // Categories, sections, the count, the export (changed articles, then the boundary page) and one
     // listing page.
-    assert.equal(second.requests, 6);
+    assert.equal(second.requests, 7);
     assert.equal(since(fake, mark, isListing).length, 1);
 
     assert.equal(
@@ -409,13 +418,19 @@ describe('support_desk (Zendesk) content sync: articles', () => {
       'Billing > Invoices\n\n# Refund policy\n\nRefunds within **60** days.',
     );
     const moved = byTitle(second.documents, 'Payment methods');
-    assert.deepEqual(moved.tags, ['support_desk', 'Getting started', 'Account']);
+    assert.deepEqual(moved.tags, ['support_desk', 'locale:en-us', 'Getting started', 'Account']);
     assert.match(moved.markdown, /^Getting started > Account\n\n# Payment methods/);
     assert.notEqual(moved.version, held.get(String(s.payment.id))?.version);
     assert.equal(byTitle(second.documents, 'Single sign-on').visibility, 'private');
     // The rename changed no article, so the export did not show it: the listing's tokens did.
     const renamed = byTitle(second.documents, 'Two-factor authentication');
-    assert.deepEqual(renamed.tags, ['support_desk', 'Getting started', 'Account', 'Security & privacy']);
+    assert.deepEqual(renamed.tags, [
+      'support_desk',
+      'locale:en-us',
+      'Getting started',
+      'Account',
+      'Security & privacy',
+    ]);
     assert.match(renamed.markdown, /^Getting started > Account > Security & privacy\n\n/);
     assert.equal(renamed.updatedAt, held.get(String(s.twofa.id))?.updatedAt);
 
@@ -427,7 +442,7 @@ describe('support_desk (Zendesk) content sync: articles', () => {
       'Two-factor authentication',
     ]);
     const third = await set.sync();
-    assert.deepEqual([third.documents.length, third.deleted.length, third.requests], [0, 0, 4]);
+    assert.deepEqual([third.documents.length, third.deleted.length, third.requests], [0, 0, 5]);
 
     // Published again: back.
     s.account.publishArticle(s.seats.id);
@@ -488,11 +503,12 @@ describe('support_desk (Zendesk) content sync: articles', () => {
     ]);
     assert.deepEqual(byTitle(second.documents, 'Refund policy').tags, [
       'support_desk',
+      'locale:en-us',
       'Billing & payments',
       'Invoices',
     ]);
     const third = await set.sync();
-    assert.equal(third.requests, 4, 'the new places are the saved ones: no listing');
+    assert.equal(third.requests, 5, 'the new places are the saved ones: no listing');
   });
 
   it('what the count cannot see (an archive and a restore in one interval) leaves at the listing interval', async () => {
@@ -522,7 +538,7 @@ describe('support_desk (Zendesk) content sync: articles', () => {
     assert.deepEqual(ids(third.deleted), [String(s.plans.id)]);
     assert.ok(third.cursor!.articles.seen!.listedAt > seen.listedAt, 'the listing time moves on');
     const fourth = await set.sync();
-    assert.equal(fourth.requests, 4);
+    assert.equal(fourth.requests, 5);
 
     // KB_SUPPORT_DESK_LISTING_HOURS=0: every incremental sync lists.
     set.settings = { listingHours: '0' };
@@ -598,7 +614,7 @@ describe('support_desk (Zendesk) content sync: articles', () => {
     assert.deepEqual(set.titles(), TITLES);
     assert.deepEqual(delays.slice(0, 2), [3000, 3000], 'Retry-After honoured');
     assert.equal(delays.length, 3, 'then one short backoff after the 500');
-    assert.equal(first.requests, 5 + 3);
+    assert.equal(first.requests, 6 + 3);
   });
 
   it('a malformed article is a failure and the rest lands; the next listing brings it once it reads', async () => {
@@ -774,7 +790,7 @@ describe('support_desk (Zendesk) content sync: tickets', () => {
       [comments[0]!.query.get('page[size]'), comments[0]!.query.get('include')],
       ['100', 'users'],
     );
-    assert.equal(first.requests, 5 + 1 + 4);
+    assert.equal(first.requests, 6 + 1 + 4);
     assert.ok(
       first.cursor?.tickets && 'cursor' in first.cursor.tickets,
       'the ticket export after_cursor is saved',
@@ -782,7 +798,7 @@ describe('support_desk (Zendesk) content sync: tickets', () => {
 
     const second = await set.sync();
     assert.deepEqual([second.documents, second.deleted], [[], []]);
-    assert.equal(second.requests, 4 + 1, 'an unchanged account asks no comments');
+    assert.equal(second.requests, 5 + 1, 'an unchanged account asks no comments');
     console.log(
       `# support_desk with tickets: first sync ${first.requests} requests, unchanged second sync ${second.requests}`,
     );

@@ -1,22 +1,36 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { checkCredentials } from '../../src/connectors/context.ts';
 import { wikiConnector } from '../../src/connectors/wiki/index.ts';
-import { CONFLUENCE_GOOD, startFakeConfluence } from '../fakes/confluence.ts';
-import { closedPortUrl, type FakeServer } from '../fakes/fake-server.ts';
-import { rejectsWithCode, runCheck, throwsInvalid } from './helpers.ts';
+import { CONFLUENCE_GOOD, type FakeConfluence, startFakeConfluence } from '../fakes/confluence.ts';
+import { closedPortUrl } from '../fakes/fake-server.ts';
+import { plainFetch } from '../support/plain-fetch.ts';
+import { fastHttp, rejectsWithCode, throwsInvalid } from './helpers.ts';
 
 const good = { domain_name: 'acme', ...CONFLUENCE_GOOD };
 
 describe('wiki (Confluence) credential check', () => {
-  let fake: FakeServer;
+  let fake: FakeConfluence;
   before(async () => {
     fake = await startFakeConfluence();
   });
   after(() => fake.close());
 
+  /** The check against `baseUrlTemplate`, the gateway being the fake's (a refused token is tried there). */
+  const check = async (input: typeof good, baseUrlTemplate: string, delays: number[] = []) => {
+    await checkCredentials({
+      connector: wikiConnector,
+      credentials: wikiConnector.normalize(input),
+      fetch: plainFetch,
+      baseUrlTemplate,
+      settings: { gatewayBaseUrl: fake.gateway.url },
+      http: fastHttp(delays),
+    });
+  };
+
   it('accepts good credentials with Basic email:token on GET /wiki/rest/api/user/current', async () => {
     const before = fake.requests.length;
-    await runCheck(wikiConnector, good, fake.url);
+    await check(good, fake.url);
     const sent = fake.requests.slice(before);
     assert.equal(sent.length, 1);
     assert.equal(sent[0]!.path, '/wiki/rest/api/user/current');
@@ -26,34 +40,39 @@ describe('wiki (Confluence) credential check', () => {
 
   it('fills {domain_name} of an operator base-URL template', async () => {
     const before = fake.requests.length;
-    await runCheck(wikiConnector, good, `${fake.url}/{domain_name}`);
+    await check(good, `${fake.url}/{domain_name}`);
     assert.equal(fake.requests[before]!.path, '/acme.atlassian.net/wiki/rest/api/user/current');
   });
 
   it('rejects a wrong token as source_auth_failed with the errors[] title', async () => {
     const err = await rejectsWithCode(
-      runCheck(wikiConnector, { ...good, api_token: 'ATATT_wrong' }, fake.url),
+      check({ ...good, api_token: 'ATATT_wrong' }, fake.url),
       'source_auth_failed',
     );
     assert.match(err.message, /Confluence \(wiki\).*HTTP 401: Unauthorized/);
     assert.doesNotMatch(err.message, /ATATT_wrong/);
+    // Refused on the site, then tried as a scoped token through the gateway of the site's cloud id.
+    assert.deepEqual(
+      fake.gateway.requests.map((r) => r.path.replace(/\/ex\/confluence\/[^/]+/, '')),
+      ['/wiki/api/v2/spaces'],
+    );
   });
 
   it('treats the anonymous user as rejected credentials', async () => {
     fake.failNext(1, { status: 200, body: { type: 'anonymous', displayName: 'Anonymous' } });
-    const err = await rejectsWithCode(runCheck(wikiConnector, good, fake.url), 'source_auth_failed');
+    const err = await rejectsWithCode(check(good, fake.url), 'source_auth_failed');
     assert.match(err.message, /anonymous/);
   });
 
   it('honours Retry-After on 429, then succeeds', async () => {
     fake.rateLimitNext(1, 3);
     const delays: number[] = [];
-    await runCheck(wikiConnector, good, fake.url, delays);
+    await check(good, fake.url, delays);
     assert.deepEqual(delays, [3000]);
   });
 
   it('answers source_unreachable when nothing listens', async () => {
-    await rejectsWithCode(runCheck(wikiConnector, good, await closedPortUrl()), 'source_unreachable');
+    await rejectsWithCode(check(good, await closedPortUrl()), 'source_unreachable');
   });
 });
 

@@ -8,6 +8,26 @@
  *   relative `_links.next` (`/wiki/api/v2/...`, relative to the site origin) and a `Link` header;
  * - errors in the v2 `errors[]` envelope; 429 with `Retry-After` and the `X-RateLimit-*` headers.
  *
+ * Atlassian's API gateway (`https://api.atlassian.com/ex/confluence/{cloudId}`) runs as a second loopback
+ * server over the same site ({@link FakeConfluenceSite.handleGateway}), as the vendor describes it
+ * (support.atlassian.com "Scoped API Tokens in Confluence Cloud", "401 Unauthorized error when service
+ * account accesses Jira or Confluence API"; developer.atlassian.com "base paths"):
+ *
+ * - `GET /_edge/tenant_info` on the site, without credentials, answers `{"cloudId": "..."}`;
+ * - scoped API tokens and service-account tokens ({@link FakeConfluenceSite.addScopedToken}) are refused
+ *   on the site with the same 401 as a wrong token (nothing in the answer says "use the gateway");
+ * - the gateway serves the same API under `/ex/confluence/{cloudId}/wiki/...` to Basic
+ *   `email:token` of a scoped token (a service account's e-mail is its `@serviceaccount.atlassian.com`
+ *   address) and to `Bearer token` of a service-account token, checks each endpoint's scope
+ *   (`read:space:confluence`, `read:page:confluence`, `read:confluence-user` for v1 `user/current`) and
+ *   answers a missing one `401 {"code":401,"message":"Unauthorized; scope does not match"}`; its
+ *   answers carry the site's links (a relative `_links.next` the client prefixes with the gateway path).
+ *
+ * What the gateway model does not know: how the real gateway answers a classic (unscoped) token (not
+ * documented; here 401, which a client that tries the site first never meets), an unknown cloud id (here
+ * 404), and the points-based quotas of gateway traffic (429s are injected per test as on the site).
+ * Tokens never expire here; Atlassian's expire after at most a year, without refresh.
+ *
  * A full page always names a next one (so a listing that ends exactly at the page size ends with an
  * empty page), as cursor APIs that do not look ahead do. Requests may carry a path prefix before `/wiki/`
  * (an operator's base-URL template such as `http://fake/{domain_name}`); the links the fake writes are
@@ -19,6 +39,7 @@
  */
 import {
   basicCredentials,
+  bearerToken,
   type FakeReply,
   type FakeServer,
   type RecordedRequest,
@@ -27,6 +48,20 @@ import {
 import { type BenchWorkspace, type BenchWorkspaceFactory, benchText, spreadPick } from './workspace.ts';
 
 export const CONFLUENCE_GOOD = { email: 'writer@acme.test', api_token: 'ATATT_fake_good_token_0123456789' };
+/** A scoped API token of the same account, with the scopes a read-only sync needs. */
+export const CONFLUENCE_SCOPED = {
+  email: 'writer@acme.test',
+  api_token: 'ATATT_fake_scoped_token_0123456789',
+};
+/** A service account's token (service accounts only have scoped tokens). */
+export const CONFLUENCE_SERVICE_ACCOUNT = {
+  email: 'kb-sync-a1b2c3@serviceaccount.atlassian.com',
+  api_token: 'ATSTT_fake_service_account_token_0123456789',
+};
+/** The scopes a read-only sync of pages and blog posts needs from a scoped token. */
+export const CONFLUENCE_READ_SCOPES = ['read:space:confluence', 'read:page:confluence'];
+/** The site's cloud id, as `/_edge/tenant_info` answers it. */
+export const CONFLUENCE_CLOUD_ID = 'c57406ca-3f0b-4a41-9e43-6e5d1c0b7a21';
 /** The site the fake says it is (`_links.base`, web UI links). */
 export const CONFLUENCE_SITE = 'https://acme.atlassian.net';
 export const CONFLUENCE_WIKI_BASE = `${CONFLUENCE_SITE}/wiki`;
@@ -83,6 +118,31 @@ export interface FakeContent {
 
 function errorsBody(status: number, code: string, title: string, detail: string | null = null) {
   return { errors: [{ status, code, title, detail }] };
+}
+
+/** A scoped API token (a user's, or a service account's), and the scopes it was created with. */
+export interface FakeScopedToken {
+  email: string;
+  api_token: string;
+  scopes: string[];
+  /** Service-account tokens are also taken as `Bearer <token>` without the e-mail. */
+  serviceAccount: boolean;
+}
+
+/** The gateway's own error envelope (not the v2 `errors[]` one). */
+const gatewayError = (status: number, message: string): FakeReply => ({
+  status,
+  body: { code: status, message },
+});
+
+/** The scope the gateway wants for a path under `/wiki` (v2 per the OpenAPI `security`, v1 classic). */
+function scopeFor(path: string): string | undefined {
+  if (path === '/wiki/rest/api/user/current') return 'read:confluence-user';
+  if (/^\/wiki\/api\/v2\/spaces\/[^/]+\/(pages|blogposts)\/?$/.test(path)) return 'read:page:confluence';
+  if (path.startsWith('/wiki/api/v2/spaces')) return 'read:space:confluence';
+  if (path.startsWith('/wiki/api/v2/pages') || path.startsWith('/wiki/api/v2/blogposts'))
+    return 'read:page:confluence';
+  return undefined;
 }
 
 const notFound = (): FakeReply => ({ status: 404, body: errorsBody(404, 'NOT_FOUND', 'Not Found') });
@@ -155,8 +215,14 @@ export class FakeConfluenceSite {
   maxPageSize = MAX_LIMIT;
   /** Called with each API request before it is answered (a test cancels a sync from here). */
   onRequest: ((req: RecordedRequest) => void) | undefined;
-  /** The credentials the site accepts; a test revokes them by changing these. */
+  /** The classic (unscoped) token the site accepts; a test revokes it by changing these. */
   credentials = { ...CONFLUENCE_GOOD };
+  /** Scoped and service-account tokens: only the gateway takes them; a test revokes one by removing it. */
+  readonly scopedTokens: FakeScopedToken[] = [];
+  /** `cloudId` of `/_edge/tenant_info`, and the one gateway paths must name. */
+  cloudId = CONFLUENCE_CLOUD_ID;
+  /** False: `/_edge/tenant_info` answers 404 (a host that is not an Atlassian site's front door). */
+  tenantInfo = true;
 
   #nextSpaceId = 98_306;
   #nextContentId = 491_520;
@@ -311,12 +377,30 @@ export class FakeConfluenceSite {
     return `${CONFLUENCE_WIKI_BASE}${this.webui(c)}`;
   }
 
+  /** A scoped token (a service account's when `serviceAccount`), with {@link CONFLUENCE_READ_SCOPES} by default. */
+  addScopedToken(
+    token: { email: string; api_token: string },
+    opts: { scopes?: string[]; serviceAccount?: boolean } = {},
+  ): FakeScopedToken {
+    const scoped: FakeScopedToken = {
+      ...token,
+      scopes: opts.scopes ?? [...CONFLUENCE_READ_SCOPES],
+      serviceAccount: opts.serviceAccount ?? false,
+    };
+    this.scopedTokens.push(scoped);
+    return scoped;
+  }
+
   // -------------------------------------------------------------------------------------------------
   // HTTP
   // -------------------------------------------------------------------------------------------------
 
+  /** The site (`https://{site}.atlassian.net`): classic tokens only. */
   handle(req: RecordedRequest): FakeReply {
     this.onRequest?.(req);
+    if (req.path.endsWith('/_edge/tenant_info')) {
+      return this.tenantInfo ? { status: 200, body: { cloudId: this.cloudId } } : notFound();
+    }
     const at = req.path.indexOf('/wiki/');
     const path = at >= 0 ? req.path.slice(at) : req.path;
     const isCurrentUser = path === '/wiki/rest/api/user/current';
@@ -327,13 +411,44 @@ export class FakeConfluenceSite {
         body: { type: 'anonymous', displayName: 'Anonymous', _links: { base: CONFLUENCE_WIKI_BASE } },
       };
     }
+    // A scoped token gets the same 401 as a wrong one here.
     if (!creds || creds.user !== this.credentials.email || creds.password !== this.credentials.api_token) {
       return { status: 401, body: errorsBody(401, 'UNAUTHORIZED', 'Unauthorized') };
     }
+    return this.#answer(req, path);
+  }
+
+  /** The gateway (`https://api.atlassian.com/ex/confluence/{cloudId}`): scoped tokens, scope by scope. */
+  handleGateway(req: RecordedRequest): FakeReply {
+    this.onRequest?.(req);
+    const m = /^\/ex\/confluence\/([^/]+)(\/wiki\/.*)$/.exec(req.path);
+    if (!m) return gatewayError(404, 'Not Found');
+    const [, cloudId, path] = m;
+    const token = this.#gatewayToken(req);
+    if (!token) return gatewayError(401, 'Unauthorized');
+    if (cloudId !== this.cloudId) return gatewayError(404, 'Not Found');
+    const scope = scopeFor(path!);
+    if (scope === undefined) return notFound();
+    if (!token.scopes.includes(scope)) return gatewayError(401, 'Unauthorized; scope does not match');
+    return this.#answer(req, path!);
+  }
+
+  #gatewayToken(req: RecordedRequest): FakeScopedToken | undefined {
+    const bearer = bearerToken(req);
+    if (bearer !== undefined) {
+      return this.scopedTokens.find((t) => t.serviceAccount && t.api_token === bearer);
+    }
+    const creds = basicCredentials(req);
+    if (!creds) return undefined;
+    return this.scopedTokens.find((t) => t.email === creds.user && t.api_token === creds.password);
+  }
+
+  /** The API's answer to an authenticated request for `path` (from `/wiki/` on). */
+  #answer(req: RecordedRequest, path: string): FakeReply {
     if (req.method !== 'GET') {
       return { status: 405, body: errorsBody(405, 'METHOD_NOT_ALLOWED', 'Method Not Allowed') };
     }
-    if (isCurrentUser) return { status: 200, body: this.#currentUser() };
+    if (path === '/wiki/rest/api/user/current') return { status: 200, body: this.#currentUser() };
 
     const m = /^\/wiki\/api\/v2\/(spaces|pages|blogposts)(?:\/([^/]+))?(?:\/(pages|blogposts))?\/?$/.exec(
       path,
@@ -583,7 +698,8 @@ export class FakeConfluenceSite {
   }
 }
 
-export type FakeConfluence = FakeServer & { site: FakeConfluenceSite };
+/** The site's server, with the gateway's beside it (`gateway.url` is what KB_ATLASSIAN_API_BASE_URL names). */
+export type FakeConfluence = FakeServer & { site: FakeConfluenceSite; gateway: FakeServer };
 
 /** Starts a fake site (an empty one unless `site` is given); `email` / `api_token` set what it accepts. */
 export async function startFakeConfluence(
@@ -592,8 +708,21 @@ export async function startFakeConfluence(
   const site = opts.site ?? new FakeConfluenceSite();
   if (opts.email !== undefined) site.credentials.email = opts.email;
   if (opts.api_token !== undefined) site.credentials.api_token = opts.api_token;
-  const server = await startFakeServer((req) => site.handle(req), {
-    rateLimitReply: (seconds) => ({
+  const server = await startFakeServer((req) => site.handle(req), serverOptions());
+  const gateway = await startFakeServer((req) => site.handleGateway(req), serverOptions());
+  const closeSite = server.close;
+  return Object.assign(server, {
+    site,
+    gateway,
+    close: async () => {
+      await Promise.all([closeSite(), gateway.close()]);
+    },
+  });
+}
+
+function serverOptions() {
+  return {
+    rateLimitReply: (seconds: number): FakeReply => ({
       status: 429,
       headers: {
         'retry-after': String(seconds),
@@ -605,12 +734,11 @@ export async function startFakeConfluence(
       },
       body: errorsBody(429, 'TOO_MANY_REQUESTS', 'Too Many Requests'),
     }),
-    unavailableReply: () => ({
+    unavailableReply: (): FakeReply => ({
       status: 503,
       body: errorsBody(503, 'SERVICE_UNAVAILABLE', 'Service Unavailable'),
     }),
-  });
-  return Object.assign(server, { site });
+  };
 }
 
 // ---------------------------------------------------------------------------------------------------

@@ -3,10 +3,24 @@
  * `{error:{code,message}}` envelope, `X-RateLimit-*` headers on every answer, and a 429 with no
  * Retry-After, only `X-RateLimit-Reset` (UTC epoch seconds), as documented.
  *
- * The space has revisions: every content change (edit, add, remove, move) makes a new revision id and
- * moves the space's `revision`; older revisions stay readable (`/revisions/{id}/pages`, `/page/{id}`), so
- * a sync that started on one keeps a consistent view. Space settings (visibility, title) change without a
- * new revision, as in GitBook. Tests mutate the space through {@link FakeGitbookSpace} between syncs.
+ * The space has revisions: every content change (edit, add, remove, move, a reusable content edited)
+ * makes a new revision id and moves the space's `revision`; older revisions stay readable
+ * (`/revisions/{id}`, `/pages`, `/page/{id}`, `/reusable-contents/{id}`), so a sync that started on one
+ * keeps a consistent view. Space and site settings change without a new revision, as in GitBook. Tests
+ * mutate the space through {@link FakeGitbookSpace} between syncs.
+ *
+ * Publishing lives in docs sites (gitbook-sites.ts): by default one public, published site holds the
+ * space at https://docs.acme.com/. The space's own `visibility` and `urls.published|public` no longer
+ * decide publishing; the fake leaves them as the issue that asked for this model reports them for a space
+ * published through a site (`private`, app URL only). GitBook's docs do not confirm what they read.
+ *
+ * Reusable content: a page's markdown refers to one with `{{reusable:<id>}}` as the test writes it. Served
+ * as markdown, the reference becomes the Git Sync form `{% include "<../>.gitbook/includes/<slug>.md" %}`
+ * (GitBook's markdown of a reusable-content block is not documented; Git Sync's is). `dereferenced` is
+ * ignored for markdown (the spec lists it without saying it applies; the connector does not send it). Served
+ * as `RevisionReusableContent` (`id`, `title`, `document`, `git`) in the revision and by id, and its body as
+ * a `JSONDocument` (`/reusable-contents/{id}/document`), the documented path. Not modelled: the page's
+ * `format=document` body, reusable content of other spaces, `evaluated`.
  */
 import {
   bearerToken,
@@ -15,7 +29,10 @@ import {
   type RecordedRequest,
   startFakeServer,
 } from './fake-server.ts';
+import { defaultGitbookSites, type FakeGitbookSite, GITBOOK_ORG_ID, replySites } from './gitbook-sites.ts';
 import { type BenchWorkspace, type BenchWorkspaceFactory, benchText } from './workspace.ts';
+
+export { type FakeGitbookSite, GITBOOK_ORG_ID, GITBOOK_SITE_ID } from './gitbook-sites.ts';
 
 export const GITBOOK_GOOD_TOKEN = 'gb_api_fake_good_token_0123456789';
 export const GITBOOK_SPACE_ID = 'yN5y7mTE9ShLiSKLYkzY';
@@ -43,13 +60,30 @@ export interface FakeGitbookPage {
   updatedAt?: string;
 }
 
+/** One block of a reusable content's body, as a test writes it. */
+export type FakeGitbookBlock =
+  | { type: 'paragraph' | 'heading-1' | 'heading-2' | 'heading-3'; text: string }
+  | { type: 'hint'; style: string; text: string }
+  | { type: 'code'; syntax?: string; lines: string[] }
+  | { type: 'list-unordered'; items: string[] };
+
+export interface FakeGitbookReusableContent {
+  id: string;
+  title: string;
+  blocks: FakeGitbookBlock[];
+}
+
 export interface FakeGitbookOptions {
   token?: string;
   spaceId?: string;
   title?: string;
+  /** The space's own (legacy) visibility; default `private` (see the header). */
   visibility?: string;
   /** The page tree; default {@link defaultGitbookPages}. */
   pages?: FakeGitbookPage[];
+  /** The organization's docs sites; default one public site holding the space (gitbook-sites.ts). */
+  sites?: FakeGitbookSite[];
+  reusableContents?: FakeGitbookReusableContent[];
 }
 
 interface Snapshot {
@@ -58,6 +92,7 @@ interface Snapshot {
   createdAt: string;
   pages: unknown[];
   byId: Map<string, { json: Record<string, unknown>; markdown: FakeGitbookPage['markdown'] }>;
+  reusable: Map<string, { json: Record<string, unknown>; blocks: FakeGitbookBlock[] }>;
 }
 
 interface Location {
@@ -76,19 +111,28 @@ export class FakeGitbookSpace {
   token: string;
   readonly spaceId: string;
   title: string;
-  /** `public`, `unlisted`, `share-link`, `visitor-auth`, `in-collection` or `private`. */
+  /** The space's own `visibility` (legacy: sites decide publishing now). */
   visibility: string;
-  published: string | undefined = GITBOOK_PUBLISHED_URL;
+  /** The space's own `urls.published|public` (legacy); default none. */
+  published: string | undefined;
+  readonly organization = GITBOOK_ORG_ID;
+  /** The organization's docs sites; tests change them in place. */
+  sites: FakeGitbookSite[];
   /** `forbidden`: the space answers 403; `gone`: 404 (the token's user lost access, or it was deleted). */
   access: 'ok' | 'forbidden' | 'gone' = 'ok';
+  /** `forbidden`: the organization's routes (sites) answer 403: the token's user is not a member. */
+  orgAccess: 'ok' | 'forbidden' = 'ok';
   /** Answers for page reads by page id, in any revision, instead of the page (a 500, a malformed body). */
   readonly pageReplies = new Map<string, FakeReply>();
+  /** Answers for reusable-content reads by id, in any revision, instead of the content. */
+  readonly reusableReplies = new Map<string, FakeReply>();
   /** Rewrites the page tree as served (a malformed node). */
   treeFilter: ((pages: unknown[]) => unknown[]) | undefined;
   /** Called with each request before it is answered; a promise delays the answer. */
   onRequest: ((req: RecordedRequest) => void | Promise<void>) | undefined;
 
   #pages: FakeGitbookPage[];
+  readonly #reusable = new Map<string, FakeGitbookReusableContent & { edits: number }>();
   readonly #revisions = new Map<string, Snapshot>();
   #current = '';
   #clock = Date.parse('2024-05-20T08:42:11.000Z');
@@ -98,8 +142,11 @@ export class FakeGitbookSpace {
     this.token = opts.token ?? GITBOOK_GOOD_TOKEN;
     this.spaceId = opts.spaceId ?? GITBOOK_SPACE_ID;
     this.title = opts.title ?? 'Product Docs';
-    this.visibility = opts.visibility ?? 'public';
+    this.visibility = opts.visibility ?? 'private';
     this.#pages = opts.pages ?? defaultGitbookPages();
+    this.sites = opts.sites ?? defaultGitbookSites(this.spaceId, GITBOOK_PUBLISHED_URL);
+    for (const rc of opts.reusableContents ?? [GITBOOK_DEFAULT_REUSABLE])
+      this.#reusable.set(rc.id, { ...rc, edits: 0 });
     this.commit();
   }
 
@@ -127,6 +174,25 @@ export class FakeGitbookSpace {
   editMany(edits: Array<[id: string, changes: PageChanges]>): void {
     for (const [id, changes] of edits) this.#editQuietly(id, changes);
     this.commit();
+  }
+
+  /** Adds a reusable content (a new revision). */
+  addReusable(rc: FakeGitbookReusableContent): void {
+    this.#reusable.set(rc.id, { ...rc, edits: 0 });
+    this.commit();
+  }
+
+  /** Changes a reusable content's body: a new revision, and a new `document` id for it. */
+  editReusable(id: string, blocks: FakeGitbookBlock[]): void {
+    const rc = this.#reusable.get(id);
+    if (!rc) throw new Error(`no reusable content ${id} in the fake space`);
+    Object.assign(rc, { blocks, edits: rc.edits + 1 });
+    this.commit();
+  }
+
+  /** The site holding the space by default (tests change its settings in place). */
+  get site(): FakeGitbookSite {
+    return this.sites[0]!;
   }
 
   /** Removes a page (and its children) from the tree. */
@@ -178,12 +244,23 @@ export class FakeGitbookSpace {
     const id = n === 0 ? GITBOOK_FIRST_REVISION : `rev${String(n).padStart(4, '0')}Qm7Lz2aWv3E`;
     const byId: Snapshot['byId'] = new Map();
     const pages = this.#snapshot(this.#pages, '', byId);
+    const reusable: Snapshot['reusable'] = new Map();
+    for (const rc of this.#reusable.values()) {
+      const json = {
+        id: rc.id,
+        title: rc.title,
+        document: `doc-rc-${rc.id}-${rc.edits}`,
+        git: { oid: `oid${rc.id}${rc.edits}`, path: `.gitbook/includes/${slugify(rc.title)}.md` },
+      };
+      reusable.set(rc.id, { json, blocks: structuredClone(rc.blocks) });
+    }
     this.#revisions.set(id, {
       id,
       parents: this.#current ? [this.#current] : [],
       createdAt: this.#tick(),
       pages,
       byId,
+      reusable,
     });
     this.#current = id;
     return id;
@@ -205,6 +282,8 @@ export class FakeGitbookSpace {
         urls: { location: 'https://api.gitbook.com/v1/user', app: APP },
       });
     }
+    const org = /^\/v1\/orgs\/([^/]+)(\/.*)$/.exec(req.path);
+    if (org) return this.#replyOrg(decodeURIComponent(org[1]!), org[2]!, req.query);
     const m = /^\/v1\/spaces\/([^/]+)(\/.*)?$/.exec(req.path);
     if (!m || decodeURIComponent(m[1]!) !== this.spaceId || this.access === 'gone') {
       return failure(404, 'Space not found');
@@ -212,21 +291,22 @@ export class FakeGitbookSpace {
     if (this.access === 'forbidden') return failure(403, 'You do not have permission to access this space');
     const rest = m[2] ?? '';
     if (rest === '') return ok(this.#spaceJson());
-    const route = /^\/(?:content|revisions\/([^/]+))(?:\/(pages)|\/page\/([^/]+))?$/.exec(rest);
+    const route =
+      /^\/(?:content|revisions\/([^/]+))(?:\/(pages)|\/page\/([^/]+)|\/reusable-contents\/([^/]+)(\/document)?)?$/.exec(
+        rest,
+      );
     if (!route) return failure(404, 'Not found');
     const revisionId = route[1] === undefined ? this.#current : decodeURIComponent(route[1]);
     const snapshot = this.#revisions.get(revisionId);
     if (!snapshot) return failure(404, 'Revision not found');
     const tree = () => (this.treeFilter ? this.treeFilter(snapshot.pages) : snapshot.pages);
-    if (route[3] !== undefined) {
-      const pageId = decodeURIComponent(route[3]);
-      const injected = this.pageReplies.get(pageId);
+    if (route[3] !== undefined) return this.#replyPage(snapshot, decodeURIComponent(route[3]), req.query);
+    if (route[4] !== undefined) {
+      const injected = this.reusableReplies.get(decodeURIComponent(route[4]));
       if (injected) return injected;
-      const entry = snapshot.byId.get(pageId);
-      if (!entry) return failure(404, 'Page not found in this space');
-      if (req.query.get('format') !== 'markdown') return ok(entry.json);
-      const markdown = typeof entry.markdown === 'function' ? entry.markdown() : (entry.markdown ?? '');
-      return ok({ ...entry.json, markdown });
+      const rc = snapshot.reusable.get(decodeURIComponent(route[4]));
+      if (!rc) return failure(404, 'Reusable content not found');
+      return ok(route[5] ? jsonDocument(rc.blocks) : rc.json);
     }
     if (route[2] === 'pages') return ok({ pages: tree() });
     return ok({
@@ -236,11 +316,40 @@ export class FakeGitbookSpace {
       type: 'edits',
       pages: tree(),
       files: [],
-      reusableContents: [],
+      reusableContents: [...snapshot.reusable.values()].map((rc) => rc.json),
       tags: [],
       urls: { app: `${APP}/s/${this.spaceId}/~/revisions/${snapshot.id}/` },
       createdAt: snapshot.createdAt,
     });
+  }
+
+  #replyPage(snapshot: Snapshot, pageId: string, query: URLSearchParams): FakeReply {
+    const injected = this.pageReplies.get(pageId);
+    if (injected) return injected;
+    const entry = snapshot.byId.get(pageId);
+    if (!entry) return failure(404, 'Page not found in this space');
+    if (query.get('format') !== 'markdown') return ok(entry.json);
+    const raw = typeof entry.markdown === 'function' ? entry.markdown() : (entry.markdown ?? '');
+    const depth = String(entry.json['path']).split('/').length - 1;
+    const markdown = raw.replace(/\{\{reusable:([\w-]+)\}\}/g, (_m, id: string) => {
+      const rc = snapshot.reusable.get(id);
+      const title = rc ? String(rc.json['title']) : id;
+      return `{% include "${'../'.repeat(depth)}.gitbook/includes/${slugify(title)}.md" %}`;
+    });
+    return ok({ ...entry.json, markdown });
+  }
+
+  #replyOrg(org: string, rest: string, query: URLSearchParams): FakeReply {
+    if (org !== this.organization) return failure(404, 'Organization not found');
+    if (this.orgAccess === 'forbidden') {
+      return failure(403, 'You do not have permission to access this organization');
+    }
+    const reply = replySites(rest, query, org, {
+      sites: this.sites,
+      spaceJson: (id) => (id === this.spaceId ? this.#spaceJson() : { object: 'space', id, title: id }),
+    });
+    if (!reply) return failure(404, 'Not found');
+    return reply.status === 200 ? ok(reply.body) : { ...reply, headers: rateHeaders(999) };
   }
 
   #spaceJson(): Record<string, unknown> {
@@ -258,7 +367,7 @@ export class FakeGitbookSpace {
         app: `${APP}/s/${this.spaceId}/`,
         ...(this.published ? { published: this.published, public: this.published } : {}),
       },
-      organization: 'Xk3Pq9wLmN2Rt5Vb8Yz1',
+      organization: this.organization,
       revision: this.#current,
       defaultLevel: 'inherit',
       comments: 0,
@@ -366,6 +475,43 @@ function rateHeaders(remaining: number, resetInSeconds = 60): Record<string, str
   };
 }
 
+/** A reusable content's body as GitBook's `JSONDocument` (OAS `JSONDocument`, `DocumentBlock*`). */
+function jsonDocument(blocks: FakeGitbookBlock[]): Record<string, unknown> {
+  const text = (t: string) => ({ object: 'text', leaves: [{ object: 'leaf', text: t, marks: [] }] });
+  let keys = 0;
+  const block = (type: string, nodes: unknown[], data: Record<string, unknown> = {}) => ({
+    object: 'block',
+    type,
+    key: `k${++keys}`,
+    data,
+    nodes,
+  });
+  const paragraph = (t: string) => block('paragraph', [text(t)]);
+  return {
+    object: 'document',
+    data: { schemaVersion: 2 },
+    nodes: blocks.map((b) => {
+      switch (b.type) {
+        case 'hint':
+          return block('hint', [paragraph(b.text)], { style: b.style });
+        case 'code':
+          return block(
+            'code',
+            b.lines.map((l) => block('code-line', [text(l)])),
+            b.syntax ? { syntax: b.syntax } : {},
+          );
+        case 'list-unordered':
+          return block(
+            'list-unordered',
+            b.items.map((i) => block('list-item', [paragraph(i)])),
+          );
+        default:
+          return block(b.type, [text(b.text)]);
+      }
+    }),
+  };
+}
+
 function slugify(title: string): string {
   return (
     title
@@ -402,6 +548,16 @@ export async function startFakeGitbook(opts: FakeGitbookOptions = {}): Promise<F
 // ---------------------------------------------------------------------------------------------------
 // The default space: every page kind and every block kind
 // ---------------------------------------------------------------------------------------------------
+
+/** The reusable content of the default space, referenced by two of its pages. */
+export const GITBOOK_DEFAULT_REUSABLE: FakeGitbookReusableContent = {
+  id: 'rcSupport001',
+  title: 'Need help',
+  blocks: [
+    { type: 'paragraph', text: 'Write to support@acme.test with your project id.' },
+    { type: 'hint', style: 'warning', text: 'Rollbacks older than 30 days need a support ticket.' },
+  ],
+};
 
 /** Item count of the default space: documents and computed pages without `noIndex`. */
 export const GITBOOK_DEFAULT_ITEMS = 7;
@@ -554,6 +710,8 @@ Edit the \`region\` field.
 {% file src="https://files.gitbook.com/acme/sample-config.zip" %}
 Sample configuration
 {% endfile %}
+
+{{reusable:rcSupport001}}
 `;
 
 const DEPLOYING_MD = `# Deploying to production
@@ -567,6 +725,8 @@ Run database migrations before switching traffic.
 
 1. Build the release with \`acme build --prod\`.
 2. Switch traffic with \`acme switch\`.
+
+{{reusable:rcSupport001}}
 `;
 
 const REST_API_MD = `# REST API

@@ -11,11 +11,24 @@
  * walking. Edits stamp `last_edited_time` with the fake's clock rounded down to the minute, as Notion
  * does, and every answer carries that clock in its `Date` header.
  *
+ * Data-source queries (`POST /v1/data_sources/{id}/query`) answer at most `queryCap` results per query
+ * (Notion: 10,000; a query is its filter and sort). Past the cap pagination ends (`has_more: false`) and
+ * every page served from the capped result carries `request_status: {type: "incomplete", incomplete_reason:
+ * "query_result_limit_reached"}`; an uncapped answer has no `request_status`, as Notion's ordinary answers
+ * have none. Queries take `sorts` and `filter` on the `created_time` / `last_edited_time` timestamps
+ * (alone or in an `and`), and `result_type`. A wiki's data source holds databases too: its query answers
+ * their data sources (`object: "data_source"`) among its pages. A synced copy whose original sits in a page
+ * the integration cannot read answers 404 naming the original for its children, while the page holding
+ * the copy reads normally.
+ *
+ * Not modelled: property filters and sorts (refused with 400), view queries, a cap on search (Notion
+ * documents none), `created_time` at a finer grain than the minute, the per-workspace rate limit and 529.
+ *
  * Bodies can be stored trees (tests) or generated from a number on request (`notionBenchWorkspace`), so
  * a large workspace costs the fake little memory.
  */
-import { randomUUID } from 'node:crypto';
-import type { BenchWorkspaceFactory } from './workspace.ts';
+import { createHash, randomUUID } from 'node:crypto';
+import { type BenchWorkspace, type BenchWorkspaceFactory, spreadPick } from './workspace.ts';
 import {
   bearerToken,
   type FakeReply,
@@ -321,6 +334,8 @@ export class NotionWorkspace {
   #offset = 0;
   /** The most results one page of any list holds (Notion: 100); tests lower it to page small corpora. */
   maxPageSize = 100;
+  /** The most results one data-source query reaches (Notion: 10,000); tests lower it. */
+  queryCap = 10_000;
   readonly #faults: Array<{ match: (req: RecordedRequest) => boolean; reply: FakeReply; times: number }> = [];
 
   // Clock -------------------------------------------------------------------------------------------
@@ -378,7 +393,8 @@ export class NotionWorkspace {
     id?: string;
     dataSourceId?: string;
     title: string;
-    parent: string;
+    /** A page id (listed in its body), or `{ dataSource }`: a database inside a wiki's data source. */
+    parent: string | { dataSource: string };
     schema: Array<[string, string]>;
     searchable?: boolean;
     edited?: string;
@@ -386,7 +402,13 @@ export class NotionWorkspace {
     const id = opts.id ?? randomUUID();
     const dataSourceId = opts.dataSourceId ?? randomUUID();
     const at = opts.edited ?? this.stamp();
-    const parent = this.#attach(id, opts.parent, 'child_database', at);
+    let parent: ParentRef;
+    if (typeof opts.parent === 'string') parent = this.#attach(id, opts.parent, 'child_database', at);
+    else {
+      if (!this.#dataSources.has(opts.parent.dataSource))
+        throw new Error(`no data source ${opts.parent.dataSource}`);
+      parent = { type: 'data_source_id', id: opts.parent.dataSource };
+    }
     this.#nodes.set(id, {
       kind: 'database',
       id,
@@ -417,6 +439,8 @@ export class NotionWorkspace {
       generate?: (rev: number) => FakeBlock[];
       searchable?: boolean;
       edited?: string;
+      /** `created_time`; default: `edited`. */
+      created?: string;
     },
   ): string {
     if (!this.#dataSources.has(dataSourceId)) throw new Error(`no data source ${dataSourceId}`);
@@ -431,7 +455,7 @@ export class NotionWorkspace {
       generate: opts.generate,
       rev: 0,
       props: opts.props ?? {},
-      created: at,
+      created: opts.created ?? at,
       edited: at,
       malformed: false,
       trashed: false,
@@ -914,7 +938,7 @@ export class NotionWorkspace {
     const sort = body['sort'] as { timestamp?: string; direction?: string } | undefined;
     if (sort?.timestamp === 'last_edited_time') {
       const sign = sort.direction === 'descending' ? -1 : 1;
-      items.sort((a, b) => sign * (Date.parse(a.node.edited) - Date.parse(b.node.edited)));
+      sortStable(items, (i) => i.node, [{ timestamp: 'last_edited_time', sign }]);
     }
     const start = decodeCursor(body['start_cursor'], 'search');
     if (start === undefined) return badCursor();
@@ -934,25 +958,52 @@ export class NotionWorkspace {
     if (!body) return notionError(400, 'invalid_json', 'Error parsing JSON body.');
     const size = pageSize(body['page_size'], this.maxPageSize);
     if (typeof size !== 'number') return size;
-    const filter = body['filter'] as
-      | { timestamp?: string; last_edited_time?: Record<string, string> }
-      | undefined;
-    const bound = filter?.timestamp === 'last_edited_time' ? filter.last_edited_time : undefined;
-    const rows: PageNode[] = [];
-    for (const rowId of this.#order) {
-      const node = this.#nodes.get(rowId)!;
-      if (node.kind !== 'page' || node.parent.type !== 'data_source_id' || node.parent.id !== key) continue;
-      if (!this.readable(node) || this.inTrash(node)) continue;
-      if (bound && !timeMatches(node.edited, bound)) continue;
-      rows.push(node);
+    const match = timestampFilter(body['filter']);
+    if (typeof match !== 'function') return match;
+    const order = timestampSorts(body['sorts']);
+    if (!Array.isArray(order)) return order;
+    const resultType = body['result_type'];
+    if (resultType !== undefined && resultType !== 'page' && resultType !== 'data_source') {
+      return notionError(
+        400,
+        'validation_error',
+        'body failed validation: body.result_type should be `"page"` or `"data_source"`.',
+      );
     }
-    const start = decodeCursor(body['start_cursor'], `query:${key}`);
+    const children: Node[] = [];
+    for (const childId of this.#order) {
+      const node = this.#nodes.get(childId)!;
+      if (node.parent.type !== 'data_source_id' || node.parent.id !== key) continue;
+      if (resultType !== undefined && (node.kind === 'page') !== (resultType === 'page')) continue;
+      if (!this.readable(node) || this.inTrash(node)) continue;
+      if (!match(node)) continue;
+      children.push(node);
+    }
+    sortStable(children, (n) => n, order);
+    // A query (its filter and sort) reaches `queryCap` results; its cursors name it, so another query's
+    // cursor is refused, as Notion refuses a cursor of another list.
+    const capped = children.length > this.queryCap;
+    const reached = children.slice(0, this.queryCap);
+    const list = `query:${key}:${createHash('sha256')
+      .update(JSON.stringify([body['filter'], body['sorts'], resultType]))
+      .digest('base64url')
+      .slice(0, 12)}`;
+    const start = decodeCursor(body['start_cursor'], list);
     if (start === undefined) return badCursor();
-    return listReply(
-      rows.slice(start, start + size).map((r) => this.pageJson(r)),
-      start + size < rows.length ? encodeCursor(`query:${key}`, start + size) : null,
+    const reply = listReply(
+      reached
+        .slice(start, start + size)
+        .map((n) => (n.kind === 'page' ? this.pageJson(n) : this.#dataSourceJson(n))),
+      start + size < reached.length ? encodeCursor(list, start + size) : null,
       'page_or_data_source',
     );
+    if (capped) {
+      (reply.body as Record<string, unknown>)['request_status'] = {
+        type: 'incomplete',
+        incomplete_reason: 'query_result_limit_reached',
+      };
+    }
+    return reply;
   }
 }
 
@@ -992,14 +1043,92 @@ function emptyValue(type: string): Record<string, unknown> {
   return { type, [type]: type in empty ? empty[type] : null };
 }
 
-function timeMatches(edited: string, bound: Record<string, string>): boolean {
-  const t = Date.parse(edited);
+type TimestampNode = { created: string; edited: string };
+type Timestamp = 'created_time' | 'last_edited_time';
+const timeOf = (node: TimestampNode, timestamp: Timestamp) =>
+  Date.parse(timestamp === 'created_time' ? node.created : node.edited);
+
+function timeMatches(t: number, bound: Record<string, string>): boolean {
   const at = (k: string) => Date.parse(bound[k]!);
   if (bound['on_or_after'] && t < at('on_or_after')) return false;
   if (bound['after'] && t <= at('after')) return false;
   if (bound['on_or_before'] && t > at('on_or_before')) return false;
   if (bound['before'] && t >= at('before')) return false;
+  if (bound['equals'] && t !== at('equals')) return false;
   return true;
+}
+
+/**
+ * A query's filter as a predicate: timestamp conditions (`{timestamp, [timestamp]: {on_or_after, ...}}`),
+ * alone or in an `and`. Anything else (property filters) is refused, so a connector sending one finds out.
+ */
+function timestampFilter(raw: unknown): ((node: TimestampNode) => boolean) | FakeReply {
+  if (raw === undefined || raw === null) return () => true;
+  const refuse = notionError(
+    400,
+    'validation_error',
+    'body failed validation: the fake Notion only takes timestamp filters.',
+  );
+  const one = (f: unknown): ((node: TimestampNode) => boolean) | undefined => {
+    if (!f || typeof f !== 'object') return undefined;
+    const filter = f as Record<string, unknown>;
+    if (Array.isArray(filter['and'])) {
+      const parts = filter['and'].map(one);
+      if (parts.some((p) => p === undefined)) return undefined;
+      return (node) => parts.every((p) => p!(node));
+    }
+    const timestamp = filter['timestamp'];
+    if (timestamp !== 'created_time' && timestamp !== 'last_edited_time') return undefined;
+    const bound = filter[timestamp];
+    if (!bound || typeof bound !== 'object') return undefined;
+    return (node) => timeMatches(timeOf(node, timestamp), bound as Record<string, string>);
+  };
+  return one(raw) ?? refuse;
+}
+
+/** A query's `sorts`, timestamp sorts only (property sorts are refused). */
+function timestampSorts(raw: unknown): Array<{ timestamp: Timestamp; sign: number }> | FakeReply {
+  if (raw === undefined || raw === null) return [];
+  const refuse = notionError(
+    400,
+    'validation_error',
+    'body failed validation: the fake Notion only takes timestamp sorts.',
+  );
+  if (!Array.isArray(raw)) return refuse;
+  const out: Array<{ timestamp: Timestamp; sign: number }> = [];
+  for (const s of raw as Array<Record<string, unknown>>) {
+    const timestamp = s?.['timestamp'];
+    if (timestamp !== 'created_time' && timestamp !== 'last_edited_time') return refuse;
+    out.push({ timestamp, sign: s['direction'] === 'descending' ? -1 : 1 });
+  }
+  return out;
+}
+
+/**
+ * Sorts `list` in place by its nodes' times in `order`; ties keep their order (Array.prototype.sort is
+ * stable). Each time is parsed once: a benchmark's data source sorts tens of thousands of rows a request,
+ * in the process that also runs the service.
+ */
+function sortStable<T>(
+  list: T[],
+  nodeOf: (item: T) => TimestampNode,
+  order: ReadonlyArray<{ timestamp: Timestamp; sign: number }>,
+): void {
+  if (order.length === 0) return;
+  const keyed = list.map((item) => ({
+    item,
+    keys: order.map(({ timestamp }) => timeOf(nodeOf(item), timestamp)),
+  }));
+  keyed.sort((a, b) => {
+    for (let k = 0; k < order.length; k++) {
+      const d = a.keys[k]! - b.keys[k]!;
+      if (d !== 0) return order[k]!.sign * d;
+    }
+    return 0;
+  });
+  keyed.forEach((entry, i) => {
+    list[i] = entry.item;
+  });
 }
 
 function ok(body: unknown): FakeReply {
@@ -1460,3 +1589,57 @@ export const notionBenchWorkspace: BenchWorkspaceFactory = {
     };
   },
 };
+
+/**
+ * One database of `rows` rows (ten created a minute, searchable, small generated bodies) under one page,
+ * queried against a per-query cap of `cap`: the benchmark of reading a data source past the cap.
+ */
+export async function notionRowCapWorkspace(
+  rows: number,
+  cap: number,
+): Promise<BenchWorkspace & { workspace: NotionWorkspace; dataSourceId: string }> {
+  const ws = new NotionWorkspace();
+  ws.queryCap = cap;
+  const edited = '2024-05-20T08:42:00.000Z';
+  const home = ws.addPage({ id: numberedId(7, 0), title: 'Records home', edited });
+  const { dataSourceId } = ws.addDatabase({
+    id: numberedId(5, 2),
+    dataSourceId: numberedId(6, 2),
+    title: 'Large records',
+    parent: home,
+    edited,
+    schema: [
+      ['Name', 'title'],
+      ['Score', 'number'],
+    ],
+  });
+  const start = Date.parse('2023-01-01T00:00:00.000Z');
+  const ids: string[] = [];
+  for (let r = 0; r < rows; r++) {
+    ids.push(
+      ws.addRow(dataSourceId, {
+        id: numberedId(8, r),
+        title: `Record ${r}`,
+        created: new Date(start + Math.floor(r / 10) * MINUTE).toISOString(),
+        edited,
+        props: { Score: np.number(r % 100) },
+        generate: (rev) => benchBody(9, r, rev).slice(0, 3),
+      }),
+    );
+  }
+  const server = await startFakeNotion({ workspace: ws });
+  let round = 0;
+  return {
+    url: server.url,
+    requests: server.requests,
+    close: () => server.close(),
+    source: { type: 'notes', access_token: NOTION_GOOD_TOKEN },
+    workspace: ws,
+    dataSourceId,
+    edit(count) {
+      const picked = spreadPick(ids, count, round++);
+      for (const id of picked) ws.edit(id);
+      return picked;
+    },
+  };
+}

@@ -4,9 +4,9 @@
  * blogs and articles, shop policies and product deletion events, answered through a small GraphQL reader.
  *
  * The reader parses the selection set (fields, aliases, arguments, inline fragments, variables) but no
- * schema: each root field (`shop`, `products`, `product`, `nodes`, `pages`, `articles`,
- * `deletionEvents`) resolves to plain objects, and the answer holds exactly the fields asked, so a query
- * asking for a field the fake does not model gets Shopify's `undefinedField` error. Connections take
+ * schema: each root field (`shop`, `products`, `productsCount`, `product`, `nodes`, `pages`,
+ * `articles`, `deletionEvents`) resolves to plain objects, and the answer holds exactly the fields asked,
+ * so a query asking for a field the fake does not model gets Shopify's `undefinedField` error. Connections take
  * `first` (at most 250), `after` (opaque base64 cursors holding the last id and sort value, as
  * Shopify's), `query` (search syntax: `status:`, `updated_at:`, `published_status:`, `occurred_at:` with
  * `>=`, `>`, `<=`, `<`) and `sortKey` (`ID`, `UPDATED_AT`).
@@ -15,7 +15,27 @@
  * connection 2 + first × node, scalars 0); the actual cost counts the objects answered. The bucket leaks
  * back at `restoreRate` per second of real time; a query asking more than the bucket holds is answered
  * THROTTLED (HTTP 200). A wrong token gets 401 with `errors` as a string; a token without access, or a
- * root field whose scope is withheld ({@link FakeShopifyStore.deny}), gets ACCESS_DENIED.
+ * field whose scope is withheld ({@link FakeShopifyStore.deny}), gets ACCESS_DENIED: a root field answers
+ * null beside the others, a nested one nulls the whole `data` (its non-null parents), as Shopify's captured
+ * answer for `shop { shopPolicies }` without `read_legal_policies` does, with the field's `path`.
+ *
+ * Tokens (the app, {@link FakeShopifyApp}): `POST /admin/oauth/access_token` answers the client
+ * credentials grant (form-encoded or JSON: `grant_type=client_credentials`, the app's id and secret) with
+ * a token valid `clientCredentialsLifetimeSeconds` (86,399 as Shopify's, a test sets 2) and no refresh
+ * token, refused with Shopify's `app_not_installed` / `shop_not_permitted` / `invalid_client`; the
+ * authorization code grant (`GET /admin/oauth/authorize` redirects at once with `code`, `shop`, `state`,
+ * `timestamp` and `hmac`; the exchange with `expiring: "1"` gives an expiring offline token with a
+ * rotating refresh token, without it a token that never expires); and `grant_type=refresh_token`. An
+ * expired or unknown token gets the 401 above. Expiry is read from {@link FakeShopifyStore.now}, a clock
+ * the test moves. Not modelled: the `hmac` is not a real HMAC of the query, scopes granted are not
+ * checked against scopes asked (denial is {@link FakeShopifyStore.deny}'s), a new client credentials
+ * token does not revoke earlier ones (Shopify does not document either way), and a refresh token is
+ * spent at once (the 2026-08 grace period, in which the old one works until the new pair is used, is not
+ * modelled).
+ *
+ * Publications: a product is on the Online Store (`published`) and/or a headless storefront
+ * (`headless`); `resourcePublicationsCount(onlyPublished: true)` counts them (it needs
+ * `read_publications`, which `deny` can withhold); `onlineStoreUrl` is null off the Online Store.
  *
  * Edits stamp `updatedAt` with the store's clock (one second per change); publishing and unpublishing a
  * product do not, as the worst case a connector must handle. Product descriptions may be functions
@@ -366,6 +386,8 @@ export interface FakeProductSpec {
   status?: ProductStatus;
   /** Published to the Online Store sales channel. Default true. */
   published?: boolean;
+  /** Published to a headless storefront's publication (Hydrogen, a custom storefront). Default false. */
+  headless?: boolean;
   descriptionHtml?: string | (() => string);
   vendor?: string;
   productType?: string;
@@ -381,6 +403,7 @@ export interface FakeProduct {
   handle: string;
   status: ProductStatus;
   published: boolean;
+  headless: boolean;
   descriptionHtml: string | (() => string);
   vendor: string;
   productType: string;
@@ -466,6 +489,19 @@ const POLICY_TITLES: Record<string, string> = {
   TERMS_OF_SALE: 'Terms of sale',
 };
 
+/** The app whose tokens the store grants: a Dev Dashboard app with its client id and secret. */
+export interface FakeShopifyApp {
+  clientId: string;
+  clientSecret: string;
+  /** False: `app_not_installed`. */
+  installed: boolean;
+  /** False: the app belongs to another organization, so client credentials are `shop_not_permitted`. */
+  sameOrganization: boolean;
+}
+
+export const SHOPIFY_CLIENT_ID = 'fake0a1b2c3d4e5f60718293a4b5c6d7e8f';
+export const SHOPIFY_CLIENT_SECRET = 'shpss_fake_client_secret_0123456789ab';
+
 /** The store behind the fake server; tests change it between syncs. */
 export class FakeShopifyStore {
   token = SHOPIFY_GOOD_TOKEN;
@@ -501,15 +537,44 @@ export class FakeShopifyStore {
   /** Called before each query is answered (tests change the store mid-sync or abort). */
   onQuery?: (roots: string[], variables: Record<string, unknown>) => void;
 
+  readonly app: FakeShopifyApp = {
+    clientId: SHOPIFY_CLIENT_ID,
+    clientSecret: SHOPIFY_CLIENT_SECRET,
+    installed: true,
+    sameOrganization: true,
+  };
+  /** Life of a client credentials token (Shopify's: 86,399 s). */
+  clientCredentialsLifetimeSeconds = 86_399;
+  /** Life of an expiring offline token of the authorization code grant (Shopify's: 3,600 s). */
+  offlineLifetimeSeconds = 3_600;
+  /** The clock of token expiry (epoch ms); tests replace it to let tokens run out. */
+  now: () => number = Date.now;
+  /** Tokens granted, by grant type, in order. */
+  readonly grants: Array<{ grant: string; token: string }> = [];
+  /** 401 answers to a granted token that had expired. */
+  expiredAnswers = 0;
+  readonly #tokens = new Map<string, { expiresAt: number | null }>();
+  readonly #codes = new Set<string>();
+  readonly #refreshTokens = new Set<string>();
+  #grantSeq = 0;
+
   readonly #denied = new Map<string, string>();
   #clock = Date.parse('2024-05-01T08:00:00Z');
   #nextId = 8_123_456_789_000;
   #revision = 0;
   #sorted: { revision: number; key: string; list: FakeProduct[] } | undefined;
 
-  /** Root fields answered ACCESS_DENIED for lack of `scope`, e.g. `deny('pages', 'read_content')`. */
-  deny(root: string, scope: string): void {
-    this.#denied.set(root, scope);
+  /**
+   * Fields answered ACCESS_DENIED for lack of `scope`, e.g. `deny('pages', 'read_content')` (a root
+   * field) or `deny('shopPolicies', 'read_legal_policies')` (a nested one).
+   */
+  deny(field: string, scope: string): void {
+    this.#denied.set(field, scope);
+  }
+
+  /** Grants access to a denied field again (the merchant approved the scope). */
+  allow(field: string): void {
+    this.#denied.delete(field);
   }
 
   /** The store's clock, moved by one step: the time of the change being made. */
@@ -534,6 +599,7 @@ export class FakeShopifyStore {
       handle: spec.handle ?? slug(spec.title),
       status: spec.status ?? 'ACTIVE',
       published,
+      headless: spec.headless ?? false,
       descriptionHtml: spec.descriptionHtml ?? '',
       vendor: spec.vendor ?? 'Acme',
       productType: spec.productType ?? '',
@@ -591,6 +657,12 @@ export class FakeShopifyStore {
     const p = this.product(id);
     p.published = true;
     p.publishedAt = this.#clock;
+    this.#revision++;
+  }
+
+  /** Publishes to, or withdraws from, the headless storefront; `updatedAt` stays. */
+  setHeadless(id: string, headless: boolean): void {
+    this.product(id).headless = headless;
     this.#revision++;
   }
 
@@ -744,12 +816,14 @@ export class FakeShopifyStore {
   }
 
   answer(req: RecordedRequest): FakeReply {
+    if (req.path === '/admin/oauth/access_token' && req.method === 'POST') return this.#tokenEndpoint(req);
+    if (req.path === '/admin/oauth/authorize' && req.method === 'GET') return this.#authorize(req);
     const match = /\/admin\/api\/([^/]+)\/graphql\.json$/.exec(req.path);
     if (!match || req.method !== 'POST') return { status: 404, body: { errors: 'Not Found' } };
     const version = match[1]!;
     const headers = { 'x-shopify-api-version': version };
     const given = req.headers['x-shopify-access-token'];
-    if (given !== this.token && given !== SHOPIFY_NO_ACCESS_TOKEN) {
+    if (given !== this.token && given !== SHOPIFY_NO_ACCESS_TOKEN && !this.#grantedTokenWorks(given)) {
       return {
         status: 401,
         body: { errors: '[API] Invalid API key or access token (unrecognized login or wrong password)' },
@@ -793,22 +867,30 @@ export class FakeShopifyStore {
         { cost: requested, maxCost: this.maxQueryCost },
       );
     }
-    const denied = selections.find((s) => given === SHOPIFY_NO_ACCESS_TOKEN || this.#denied.has(s.name));
+    const denied =
+      given === SHOPIFY_NO_ACCESS_TOKEN && selections[0]
+        ? [selections[0].name]
+        : this.#deniedPath(selections);
     if (denied) {
-      const scope = this.#denied.get(denied.name);
+      const field = denied.at(-1)!;
+      const scope = this.#denied.get(field);
+      const required = scope ? `\`${scope}\` access scope.` : undefined;
       return {
         status: 200,
         headers,
         body: {
-          data: Object.fromEntries(selections.map((s) => [s.alias ?? s.name, null])),
+          // A refused root field is null beside the others; a nested one nulls its non-null parents.
+          data:
+            denied.length === 1 ? Object.fromEntries(selections.map((s) => [s.alias ?? s.name, null])) : null,
           errors: [
             {
-              message: `Access denied for ${denied.name} field.${scope ? ` Required access: \`${scope}\` access scope.` : ''}`,
+              message: `Access denied for ${field} field.${required ? ` Required access: ${required}` : ''}`,
               locations: [{ line: 1, column: 3 }],
-              path: [denied.name],
+              path: denied,
               extensions: {
                 code: 'ACCESS_DENIED',
                 documentation: 'https://shopify.dev/api/usage/access-scopes',
+                ...(required ? { requiredAccess: required } : {}),
               },
             },
           ],
@@ -870,11 +952,129 @@ export class FakeShopifyStore {
     };
   }
 
+  /** The path of the first selected field whose scope is withheld (fragments add no path element). */
+  #deniedPath(selections: readonly Selection[], at: readonly string[] = []): string[] | undefined {
+    for (const s of selections) {
+      const path = s.on === undefined ? [...at, s.alias ?? s.name] : [...at];
+      if (s.on === undefined && this.#denied.has(s.name)) return path;
+      const inner = s.children ? this.#deniedPath(s.children, path) : undefined;
+      if (inner) return inner;
+    }
+    return undefined;
+  }
+
+  #grantedTokenWorks(given: string | string[] | undefined): boolean {
+    if (typeof given !== 'string') return false;
+    const granted = this.#tokens.get(given);
+    if (!granted) return false;
+    if (granted.expiresAt !== null && this.now() >= granted.expiresAt) {
+      this.expiredAnswers++;
+      return false;
+    }
+    return true;
+  }
+
+  #issue(grant: string, lifetimeSeconds: number | null): { token: string; expiresIn: number | null } {
+    const token = `shpat_granted_${grant.replace(/\W/g, '')}_${++this.#grantSeq}_${Math.random().toString(36).slice(2, 10)}`;
+    this.#tokens.set(token, {
+      expiresAt: lifetimeSeconds === null ? null : this.now() + lifetimeSeconds * 1000,
+    });
+    this.grants.push({ grant, token });
+    return { token, expiresIn: lifetimeSeconds };
+  }
+
+  /** Shopify's OAuth errors: `{"error", "error_description"}`. */
+  #oauthError(status: number, error: string, description: string): FakeReply {
+    return { status, body: { error, error_description: description } };
+  }
+
+  #tokenEndpoint(req: RecordedRequest): FakeReply {
+    const form = String(req.headers['content-type'] ?? '').startsWith('application/x-www-form-urlencoded');
+    let params: Record<string, string>;
+    try {
+      params = form
+        ? Object.fromEntries(new URLSearchParams(req.body))
+        : (JSON.parse(req.body) as Record<string, string>);
+    } catch {
+      return this.#oauthError(400, 'invalid_request', 'The request body could not be read.');
+    }
+    if (params['client_id'] !== this.app.clientId || params['client_secret'] !== this.app.clientSecret) {
+      return this.#oauthError(400, 'invalid_client', 'Client authentication failed.');
+    }
+    if (!this.app.installed) {
+      return this.#oauthError(400, 'app_not_installed', 'The application is not installed on this shop.');
+    }
+    const scope = 'read_products,read_content,read_legal_policies,read_publications';
+    if (params['grant_type'] === 'client_credentials') {
+      if (!this.app.sameOrganization) {
+        return this.#oauthError(
+          400,
+          'shop_not_permitted',
+          'Client credentials cannot be performed on this shop.',
+        );
+      }
+      const { token, expiresIn } = this.#issue('client_credentials', this.clientCredentialsLifetimeSeconds);
+      return { status: 200, body: { access_token: token, scope, expires_in: expiresIn } };
+    }
+    if (params['grant_type'] === 'refresh_token') {
+      if (!this.#refreshTokens.delete(params['refresh_token'] ?? '')) {
+        return this.#oauthError(400, 'invalid_grant', 'The refresh token is invalid, expired or revoked.');
+      }
+      return this.#offlineToken('refresh_token', scope);
+    }
+    if (params['grant_type'] === undefined && params['code'] !== undefined) {
+      if (!this.#codes.delete(params['code'])) {
+        return this.#oauthError(
+          400,
+          'invalid_request',
+          'The authorization code was not found or was already used.',
+        );
+      }
+      if (String(params['expiring']) === '1') return this.#offlineToken('authorization_code', scope);
+      const { token } = this.#issue('authorization_code', null);
+      return { status: 200, body: { access_token: token, scope } };
+    }
+    return this.#oauthError(400, 'unsupported_grant_type', 'The grant type is not supported.');
+  }
+
+  #offlineToken(grant: string, scope: string): FakeReply {
+    const { token, expiresIn } = this.#issue(grant, this.offlineLifetimeSeconds);
+    const refresh = `shprt_fake_${++this.#grantSeq}_${Math.random().toString(36).slice(2, 10)}`;
+    this.#refreshTokens.add(refresh);
+    return {
+      status: 200,
+      body: {
+        access_token: token,
+        scope,
+        expires_in: expiresIn,
+        refresh_token: refresh,
+        refresh_token_expires_in: 7_776_000,
+      },
+    };
+  }
+
+  /** The merchant approves at once: back to `redirect_uri` with a code and Shopify's other parameters. */
+  #authorize(req: RecordedRequest): FakeReply {
+    if (req.query.get('client_id') !== this.app.clientId) {
+      return { status: 400, body: 'Oauth error invalid_request: The client_id is not valid' };
+    }
+    const redirect = new URL(req.query.get('redirect_uri') ?? '');
+    const code = `fake_code_${++this.#grantSeq}`;
+    this.#codes.add(code);
+    redirect.searchParams.set('code', code);
+    redirect.searchParams.set('hmac', 'fakehmac');
+    redirect.searchParams.set('shop', `${this.shop}.myshopify.com`);
+    redirect.searchParams.set('state', req.query.get('state') ?? '');
+    redirect.searchParams.set('timestamp', String(Math.floor(this.now() / 1000)));
+    return { status: 302, headers: { location: redirect.toString() } };
+  }
+
   #root(): Resolved {
     const root: Resolved = {
       __typename: 'QueryRoot',
       shop: () => this.#shopJson(),
       products: (args: Record<string, unknown>) => this.#products(args),
+      productsCount: (args: Record<string, unknown>) => this.#productsCount(args),
       product: (args: Record<string, unknown>) => {
         const p = this.products.get(String(args['id']));
         return p ? this.#productJson(p) : null;
@@ -945,11 +1145,9 @@ export class FakeShopifyStore {
     return list;
   }
 
-  #products(args: Record<string, unknown>): Resolved {
-    const sortKey = String(args['sortKey'] ?? 'ID');
-    if (!['ID', 'UPDATED_AT'].includes(sortKey))
-      throw new FakeQueryError(`The fake sorts by ID or UPDATED_AT`, 'UNSUPPORTED');
-    const terms = parseSearch(args['query'], ['status', 'updated_at', 'published_status']);
+  /** Products matching a search (`status:`, `updated_at:`, `published_status:` of the Online Store). */
+  #matching(query: unknown, sortKey: string): FakeProduct[] {
+    const terms = parseSearch(query, ['status', 'updated_at', 'published_status']);
     const matches = (p: FakeProduct) =>
       terms.every((t) => {
         if (t.field === 'status') return p.status === t.value.toUpperCase();
@@ -957,7 +1155,22 @@ export class FakeShopifyStore {
         return (t.value === 'published') === (p.published && p.status === 'ACTIVE');
       });
     const list = this.#sortedProducts(sortKey);
-    const items = terms.length === 0 ? list : list.filter(matches);
+    return terms.length === 0 ? list : list.filter(matches);
+  }
+
+  /** `productsCount(query:, limit:)`: 10,000 at most unless `limit: null`. */
+  #productsCount(args: Record<string, unknown>): Resolved {
+    const count = this.#matching(args['query'], 'ID').length;
+    const limit = 'limit' in args ? (args['limit'] as number | null) : 10_000;
+    const capped = limit !== null && count > limit;
+    return { __typename: 'Count', count: capped ? limit : count, precision: capped ? 'AT_LEAST' : 'EXACT' };
+  }
+
+  #products(args: Record<string, unknown>): Resolved {
+    const sortKey = String(args['sortKey'] ?? 'ID');
+    if (!['ID', 'UPDATED_AT'].includes(sortKey))
+      throw new FakeQueryError(`The fake sorts by ID or UPDATED_AT`, 'UNSUPPORTED');
+    const items = this.#matching(args['query'], sortKey);
     return connection(
       items,
       (p) => ({ value: sortKey === 'UPDATED_AT' ? p.updatedAt : p.n, id: p.n }),
@@ -994,6 +1207,12 @@ export class FakeShopifyStore {
       productType: p.productType,
       tags: p.tags,
       onlineStoreUrl,
+      resourcePublicationsCount: (args: Record<string, unknown>) => {
+        if (args['onlyPublished'] === false)
+          throw new FakeQueryError('The fake counts published ones', 'UNSUPPORTED');
+        const count = (p.published ? 1 : 0) + (p.headless ? 1 : 0);
+        return { __typename: 'Count', count, precision: 'EXACT' };
+      },
       createdAt: iso(p.createdAt),
       updatedAt: iso(p.updatedAt),
       publishedAt: p.publishedAt === null ? null : iso(p.publishedAt),

@@ -6,7 +6,19 @@
  *   200 with the anonymous user (`id: null`), as Zendesk does; every other path then answers 401.
  * - Help Center (§4): `categories`, `sections`, `articles` (optionally under a locale), cursor
  *   pagination (`page[size]` ≤ 100, `page[after]`, `meta.has_more` / `after_cursor`, `links.next`) or
- *   offset pagination without `page[size]`; `articles/{id}`.
+ *   offset pagination without `page[size]`; `articles/{id}`. Articles sort by `sort_by` `edited_at` or
+ *   `updated_at` (`sort_order` `asc`/`desc`; id order otherwise).
+ * - Languages (translations reference): `GET /api/v2/help_center/locales` (`locales`, `default_locale`);
+ *   `GET /api/v2/help_center/{locale}/articles` lists, for another language than the default, the
+ *   articles with a translation in it, displayed in it (title, body, draft, `html_url` under
+ *   `/hc/{locale}/`, `edited_at` = the translation's last update); without a locale, or with the default,
+ *   the default language's. `GET /api/v2/help_center/articles/{id}/translations` lists every translation,
+ *   the default one included. A locale the help center has not enabled answers 404.
+ * - Brands: `GET /api/v2/brands` (cursor or offset) lists this account as the default brand and the
+ *   brands added with {@link FakeZendeskAccount.addBrand}, each with `subdomain`, `brand_url`,
+ *   `has_help_center`, `help_center_state`, `active`, `is_deleted`. A brand's help center answers under
+ *   its subdomain as the base URL's path prefix (`http://fake/{subdomain}/api/v2/...`), with its own
+ *   content, export and links on `https://{subdomain}.zendesk.com`; a `disabled` one answers 404.
  * - The incremental article export (§4.3): `start_time` inclusive, pages in update-time order of
  *   {@link FakeZendeskAccount.articleExportPageSize} articles, `end_time` = the last article's update
  *   second and `next_page` = the same URL with that start time, so pages overlap on their boundary second.
@@ -17,6 +29,11 @@
  *   `after_cursor` / `after_url`, `end_of_stream`, deleted tickets with `status: "deleted"`; ticket
  *   comments (§5.2) public and internal, cursor-paginated, with `include=users`.
  * - 429 with `Retry-After` and 503 through the shared fake-server helpers.
+ *
+ * Not modeled: whether a translation's edit moves its article's `updated_at` is not documented; here it
+ * does not (the harder case: only the language's own list shows it). Categories and sections answer in
+ * the default language whatever the locale; the export answers in the default language only; brands are
+ * told apart by the path prefix, not the `Host` header; host mappings are absent.
  *
  * Links the fake writes name the vendor's host (`https://acme.zendesk.com`), as Zendesk's do, whatever
  * address the request came to; requests may carry a path prefix before `/api/v2/` (an operator's
@@ -91,6 +108,31 @@ export interface FakeArticle {
   revision: number;
   /** Fields that replace the vendor's in every answer about this article (a malformed record). */
   override?: Record<string, unknown>;
+  /** Its other languages than the default, by locale. */
+  translations: Map<string, FakeTranslation>;
+}
+
+/** One article's text in another language than the default. */
+export interface FakeTranslation {
+  id: number;
+  locale: string;
+  title: string;
+  body: string;
+  draft: boolean;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface FakeBrand {
+  id: number;
+  name: string;
+  subdomain: string;
+  /** `enabled`, `disabled` or `restricted`. */
+  help_center_state: 'enabled' | 'disabled' | 'restricted';
+  active: boolean;
+  is_deleted: boolean;
+  /** The brand's own help center. */
+  account: FakeZendeskAccount;
 }
 
 export interface FakeComment {
@@ -206,6 +248,11 @@ export class FakeZendeskAccount {
     api_token: ZENDESK_GOOD.api_token,
     access_token: ZENDESK_GOOD_ACCESS_TOKEN,
   };
+  /**
+   * Set by an attached authorization server (zendesk-oauth.ts): it decides which Bearer tokens are good,
+   * and a refused one answers OAuth's 401 `invalid_token` instead of the API-token refusal.
+   */
+  bearerTokens: { accepts(token: string): boolean } | undefined;
   /** The source's "now": every change without an explicit time happens one second later than the last. */
   clock = 1_720_000_000;
   readonly categories = new Map<number, FakeCategory>();
@@ -218,6 +265,16 @@ export class FakeZendeskAccount {
   ticketExportPageSize = 1000;
   /** How the article export's last page says so: `next_page` equal to the request, or null. */
   exportEnding: 'self' | 'null' = 'self';
+  /** This help center's subdomain, and the origin its links name. */
+  subdomain = 'acme';
+  origin = ZENDESK_ORIGIN;
+  /** The default brand's help center state (this account's own). */
+  helpCenterState: FakeBrand['help_center_state'] = 'enabled';
+  /** The help center's enabled languages, the default first unless a test reorders them. */
+  locales: string[] = [LOCALE];
+  defaultLocale = LOCALE;
+  /** Other brands of the account, each with its own help center. */
+  readonly brands: FakeBrand[] = [];
   /**
    * Called with every request before it is answered (authenticated or not); a reply it returns is sent
    * instead of the normal answer (a 500 on one ticket's comments, say).
@@ -316,6 +373,7 @@ export class FakeZendeskAccount {
       updated_at: t,
       edited_at: t,
       revision: 1,
+      translations: new Map(),
     };
     this.articles.set(a.id, a);
     this.#articleOrder = undefined;
@@ -398,6 +456,89 @@ export class FakeZendeskAccount {
     this.#touchArticle(a, undefined, false);
   }
 
+  /** Another language for the help center (its articles get translations with {@link addTranslation}). */
+  enableLocale(locale: string): void {
+    if (!this.locales.includes(locale)) this.locales.push(locale);
+  }
+
+  /** The language leaves the help center: its translations are no longer listed. */
+  disableLocale(locale: string): void {
+    this.locales = this.locales.filter((l) => l !== locale);
+  }
+
+  /**
+   * A translation of an article. Its article's `updated_at` does not move (see the header): only the
+   * language's own list (`edited_at`) and the article's translations show it.
+   */
+  addTranslation(
+    id: number,
+    locale: string,
+    opts: { title: string; body?: string; draft?: boolean; at?: number },
+  ): FakeTranslation {
+    this.enableLocale(locale);
+    const t = this.tick(opts.at);
+    const translation: FakeTranslation = {
+      id: this.#id(),
+      locale,
+      title: opts.title,
+      body: opts.body ?? `<p>${opts.title}.</p>`,
+      draft: opts.draft ?? false,
+      created_at: t,
+      updated_at: t,
+    };
+    this.article(id).translations.set(locale, translation);
+    return translation;
+  }
+
+  translation(id: number, locale: string): FakeTranslation {
+    const t = this.article(id).translations.get(locale);
+    if (!t) throw new Error(`no ${locale} translation of article ${id}`);
+    return t;
+  }
+
+  /** A new title, body or draft state of one translation; its own update time moves, not the article's. */
+  editTranslation(
+    id: number,
+    locale: string,
+    change: { title?: string; body?: string; draft?: boolean; at?: number },
+  ): FakeTranslation {
+    const t = this.translation(id, locale);
+    if (change.title !== undefined) t.title = change.title;
+    if (change.body !== undefined) t.body = change.body;
+    if (change.draft !== undefined) t.draft = change.draft;
+    t.updated_at = this.tick(change.at);
+    return t;
+  }
+
+  deleteTranslation(id: number, locale: string): void {
+    this.translation(id, locale);
+    this.article(id).translations.delete(locale);
+    this.tick();
+  }
+
+  /** Another brand with its own help center (an account of its own: add its content there). */
+  addBrand(
+    subdomain: string,
+    opts: { name?: string; help_center_state?: FakeBrand['help_center_state']; active?: boolean } = {},
+  ): FakeBrand {
+    const account = new FakeZendeskAccount();
+    account.subdomain = subdomain;
+    account.origin = `https://${subdomain}.zendesk.com`;
+    account.clock = this.clock;
+    account.#nextId = this.#nextId + 1_000_000 * (this.brands.length + 1);
+    const brand: FakeBrand = {
+      id: this.#id(),
+      name: opts.name ?? subdomain,
+      subdomain,
+      help_center_state: opts.help_center_state ?? 'enabled',
+      active: opts.active ?? true,
+      is_deleted: false,
+      account,
+    };
+    this.brands.push(brand);
+    return brand;
+  }
+
   addUser(id: number, name: string): number {
     this.users.set(id, name);
     return id;
@@ -477,14 +618,78 @@ export class FakeZendeskAccount {
   // Answers
   // -------------------------------------------------------------------------------------------------
 
-  htmlUrl(a: FakeArticle): string {
-    return `${ZENDESK_ORIGIN}/hc/${LOCALE}/articles/${a.id}-${slug(a.title)}`;
+  htmlUrl(a: FakeArticle, locale?: string): string {
+    const t = locale === undefined ? undefined : a.translations.get(locale);
+    return `${this.origin}/hc/${t ? locale : this.defaultLocale}/articles/${a.id}-${slug(t ? t.title : a.title)}`;
   }
 
-  articleJson(a: FakeArticle): Record<string, unknown> {
+  /** The article as a list displays it: in `locale` (another language than the default) when given. */
+  articleJson(a: FakeArticle, locale?: string): Record<string, unknown> {
+    const t = locale === undefined ? undefined : a.translations.get(locale);
+    const json = this.#defaultArticleJson(a);
+    if (!t) return json;
+    return {
+      ...json,
+      url: `${this.origin}/api/v2/help_center/${t.locale}/articles/${a.id}.json`,
+      html_url: this.htmlUrl(a, t.locale),
+      draft: t.draft,
+      edited_at: iso(t.updated_at),
+      name: t.title,
+      title: t.title,
+      locale: t.locale,
+      body: t.body,
+      ...a.override,
+    };
+  }
+
+  /** One translation (`/articles/{id}/translations`); the default language's is built from the article. */
+  translationJson(a: FakeArticle, t: FakeTranslation | undefined): Record<string, unknown> {
+    const locale = t?.locale ?? this.defaultLocale;
+    return {
+      id: t?.id ?? a.id,
+      url: `${this.origin}/api/v2/help_center/articles/${a.id}/translations/${locale}.json`,
+      html_url: this.htmlUrl(a, t?.locale),
+      source_id: a.id,
+      source_type: 'Article',
+      locale,
+      title: t?.title ?? a.title,
+      body: t ? t.body : typeof a.body === 'function' ? a.body(a) : a.body,
+      outdated: false,
+      draft: t?.draft ?? a.draft,
+      created_at: iso(t?.created_at ?? a.created_at),
+      updated_at: iso(t?.updated_at ?? a.edited_at),
+      updated_by_id: AGENT_ID,
+      created_by_id: AGENT_ID,
+    };
+  }
+
+  brandJson(b: FakeBrand | undefined): Record<string, unknown> {
+    const subdomain = b?.subdomain ?? this.subdomain;
+    const id = b?.id ?? 360_000_123;
+    return {
+      id,
+      url: `${this.origin}/api/v2/brands/${id}.json`,
+      name: b?.name ?? 'Acme',
+      brand_url: `https://${subdomain}.zendesk.com`,
+      subdomain,
+      host_mapping: null,
+      has_help_center: (b?.help_center_state ?? this.helpCenterState) !== 'disabled',
+      help_center_state: b?.help_center_state ?? this.helpCenterState,
+      active: b?.active ?? true,
+      default: b === undefined,
+      is_deleted: b?.is_deleted ?? false,
+      logo: null,
+      ticket_form_ids: [],
+      signature_template: '{{agent.signature}}',
+      created_at: iso(1_600_000_000),
+      updated_at: iso(1_600_000_000),
+    };
+  }
+
+  #defaultArticleJson(a: FakeArticle): Record<string, unknown> {
     return {
       id: a.id,
-      url: `${ZENDESK_ORIGIN}/api/v2/help_center/${LOCALE}/articles/${a.id}.json`,
+      url: `${this.origin}/api/v2/help_center/${this.defaultLocale}/articles/${a.id}.json`,
       html_url: this.htmlUrl(a),
       author_id: a.author_id,
       comments_disabled: false,
@@ -499,8 +704,8 @@ export class FakeZendeskAccount {
       edited_at: iso(a.edited_at),
       name: a.title,
       title: a.title,
-      source_locale: LOCALE,
-      locale: LOCALE,
+      source_locale: this.defaultLocale,
+      locale: this.defaultLocale,
       outdated: false,
       outdated_locales: [],
       user_segment_id: a.user_segment_id,
@@ -625,6 +830,14 @@ export class FakeZendeskAccount {
     if (replaced) return replaced;
     const at = req.path.indexOf('/api/v2/');
     if (at < 0) return notFound();
+    const brand = this.#brandOf(req.path.slice(0, at));
+    if (brand) {
+      // The same account: its credentials, another help center.
+      brand.account.credentials = this.credentials;
+      brand.account.bearerTokens = this.bearerTokens;
+      brand.account.helpCenterState = brand.help_center_state;
+      return brand.account.handle(req);
+    }
     const path = req.path.slice(at).replace(/\.json$/, '');
     const isMe = path === '/api/v2/users/me';
     const who = this.#authenticate(req);
@@ -645,6 +858,21 @@ export class FakeZendeskAccount {
         };
       }
       return error(401, "Couldn't authenticate you");
+    }
+    if (who === 'invalid_token') {
+      return {
+        status: 401,
+        headers: {
+          ...RATE_HEADERS,
+          'www-authenticate':
+            'Bearer realm="Zendesk::OAuth Bearer Token Authentication", error="invalid_token", error_description="The access token provided is expired, revoked, malformed or invalid for other reasons."',
+        },
+        body: {
+          error: 'invalid_token',
+          error_description:
+            'The access token provided is expired, revoked, malformed or invalid for other reasons.',
+        },
+      };
     }
     if (who === 'refused') {
       return {
@@ -670,12 +898,15 @@ export class FakeZendeskAccount {
         },
       };
     }
+    const languages = this.#languagesAndBrands(req, path);
+    if (languages) return languages;
     const hc =
       /^\/api\/v2\/help_center(?:\/([a-z]{2}(?:-[a-z]{2})?))?\/(categories|sections|articles)(?:\/(\d+))?$/.exec(
         path,
       );
     if (hc) {
-      const [, , kind, id] = hc;
+      const [, locale, kind, id] = hc;
+      if (locale !== undefined && !this.locales.includes(locale)) return notFound();
       if (id !== undefined) {
         if (kind !== 'articles') return notFound();
         const a = this.articles.get(Number(id));
@@ -690,7 +921,14 @@ export class FakeZendeskAccount {
         const all = [...this.sections.values()].sort((a, b) => a.id - b.id);
         return this.#list(req, path, 'sections', all, (s) => this.sectionJson(s), 100);
       }
-      return this.#list(req, path, 'articles', this.listedArticles(), (a) => this.articleJson(a), 30);
+      const other = locale !== undefined && locale !== this.defaultLocale ? locale : undefined;
+      const listed = other
+        ? this.listedArticles().filter((a) => a.translations.has(other))
+        : this.listedArticles();
+      return this.#list(req, path, 'articles', listed, (a) => this.articleJson(a, other), 30, {
+        edited_at: (a) => (other ? a.translations.get(other)!.updated_at : a.edited_at),
+        updated_at: (a) => a.updated_at,
+      });
     }
     if (path === '/api/v2/help_center/incremental/articles') return this.#articleExport(req);
     if (path === '/api/v2/incremental/tickets/cursor') return this.#ticketExport(req);
@@ -699,8 +937,48 @@ export class FakeZendeskAccount {
     return notFound();
   }
 
-  #authenticate(req: RecordedRequest): 'ok' | 'anonymous' | 'refused' {
+  /** The brand whose subdomain is the path prefix's last segment (`/support` of `/support/api/v2/...`). */
+  #brandOf(prefix: string): FakeBrand | undefined {
+    const last = prefix.split('/').filter(Boolean).pop();
+    if (last === undefined || last === this.subdomain) return undefined;
+    return this.brands.find((b) => b.subdomain === last);
+  }
+
+  /** The help center's languages, an article's translations, and the account's brands. */
+  #languagesAndBrands(req: RecordedRequest, path: string): FakeReply | undefined {
+    if (path.startsWith('/api/v2/help_center/') && this.helpCenterState === 'disabled') return notFound();
+    if (path === '/api/v2/help_center/locales') {
+      return {
+        status: 200,
+        headers: RATE_HEADERS,
+        body: { locales: this.locales, default_locale: this.defaultLocale },
+      };
+    }
+    if (path === '/api/v2/brands') {
+      const all = [this.brandJson(undefined), ...this.brands.map((b) => this.brandJson(b))]
+        .map((b) => b as Record<string, unknown> & { id: number })
+        .sort((a, b) => a.id - b.id);
+      return this.#list(req, path, 'brands', all, (b) => b, 100);
+    }
+    const translations =
+      /^\/api\/v2\/help_center(?:\/[a-z]{2}(?:-[a-z]{2})?)?\/articles\/(\d+)\/translations$/.exec(path);
+    if (!translations) return undefined;
+    const a = this.articles.get(Number(translations[1]));
+    if (!a || a.archived || a.deleted) return notFound();
+    const all = [
+      this.translationJson(a, undefined) as Record<string, unknown> & { id: number },
+      ...[...a.translations.values()]
+        .filter((t) => this.locales.includes(t.locale))
+        .map((t) => this.translationJson(a, t) as Record<string, unknown> & { id: number }),
+    ].sort((x, y) => x.id - y.id);
+    return this.#list(req, path, 'translations', all, (t) => t, 100);
+  }
+
+  #authenticate(req: RecordedRequest): 'ok' | 'anonymous' | 'refused' | 'invalid_token' {
     const bearer = bearerToken(req);
+    if (bearer !== undefined && this.bearerTokens) {
+      return this.bearerTokens.accepts(bearer) ? 'ok' : 'invalid_token';
+    }
     if (bearer !== undefined) return bearer === this.credentials.access_token ? 'ok' : 'refused';
     const basic = basicCredentials(req);
     if (!basic) return 'anonymous';
@@ -717,10 +995,16 @@ export class FakeZendeskAccount {
     all: readonly T[],
     json: (x: T) => Record<string, unknown>,
     defaultPerPage: number,
+    sortKeys: Partial<Record<'edited_at' | 'updated_at', (x: T) => number>> = {},
   ): FakeReply {
     const q = req.query;
+    const sortKey = sortKeys[q.get('sort_by') as 'edited_at' | 'updated_at'];
+    if (sortKey) {
+      const sign = q.get('sort_order') === 'desc' ? -1 : 1;
+      all = [...all].sort((a, b) => sign * (sortKey(a) - sortKey(b) || a.id - b.id));
+    }
     const url = (params: Record<string, string | number>) =>
-      `${ZENDESK_ORIGIN}${path}.json?${new URLSearchParams(Object.entries(params).map(([k, v]) => [k, String(v)]))}`;
+      `${this.origin}${path}.json?${new URLSearchParams(Object.entries(params).map(([k, v]) => [k, String(v)]))}`;
     const size = q.get('page[size]');
     if (size === null) {
       const perPage = Math.min(
@@ -752,14 +1036,21 @@ export class FakeZendeskAccount {
     let start = 0;
     const after = q.get('page[after]');
     if (after !== null) {
-      const pos = decodeCursor<{ id: number }>(after);
-      if (!pos || typeof pos.id !== 'number') return badRequest('page[after] is not a valid cursor');
-      start = all.findIndex((x) => x.id > pos.id);
-      if (start < 0) start = all.length;
+      const pos = decodeCursor<{ id?: number; i?: number }>(after);
+      if (sortKey && typeof pos?.i === 'number') start = pos.i;
+      else if (!sortKey && typeof pos?.id === 'number') {
+        const afterId = pos.id;
+        start = all.findIndex((x) => x.id > afterId);
+        if (start < 0) start = all.length;
+      } else return badRequest('page[after] is not a valid cursor');
     }
     const items = all.slice(start, start + n);
     const hasMore = start + n < all.length;
-    const afterCursor = items.length > 0 ? encodeCursor({ id: items[items.length - 1]!.id }) : null;
+    // A sorted list's cursor is a position (the fake's: Zendesk's is opaque).
+    const afterCursor =
+      items.length === 0
+        ? null
+        : encodeCursor(sortKey ? { i: start + items.length } : { id: items[items.length - 1]!.id });
     const beforeCursor = items.length > 0 ? encodeCursor({ id: items[0]!.id, before: true }) : null;
     return {
       status: 200,

@@ -231,7 +231,7 @@ describe('OpenAPI document', () => {
       'type',
     ]);
     assert.deepEqual(fieldsOf('wiki'), ['api_token', 'domain_name', 'email', 'type']);
-    assert.deepEqual(fieldsOf('storefront'), ['access_token', 'shop', 'type']);
+    assert.deepEqual(fieldsOf('storefront'), ['access_token', 'client_id', 'client_secret', 'shop', 'type']);
     assert.deepEqual(fieldsOf('docs_space'), ['access_token', 'space_id', 'type']);
     assert.ok(fieldsOf('notes').includes('type'));
   });
@@ -393,7 +393,9 @@ describe('OpenAPI document', () => {
     const zendesk = initiate.oneOf.find((b: any) => b.properties.type.enum.includes('support_desk'));
     assert.deepEqual(zendesk.required, ['subdomain']);
     const notes = initiate.oneOf.find((b: any) => b.properties.type.enum.includes('notes'));
-    assert.deepEqual(notes.not, { anyOf: [{ required: ['subdomain'] }] });
+    assert.deepEqual(notes.not, { anyOf: [{ required: ['subdomain'] }, { required: ['shop'] }] });
+    const shopify = initiate.oneOf.find((b: any) => b.properties.type.enum.includes('storefront'));
+    assert.deepEqual(shopify.required, ['shop']);
     // The callback needs its state.
     const callback = spec.paths['/api/connect/oauth/callback']!['get'].parameters.find(
       (p: any) => p.name === 'state',

@@ -9,12 +9,20 @@ import { sourceRefusal } from '../credential-check.ts';
 import { isSourceHttpError } from '../http.ts';
 import type { ConnectorContext } from '../types.ts';
 import {
+  type JsonDocument,
+  jsonDocumentSchema,
   type PageMarkdown,
   pageMarkdownSchema,
-  revisionPagesSchema,
+  revisionSchema,
+  type Site,
+  siteListSchema,
+  siteStructureSchema,
   type Space,
   spaceSchema,
 } from './schemas.ts';
+
+/** Sites asked for per list request; GitBook allows up to 1000. */
+export const SITES_PER_PAGE = 100;
 
 export const DOCS_SPACE_SOURCE = { type: 'docs_space', alias: 'gitbook', label: 'GitBook' } as const;
 
@@ -50,19 +58,62 @@ export class GitbookClient {
     }
   }
 
-  /** The whole page tree of a revision (GitBook does not paginate it). */
-  async revisionPages(revisionId: string): Promise<unknown[]> {
-    const url = joinUrl(this.#ctx.baseUrl, `${this.#space}/revisions/${pathSegment(revisionId)}/pages`);
+  /**
+   * The docs sites of the organization that contain the space, every page of the listing. Refusals are
+   * left as they are: a token without access to the organization's sites is the sync's decision.
+   */
+  async sitesOfSpace(organization: string): Promise<Site[]> {
+    const sites: Site[] = [];
+    let page: string | undefined;
+    do {
+      const url = joinUrl(this.#ctx.baseUrl, `/v1/orgs/${pathSegment(organization)}/sites`, {
+        space: this.#ctx.credentials.space_id,
+        limit: SITES_PER_PAGE,
+        page,
+      });
+      const answer = await this.#ctx.http.getJson(url, siteListSchema, { headers: this.#headers });
+      sites.push(...answer.items);
+      page = answer.next?.page;
+    } while (page);
+    return sites;
+  }
+
+  /** A site's sections and site spaces, with their draft states (one answer, not paginated). */
+  siteStructure(organization: string, siteId: string): Promise<{ type: string; structure: unknown[] }> {
+    const url = joinUrl(
+      this.#ctx.baseUrl,
+      `/v1/orgs/${pathSegment(organization)}/sites/${pathSegment(siteId)}/structure`,
+    );
+    return this.#ctx.http.getJson(url, siteStructureSchema, { headers: this.#headers });
+  }
+
+  /** The page tree and the reusable contents of a revision (GitBook does not paginate them). */
+  async revision(revisionId: string): Promise<{ pages: unknown[]; reusableContents: unknown[] }> {
+    const url = joinUrl(this.#ctx.baseUrl, `${this.#space}/revisions/${pathSegment(revisionId)}`);
     try {
-      return (await this.#ctx.http.getJson(url, revisionPagesSchema, { headers: this.#headers })).pages;
+      const answer = await this.#ctx.http.getJson(url, revisionSchema, { headers: this.#headers });
+      return { pages: answer.pages, reusableContents: answer.reusableContents ?? [] };
     } catch (err) {
       throw spaceAccessError(err, this.#ctx.credentials) ?? err;
     }
   }
 
   /**
-   * One page of a revision as GitBook-flavoured markdown. Errors are left as they are: the sync decides
-   * which are the page's own problem and which are the whole space's.
+   * The body of a reusable content in a revision, as GitBook's JSON document: the only form GitBook
+   * serves it in. Errors are left as they are, as for pages.
+   */
+  reusableDocument(revisionId: string, reusableId: string): Promise<JsonDocument> {
+    const url = joinUrl(
+      this.#ctx.baseUrl,
+      `${this.#space}/revisions/${pathSegment(revisionId)}/reusable-contents/${pathSegment(reusableId)}/document`,
+    );
+    return this.#ctx.http.getJson(url, jsonDocumentSchema, { headers: this.#headers });
+  }
+
+  /**
+   * One page of a revision as GitBook-flavoured markdown, its reusable content left as references (the
+   * sync expands them itself, so it knows which pages depend on which). Errors are left as they are: the
+   * sync decides which are the page's own problem and which are the whole space's.
    */
   pageMarkdown(revisionId: string, pageId: string): Promise<PageMarkdown> {
     const url = joinUrl(
@@ -75,7 +126,7 @@ export class GitbookClient {
 }
 
 /**
- * A 401, 403 or 404 from the space, its tree or one of its pages means the token or its access to the
+ * A 401, 403 or 404 from the space, its tree, one of its pages or reusable contents means the token or its access to the
  * space is gone: the sync stops with `source_auth_failed` naming the source and what GitBook said, and
  * the items stay. Undefined for any other error.
  */

@@ -1,13 +1,19 @@
 /**
  * The content sync of `docs_space`: one GitBook space, read from one revision at a time.
  *
- * - Change detection, space level: the space's active `revision` (plus the space facts every item
- *   carries: visibility, published URL, title). The same revision and facts as the cursor's, after a pass
- *   that left nothing to retry, is one request and no document.
- * - Change detection, page level: a new revision's page tree (one request, not paginated) is walked in
- *   order; each page's version is a hash of its edit marker (`updatedAt`, else `createdAt`, plus
- *   `git.oid` and `documentId`), title, description, path and tree trail, and the space facts. Only pages
- *   whose version differs from the stored one are fetched (`format=markdown`, from the same revision).
+ * - Publishing: the docs sites that contain the space decide the items' visibility and URLs
+ *   (publishing.ts). Their listing is read every sync (one request); their structure only when the listing,
+ *   the revision or the space changed, and at least daily ({@link SITES_RECHECK_MS}), since a site space or
+ *   section turned draft changes nothing in the listing.
+ * - Change detection, space level: the space's active `revision` plus the facts every item carries
+ *   (visibility, URL base, title). The same revision and sites listing as the cursor's, after a pass that
+ *   left nothing to retry, is two requests and no document.
+ * - Change detection, page level: a new revision (its page tree and reusable contents, one request, not
+ *   paginated) is walked in order; each page's version is a hash of its edit marker (`updatedAt`, else
+ *   `createdAt`, plus `git.oid` and `documentId`), title, description, path and tree trail, and the space
+ *   facts, plus the bodies of the reusable contents it included last time (reusable.ts). Only pages whose
+ *   version differs from the stored one are fetched (`format=markdown`, from the same revision), and each
+ *   reusable content they include is read once per pass.
  * - Deletion: a stored page absent from the complete tree, or now `noIndex`, is deleted. A tree with a
  *   node that cannot be identified deletes nothing in that pass.
  * - A reset (`full`) fetches every page and checkpoints every {@link CHECKPOINT_EVERY} pages, so a
@@ -17,8 +23,19 @@ import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import { isSourceHttpError, isTransientSourceError } from '../http.ts';
 import type { ConnectorContext, SourceDocument, SyncEvent, SyncOptions } from '../types.ts';
+import { mapInOrder } from '../toolkit/in-order.ts';
+import { knownById } from '../toolkit/known.ts';
 import { type DocsSpaceCredentials, GitbookClient, spaceAccessError } from './client.ts';
+import { type Publishing, readSpaceSites, resolvePublishing, type SpaceSites } from './publishing.ts';
 import { renderPage } from './render.ts';
+import {
+  type Expanded,
+  expandReusable,
+  isCurrentVersion,
+  ReusableIndex,
+  reusableBody,
+  versionWithReusable,
+} from './reusable.ts';
 import {
   type DocumentPage,
   documentPageSchema,
@@ -27,13 +44,14 @@ import {
   pageNodeSchema,
   type Space,
 } from './schemas.ts';
-import { mapInOrder } from '../toolkit/in-order.ts';
-import { knownById } from '../toolkit/known.ts';
 
 const DOCS_SPACE_TABLE = 'docs_space_pages';
 
 /** Bump when rendering or item fields change, so every page is fetched again once. */
-const FORMAT = 1;
+const FORMAT = 2;
+
+/** The sites' structure (drafts, paths) is read again at least this often even when nothing else moved. */
+export const SITES_RECHECK_MS = 24 * 60 * 60 * 1000;
 
 /** Pages fetched at once; the documents are still yielded in tree order. */
 const CONCURRENCY = 4;
@@ -46,6 +64,10 @@ export const docsSpaceCursorSchema = z.object({
   revision: z.string(),
   /** Fingerprint of the space facts every item carries (visibility, URLs, title) and of {@link FORMAT}. */
   space: z.string(),
+  /** Fingerprint of the listing of the sites that contain the space (absent in cursors before sites). */
+  sites: z.string().optional(),
+  /** When the sites' structure was last read (epoch ms). */
+  sitesCheckedAt: z.number().optional(),
   /**
    * False when a page failed for a transient cause (or the tree had an unidentifiable node): the next
    * sync walks the tree again even if the revision is the same, and fetches what is still missing.
@@ -59,10 +81,7 @@ export type DocsSpaceCursor = z.infer<typeof docsSpaceCursorSchema>;
 type DocsEvent = SyncEvent<DocsSpaceCursor>;
 
 /** What every item of the space shares. */
-interface SpaceFacts {
-  visibility: 'public' | 'private';
-  /** Base of page URLs (`urls.published` for a public space), with a trailing slash. */
-  base: string;
+interface SpaceFacts extends Publishing {
   title: string;
   key: string;
 }
@@ -86,39 +105,64 @@ export async function* syncDocsSpace(
       `GitBook (docs_space): space ${ctx.credentials.space_id} was deleted at ${space.deletedAt}; its items are kept until the connection is removed or reset.`,
     );
   }
-  const facts = spaceFacts(space);
+  const sites = await readSpaceSites(ctx, client, space);
+  const sitesKey = digest([FORMAT, space.title, sitesSummary(sites)]);
   const cursor = opts.cursor;
   const full = opts.mode === 'full';
+  const now = Date.now();
+  const quiet = !full && cursor?.settled === true && cursor.after === undefined;
 
+  // Nothing moved: same revision, same sites, their structure read recently.
   if (
-    !full &&
-    cursor &&
+    quiet &&
     cursor.revision === space.revision &&
-    cursor.space === facts.key &&
-    cursor.settled &&
-    cursor.after === undefined
+    cursor.sites === sitesKey &&
+    now - (cursor.sitesCheckedAt ?? 0) < SITES_RECHECK_MS
   ) {
-    yield { kind: 'checkpoint', cursor: { revision: space.revision, space: facts.key, settled: true } };
+    yield { kind: 'checkpoint', cursor };
     return;
   }
+  const facts = spaceFacts(space, await resolvePublishing(client, space, sites));
+  const stamp = { sites: sitesKey, sitesCheckedAt: now };
+  if (quiet && cursor.revision === space.revision && cursor.space === facts.key) {
+    yield {
+      kind: 'checkpoint',
+      cursor: { revision: space.revision, space: facts.key, settled: true, ...stamp },
+    };
+    return;
+  }
+  yield* walkRevision(ctx, client, opts, facts, { space, stamp });
+}
 
+/** Reads the revision's tree, fetches the pages whose version moved, and deletes what left the tree. */
+async function* walkRevision(
+  ctx: ConnectorContext<DocsSpaceCredentials>,
+  client: GitbookClient,
+  opts: SyncOptions<DocsSpaceCursor>,
+  facts: SpaceFacts,
+  at: { space: Space; stamp: { sites: string; sitesCheckedAt: number } },
+): AsyncGenerator<DocsEvent> {
+  const { space, stamp } = at;
+  const cursor = opts.cursor;
+  const full = opts.mode === 'full';
   // A restarted reset goes on in the revision it began with (old revisions stay readable), unless the
   // space facts changed meanwhile: then the pages done so far carry old facts and the pass starts over.
   const resume = full && cursor?.after !== undefined && cursor.space === facts.key ? cursor : undefined;
   let revision = resume?.revision ?? space.revision;
   let start = resume?.after ?? 0;
-  let nodes: unknown[];
+  let content: { pages: unknown[]; reusableContents: unknown[] };
   try {
-    nodes = await client.revisionPages(revision);
+    content = await client.revision(revision);
   } catch (err) {
     if (!resume) throw err;
     ctx.log.warn({ revision }, 'docs_space: the revision of the interrupted pass is gone; starting over');
     revision = space.revision;
     start = 0;
-    nodes = await client.revisionPages(revision);
+    content = await client.revision(revision);
   }
 
-  const tree = readTree(nodes, facts, revision);
+  const tree = readTree(content.pages, facts, revision);
+  const reusable = new ReusableIndex(content.reusableContents, revision);
   let settled = (resume?.settled ?? true) && tree.complete;
   // A resumed pass reported the tree's failures when it began.
   if (start === 0) for (const failure of tree.failures) yield failure;
@@ -127,20 +171,25 @@ export async function* syncDocsSpace(
   const todo: Array<{ entry: Entry; index: number }> = [];
   tree.entries.forEach((entry, index) => {
     if (index < start) return;
-    if (known && known.get(entry.page.id)?.version === entry.version) return;
+    if (known && isCurrentVersion(known.get(entry.page.id)?.version, entry.version, reusable)) return;
     todo.push({ entry, index });
   });
 
+  const bodies = reusableBodies(client, revision);
   const fetches = mapInOrder(todo, CONCURRENCY, ({ entry }) =>
-    settle(() => client.pageMarkdown(revision, entry.page.id)),
+    settle(async () => {
+      const page = await client.pageMarkdown(revision, entry.page.id);
+      return { page, expanded: await expandReusable(page.markdown, reusable, bodies) };
+    }),
   );
+  const base = { revision, space: facts.key, ...stamp };
   for await (const [{ entry, index }, result] of fetches) {
     ctx.signal.throwIfAborted();
-    const event = pageEvent(ctx, entry, result, facts, space);
+    const event = pageEvent(ctx, { entry, result, facts, space, reusable });
     if (event.kind === 'failure' && event.retryable) settled = false;
     yield event;
     if (full && (index + 1) % CHECKPOINT_EVERY === 0 && index + 1 < tree.entries.length) {
-      yield { kind: 'checkpoint', cursor: { revision, space: facts.key, settled, after: index + 1 } };
+      yield { kind: 'checkpoint', cursor: { ...base, settled, after: index + 1 } };
     }
   }
 
@@ -150,20 +199,51 @@ export async function* syncDocsSpace(
       if (!tree.present.has(id)) yield { kind: 'deleted', externalId: id, table: DOCS_SPACE_TABLE };
     }
   }
-  yield { kind: 'checkpoint', cursor: { revision, space: facts.key, settled } };
+  yield { kind: 'checkpoint', cursor: { ...base, settled } };
+}
+
+/**
+ * The bodies of reusable contents as markdown, each read at most once per pass (pages fetched at once
+ * share the read). A body that is gone (404) is undefined; other errors fail the pages that include it.
+ */
+function reusableBodies(
+  client: GitbookClient,
+  revision: string,
+): (id: string) => Promise<string | undefined> {
+  const cache = new Map<string, Promise<string | undefined>>();
+  return (id) => {
+    let body = cache.get(id);
+    if (!body) {
+      body = client.reusableDocument(revision, id).then(
+        (doc) => reusableBody(doc.nodes),
+        (err: unknown) => {
+          if (isSourceHttpError(err) && err.kind === 'status' && err.status === 404) return undefined;
+          cache.delete(id);
+          throw err;
+        },
+      );
+      cache.set(id, body);
+    }
+    return body;
+  };
 }
 
 // ---------------------------------------------------------------------------------------------------
 // The space and the tree
 // ---------------------------------------------------------------------------------------------------
 
-/** Public spaces give public items at their published URLs; every other visibility gives private items. */
-function spaceFacts(space: Space): SpaceFacts {
-  const published = space.urls.published ?? space.urls.public;
-  const isPublic = space.visibility === 'public';
-  const base = withSlash(isPublic && published ? published : space.urls.app);
-  const visibility = isPublic ? 'public' : 'private';
+/** The facts every item carries: the publishing the sites give, and the space's title. */
+function spaceFacts(space: Space, publishing: Publishing): SpaceFacts {
+  const { visibility, base } = publishing;
   return { visibility, base, title: space.title, key: digest([FORMAT, visibility, base, space.title]) };
+}
+
+/** What the sites listing says about the space's publishing, in a stable order. */
+function sitesSummary(sites: SpaceSites): unknown {
+  if (sites === 'unreadable') return sites;
+  return sites
+    .map((s) => [s.id, s.visibility, s.published, s.urls?.published ?? null, s.siteSpaces ?? null])
+    .sort((a, b) => String(a[0]).localeCompare(String(b[0])));
 }
 
 interface Tree {
@@ -242,10 +322,6 @@ function digest(value: unknown): string {
   return createHash('sha256').update(JSON.stringify(value)).digest('base64url').slice(0, 32);
 }
 
-function withSlash(url: string): string {
-  return url.endsWith('/') ? url : `${url}/`;
-}
-
 // ---------------------------------------------------------------------------------------------------
 // Pages
 // ---------------------------------------------------------------------------------------------------
@@ -260,13 +336,16 @@ async function settle<T>(fn: () => Promise<T>): Promise<Settled<T>> {
   }
 }
 
-function pageEvent(
-  ctx: ConnectorContext<DocsSpaceCredentials>,
-  entry: Entry,
-  result: Settled<PageMarkdown>,
-  facts: SpaceFacts,
-  space: Space,
-): DocsEvent {
+interface PageResult {
+  entry: Entry;
+  result: Settled<{ page: PageMarkdown; expanded: Expanded }>;
+  facts: SpaceFacts;
+  space: Space;
+  reusable: ReusableIndex;
+}
+
+function pageEvent(ctx: ConnectorContext<DocsSpaceCredentials>, at: PageResult): DocsEvent {
+  const { entry, result, facts, space, reusable } = at;
   const { page, trail } = entry;
   if (!result.ok) {
     const err = result.error;
@@ -278,9 +357,17 @@ function pageEvent(
     const retryable = isTransientSourceError(err) || err.status === 404;
     return { kind: 'failure', externalId: page.id, table: DOCS_SPACE_TABLE, error: err, retryable };
   }
+  const { expanded } = result.value;
+  if (expanded.unmatched.length > 0) {
+    // GitBook named content this revision does not list: the page is indexed without it.
+    ctx.log.warn(
+      { page: page.id, includes: expanded.unmatched.length },
+      'docs_space: a page includes content the revision does not list',
+    );
+  }
   let markdown: string;
   try {
-    markdown = renderPage(result.value.markdown, {
+    markdown = renderPage(expanded.markdown, {
       title: page.title,
       trail,
       description: page.description,
@@ -297,23 +384,26 @@ function pageEvent(
   const doc: SourceDocument = {
     externalId: page.id,
     title: page.title,
-    url: pageUrl(page, facts),
+    url: pageUrl(page, facts, space),
     markdown,
     visibility: facts.visibility,
     tags: pageTags(space.title, trail),
     table: DOCS_SPACE_TABLE,
-    version: entry.version,
+    version: versionWithReusable(entry.version, expanded.used, reusable),
   };
   const updatedAt = page.updatedAt ?? page.createdAt;
   if (updatedAt) doc.updatedAt = updatedAt;
   return { kind: 'document', doc };
 }
 
-/** Public: the published site plus the page path. Private: the page in the GitBook app. */
-function pageUrl(page: DocumentPage, facts: SpaceFacts): string {
-  if (facts.visibility === 'private' && page.urls?.app) return page.urls.app;
-  // Relative to the base, so a published site under a sub-path (`acme.gitbook.io/docs/`) keeps it.
+/** Published: the site space's URL plus the page path. Otherwise the page in the GitBook app. */
+function pageUrl(page: DocumentPage, facts: SpaceFacts, space: Space): string {
   const relative = page.path.replace(/^\/+/, '').split('/').map(encodeURIComponent).join('/');
+  if (facts.base === null) {
+    if (page.urls?.app) return page.urls.app;
+    return new URL(relative, space.urls.app.endsWith('/') ? space.urls.app : `${space.urls.app}/`).href;
+  }
+  // Relative to the base, so a site space under a sub-path (`acme.gitbook.io/docs/v2/`) keeps it.
   return new URL(relative, facts.base).href;
 }
 

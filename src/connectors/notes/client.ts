@@ -5,8 +5,15 @@
  *
  * 401 and 403 mean the token no longer reads the workspace: they become one `source_auth_failed` error
  * naming the source, whichever call met them.
+ *
+ * One data-source query (its filter and sort) reaches at most 10,000 results; at the cap pagination just
+ * ends (`has_more: false`) and only `request_status: {type: "incomplete"}` on the pages says the result was
+ * cut. So rows are read in `created_time` windows, oldest first: a capped window is followed by a fresh
+ * query from the last `created_time` it reached, until a window is complete (Notion's own recipe, "Query
+ * large data sources"). `created_time` never changes, so an edit during the pass cannot move a row out of
+ * the windows, as it could with `last_edited_time`.
  */
-import type { z } from 'zod';
+import { z } from 'zod';
 import { joinUrl, pathSegment } from '../base-url.ts';
 import { sourceRefusal } from '../credential-check.ts';
 import { isSourceHttpError } from '../http.ts';
@@ -19,6 +26,7 @@ import {
   blockSchema,
   databaseSchema,
   listSchema,
+  type NotionList,
   pageSchema,
 } from './schemas.ts';
 
@@ -27,6 +35,24 @@ const SOURCE = { label: 'Notion', type: 'notes' } as const;
 
 /** One page of a list: its raw results (parsed one by one by the caller). */
 type ResultPage = readonly unknown[];
+
+/** What a query result needs to be windowed on; anything else about it is the caller's to parse. */
+const windowedSchema = z.looseObject({ id: z.string(), created_time: z.string() });
+
+const ROWS_BY_CREATION = [{ timestamp: 'created_time', direction: 'ascending' }] as const;
+
+/**
+ * More rows share one `created_time` than one query reaches (a bulk import stamps a minute), so windows on
+ * it cannot go past them. Not a source error: the rows before were read, the rest are not reachable.
+ */
+export class RowCapError extends Error {
+  constructor(dataSourceId: string, createdTime: string) {
+    super(
+      `Notion data source ${dataSourceId}: more rows were created at ${createdTime} than one query returns, so the rows past them were not read`,
+    );
+    this.name = 'RowCapError';
+  }
+}
 
 export class NotionClient {
   readonly #ctx: ConnectorContext<unknown>;
@@ -42,9 +68,16 @@ export class NotionClient {
 
   /**
    * Everything the integration can see, pages and data sources, 100 a request. `onServerDate` receives
-   * the `Date` header of the first answer: Notion's own clock, which `last_edited_time` is stamped with.
+   * the `Date` header of the first answer: Notion's own clock, which `last_edited_time` is stamped with;
+   * `onIncomplete` hears of a page that says the result was cut.
    */
-  async *search(onServerDate: (date: string | null) => void): AsyncGenerator<ResultPage> {
+  async *search({
+    onServerDate,
+    onIncomplete,
+  }: {
+    onServerDate: (date: string | null) => void;
+    onIncomplete: () => void;
+  }): AsyncGenerator<ResultPage> {
     let first = true;
     const http = this.#ctx.http;
     // Pagination only sends through `requestJson`; this view of the client reads the first answer's
@@ -70,19 +103,66 @@ export class NotionClient {
     };
     // Oldest edits first: a page edited while the pass pages through moves to the end, where it is
     // read (again) instead of slipping in front of the cursor and being missed.
-    yield* this.#list({ http: watching, signal: this.#ctx.signal }, '/v1/search', 'POST', {
+    for await (const page of this.#list({ http: watching, signal: this.#ctx.signal }, '/v1/search', 'POST', {
       sort: { timestamp: 'last_edited_time', direction: 'ascending' },
-    });
+    })) {
+      // Notion documents no cap on search, but its lists share `request_status`: if it ever says
+      // incomplete, the caller must know that search did not list everything.
+      if (isIncomplete(page)) onIncomplete();
+      yield page.results;
+    }
   }
 
   /** The direct children of a block (a page is a block too). */
-  blockChildren(blockId: string): AsyncGenerator<ResultPage> {
-    return this.#list(this.#ctx, `/v1/blocks/${pathSegment(blockId)}/children`, 'GET');
+  async *blockChildren(blockId: string): AsyncGenerator<ResultPage> {
+    for await (const page of this.#list(this.#ctx, `/v1/blocks/${pathSegment(blockId)}/children`, 'GET')) {
+      yield page.results;
+    }
   }
 
-  /** The rows of a data source, every one (the id comparison for deletions needs them all). */
-  queryDataSource(dataSourceId: string): AsyncGenerator<ResultPage> {
-    return this.#list(this.#ctx, `/v1/data_sources/${pathSegment(dataSourceId)}/query`, 'POST', {});
+  /**
+   * The results of a data source, every one, oldest first: its rows (pages) and, in a wiki, the data sources
+   * of the databases inside it. Past the per-query cap in `created_time` windows (see the header); a row on
+   * a window's boundary is answered by both windows and yielded once. Throws {@link RowCapError} when more
+   * rows share one `created_time` than a window reaches.
+   */
+  async *queryDataSource(dataSourceId: string): AsyncGenerator<ResultPage> {
+    const path = `/v1/data_sources/${pathSegment(dataSourceId)}/query`;
+    let windowStart: string | null = null;
+    /** Ids read with the latest `created_time` so far: the next window answers them again. */
+    let atLatest = new Set<string>();
+    let latest: { raw: string; ms: number } | null = null;
+    for (;;) {
+      const seenAtStart = atLatest;
+      let capped = false;
+      const filter =
+        windowStart === null
+          ? {}
+          : { filter: { timestamp: 'created_time', created_time: { on_or_after: windowStart } } };
+      for await (const page of this.#list(this.#ctx, path, 'POST', { sorts: ROWS_BY_CREATION, ...filter })) {
+        if (isIncomplete(page)) capped = true;
+        const fresh: unknown[] = [];
+        for (const raw of page.results) {
+          const row = windowedSchema.safeParse(raw);
+          if (row.success) {
+            if (seenAtStart.has(row.data.id)) continue;
+            const ms = Date.parse(row.data.created_time);
+            if (Number.isFinite(ms) && (latest === null || ms > latest.ms)) {
+              latest = { raw: row.data.created_time, ms };
+              atLatest = new Set();
+            }
+            if (latest !== null && ms === latest.ms) atLatest.add(row.data.id);
+          }
+          fresh.push(raw);
+        }
+        yield fresh;
+      }
+      if (!capped) return;
+      if (latest === null || latest.raw === windowStart) {
+        throw new RowCapError(dataSourceId, latest?.raw ?? windowStart ?? 'one time');
+      }
+      windowStart = latest.raw;
+    }
   }
 
   /** A page's properties and state; `null` when Notion answers 404 (unshared or deleted). */
@@ -116,7 +196,7 @@ export class NotionClient {
     path: string,
     method: 'GET' | 'POST',
     body?: Record<string, unknown>,
-  ): AsyncGenerator<ResultPage> {
+  ): AsyncGenerator<NotionList> {
     const pages = paginateCursor(ctx, {
       request: {
         url: joinUrl(this.#ctx.baseUrl, path),
@@ -131,7 +211,7 @@ export class NotionClient {
       cursor: { param: 'start_cursor', next: (p) => p.next_cursor, hasMore: (p) => p.has_more },
     });
     try {
-      for await (const page of pages) yield page.data.results;
+      for await (const page of pages) yield page.data;
     } catch (err) {
       throw this.fatal(err);
     }
@@ -149,4 +229,9 @@ export class NotionClient {
         : 'The integration lacks the capability to read content; check its capabilities in Notion.';
     return sourceRefusal(SOURCE, 'rejected the token', err, hint, [this.#token]);
   }
+}
+
+/** Whether a list page says its result was cut (`request_status.type: "incomplete"`, whatever the reason). */
+function isIncomplete(page: NotionList): boolean {
+  return page.request_status?.type === 'incomplete';
 }

@@ -106,7 +106,16 @@ export const listSchema = z.object({
   results: z.array(z.unknown()),
   next_cursor: z.string().nullable(),
   has_more: z.boolean(),
+  /**
+   * Absent or `complete` on an ordinary answer; `incomplete` (reason `query_result_limit_reached`) on every
+   * page of a data-source query that hit the per-query cap, where `has_more` is false all the same.
+   */
+  request_status: z
+    .object({ type: z.string(), incomplete_reason: z.string().optional() })
+    .nullable()
+    .optional(),
 });
+export type NotionList = z.infer<typeof listSchema>;
 
 /** A search result before it is told apart: enough to name it in a failure. */
 export const searchItemSchema = z.looseObject({ object: z.string(), id: z.string() });

@@ -6,11 +6,12 @@
  * under a shared parent can be missing. So a pass (1) reads all of search (pages and data sources; ids,
  * parents, titles and `last_edited_time`, no bodies), (2) takes each page found and, when its body is
  * read, walks the tree: `child_page` blocks are documents of their own, `child_database` blocks lead to
- * data sources, (3) queries every data source completely (its rows are the documents of
- * `notes_database_rows`), and (4) asks `GET /v1/pages/{id}` about every document the connection holds
- * that none of this reached: 404 means unshared or deleted, `in_trash` / `archived` / `is_archived` mean
- * gone, anything else is live and handled like a found page. A Set of the ids decided in this pass keeps
- * anything from being read twice.
+ * data sources, (3) queries every data source completely, past Notion's per-query cap (client.ts): its
+ * rows are the documents of `notes_database_rows`, and the data sources a wiki's query answers (the
+ * databases inside the wiki) are queried in turn, and (4) asks `GET /v1/pages/{id}` about every document
+ * the connection holds that none of this reached: 404 means unshared or deleted, `in_trash` /
+ * `archived` / `is_archived` mean gone, anything else is live and handled like a found page. A Set of
+ * the ids decided in this pass keeps anything from being read twice.
  *
  * Change detection. A document's version is `<last_edited_time>|<parent id>|<content hash>`. A page whose
  * time or parent differs from the stored version is read again (the parent catches a move, which need not
@@ -22,6 +23,10 @@
  * since in the same minute has a stored time at or after `since`. Pages whose stored time
  * is at or after `since` are read again, and yielded only when the content hash differs, so a re-check
  * of an unchanged page writes nothing.
+ *
+ * A block whose children answer 404 inside a readable page (a synced copy whose original sits in a page
+ * not shared with the integration) costs that block only: the page is synced without its content, and a
+ * failure naming the page and the block says what was left out.
  *
  * Deletions come only from Notion's own signals about one page (404, the trash flags), never from
  * absence in an enumeration. A full pass (`reset`) reads every body and leaves the sweep of whatever it
@@ -38,7 +43,7 @@ import { isSourceHttpError, isTransientSourceError } from '../http.ts';
 import { PaginationError } from '../toolkit/pagination.ts';
 import { knownById } from '../toolkit/known.ts';
 import type { ConnectorContext, KnownDocument, SourceDocument, SyncEvent, SyncOptions } from '../types.ts';
-import { NotionClient } from './client.ts';
+import { NotionClient, RowCapError } from './client.ts';
 import {
   type BlockNode,
   MalformedBlockError,
@@ -113,6 +118,15 @@ interface Found {
   childDatabases: string[];
 }
 const NOTHING: Found = { childPages: [], childDatabases: [] };
+
+/** A block of a page's tree whose children Notion refused with 404; the page is read without them. */
+interface LeftOut {
+  blockId: string;
+  type: string;
+  /** The original a synced copy shows, when it is one. */
+  syncedFrom: string | null;
+  cause: unknown;
+}
 
 /** Reading one block's children failed; names the block so a 404 of the page itself is told apart. */
 class TreeError extends Error {
@@ -204,12 +218,29 @@ class Pass {
     this.#known = await knownById(this.#opts.known, this.#ctx.signal);
 
     let serverDate: string | null = null;
-    for await (const results of this.#client.search((date) => {
-      serverDate = date;
-    })) {
+    let searchCut = false;
+    const pages = this.#client.search({
+      onServerDate: (date) => {
+        serverDate = date;
+      },
+      onIncomplete: () => {
+        searchCut = true;
+      },
+    });
+    for await (const results of pages) {
       for (const raw of results) yield* this.#takeSearchResult(raw);
     }
     this.#since = watermark(serverDate, Date.now());
+    if (searchCut) {
+      // Without a document id, the failure keeps a reset from sweeping what search did not list.
+      yield failure(
+        undefined,
+        new Error(
+          'Notion search said its result was incomplete: pages it did not list are synced only when reached through another page or database',
+        ),
+        { retryable: false },
+      );
+    }
 
     for (const meta of this.#metas.values()) yield* this.#walk({ id: meta.id, meta });
     yield* this.#drainDataSources();
@@ -305,8 +336,9 @@ class Pass {
 
     let nodes: BlockNode[];
     let found: Found;
+    let leftOut: LeftOut[];
     try {
-      ({ nodes, found } = await this.#fetchTree(id));
+      ({ nodes, found, leftOut } = await this.#fetchTree(id));
     } catch (err) {
       yield* this.#treeFailed(id, err);
       return NOTHING;
@@ -325,6 +357,7 @@ class Pass {
     if (!(recheck && stored?.hash === hash)) {
       yield { kind: 'document', doc: { ...doc, version: `${meta.lastEdited}|${parentKey(meta)}|${hash}` } };
     }
+    for (const block of leftOut) yield leftOutNote(id, table, block);
     return found;
   }
 
@@ -406,10 +439,12 @@ class Pass {
 
   /**
    * A page's block tree: children of every block with children, a synced copy's from its original,
-   * child pages and databases noted (they are documents of their own) but not entered.
+   * child pages and databases noted (they are documents of their own) but not entered. A block whose
+   * children answer 404 is kept without them and listed in `leftOut`; only the page's own 404 throws.
    */
-  async #fetchTree(pageId: string): Promise<{ nodes: BlockNode[]; found: Found }> {
+  async #fetchTree(pageId: string): Promise<{ nodes: BlockNode[]; found: Found; leftOut: LeftOut[] }> {
     const found: Found = { childPages: [], childDatabases: [] };
+    const leftOut: LeftOut[] = [];
     const read = new Set<string>([pageId]);
     const nodes = await this.#children(pageId);
     const pending = [...nodes];
@@ -426,18 +461,27 @@ class Pass {
         continue;
       }
       let from: string | null = block.has_children ? block.id : null;
+      let syncedFrom: string | null = null;
       if (block.type === 'synced_block') {
         const synced = syncedBlockPayload.safeParse(block['synced_block']);
-        if (synced.success && synced.data.synced_from) from = synced.data.synced_from.block_id;
+        if (synced.success && synced.data.synced_from) from = syncedFrom = synced.data.synced_from.block_id;
       }
       // A block already read in this tree (a synced original shown twice, or a loop) is not read again.
       if (from === null || read.has(canon(from))) continue;
       read.add(canon(from));
-      node.children = await this.#children(from);
+      try {
+        node.children = await this.#children(from);
+      } catch (err) {
+        // The page itself answered; a 404 below it is that block's (an original not shared with the
+        // integration), so the rest of the page still counts.
+        if (!(err instanceof TreeError && isStatus(err.cause, 404))) throw err;
+        leftOut.push({ blockId: canon(block.id), type: block.type, syncedFrom, cause: err.cause });
+        continue;
+      }
       pending.push(...node.children);
     }
     found.childPages.reverse();
-    return { nodes, found };
+    return { nodes, found, leftOut };
   }
 
   async #children(blockId: string): Promise<BlockNode[]> {
@@ -489,19 +533,7 @@ class Pass {
   async *#queryRows(dataSourceId: string): AsyncGenerator<SyncEvent<NotesCursor>> {
     try {
       for await (const results of this.#client.queryDataSource(dataSourceId)) {
-        for (const raw of results) {
-          const parsed = pageSchema.safeParse(raw);
-          if (!parsed.success) {
-            const head = searchItemSchema.safeParse(raw);
-            const id = head.success ? canon(head.data.id) : undefined;
-            if (id) this.#done.add(id);
-            yield failure(id, new Error(`Notion row ${id ?? '(no id)'} is not in Notion's page shape`), {
-              retryable: false,
-            });
-            continue;
-          }
-          yield* this.#walk({ id: canon(parsed.data.id), page: parsed.data });
-        }
+        for (const raw of results) yield* this.#takeQueryResult(raw);
       }
       this.#liveDataSources.add(dataSourceId);
     } catch (err) {
@@ -509,10 +541,30 @@ class Pass {
       // Gone (404): its rows are asked about one by one. Otherwise the rows not read stay as they are,
       // and the failure (no document id) keeps a reset from sweeping them.
       if (isStatus(err, 404)) return;
-      yield failure(undefined, new Error(`Notion data source ${dataSourceId}: ${messageOf(err)}`), {
-        retryable: isTransientSourceError(err),
-      });
+      const error =
+        err instanceof RowCapError ? err : new Error(`Notion data source ${dataSourceId}: ${messageOf(err)}`);
+      yield failure(undefined, error, { retryable: isTransientSourceError(err) });
     }
+  }
+
+  /** A row of a query, or (a wiki's) the data source of a database inside it: queried in its turn. */
+  async *#takeQueryResult(raw: unknown): AsyncGenerator<SyncEvent<NotesCursor>> {
+    const head = searchItemSchema.safeParse(raw);
+    if (head.success && head.data.object === 'data_source') {
+      const ds = dataSourceSchema.safeParse(raw);
+      if (ds.success && !ds.data.in_trash && !ds.data.archived) this.#queueDataSource(ds.data.id);
+      return;
+    }
+    const parsed = pageSchema.safeParse(raw);
+    if (!parsed.success) {
+      const id = head.success ? canon(head.data.id) : undefined;
+      if (id) this.#done.add(id);
+      yield failure(id, new Error(`Notion row ${id ?? '(no id)'} is not in Notion's page shape`), {
+        retryable: false,
+      });
+      return;
+    }
+    yield* this.#walk({ id: canon(parsed.data.id), page: parsed.data });
   }
 
   // -------------------------------------------------------------------------------------------------
@@ -651,6 +703,23 @@ function watermark(serverDate: string | null, now: number): number {
   const told = serverDate ? Date.parse(serverDate) : Number.NaN;
   const base = Number.isFinite(told) ? told - SNAPSHOT_MARGIN : now - OWN_CLOCK_MARGIN;
   return Math.floor(base / MINUTE) * MINUTE;
+}
+
+/**
+ * The note that a page was synced without one block's content: a failure of the page (counted and shown
+ * with the job's failures) that is not retried, since Notion answers the same until someone shares more.
+ */
+function leftOutNote(pageId: string, table: string, block: LeftOut): SyncEvent<NotesCursor> {
+  const what = block.syncedFrom
+    ? `synced block ${block.blockId}: its original, block ${canon(block.syncedFrom)}, sits in a page not shared with the integration; share that page with the integration to include it`
+    : `the content of block ${block.blockId} (${block.type}), which Notion did not find`;
+  return {
+    kind: 'failure',
+    externalId: pageId,
+    table,
+    error: new Error(`Notion page ${pageId} was synced without ${what} (${messageOf(block.cause)})`),
+    retryable: false,
+  };
 }
 
 function failure(

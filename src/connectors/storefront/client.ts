@@ -15,11 +15,19 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { z } from 'zod';
 import type { AppError } from '../../lib/errors.ts';
 import { joinUrl, pathSegment } from '../base-url.ts';
-import { sourceName, sourceRefusal } from '../credential-check.ts';
+import { redactSecrets, sourceName, sourceRefusal } from '../credential-check.ts';
 import { SourceHttpError, vendorErrorText } from '../http.ts';
 import { paginateCursor } from '../toolkit/pagination.ts';
-import type { ConnectorContext, JsonResponse, SourceHttpClient, SourceRequestOptions } from '../types.ts';
+import type {
+  ConnectorContext,
+  JsonResponse,
+  SourceHttpClient,
+  SourceRequestOptions,
+  SourceResponse,
+} from '../types.ts';
+import { type ShopifyAuthCredentials, ShopifyTokenSource } from './auth.ts';
 import {
+  countSchema,
   envelopeSchema,
   type GraphqlError,
   type LooseConnection,
@@ -34,10 +42,14 @@ import {
 /** How the service names this source (one declaration, used by index.ts). */
 export const STOREFRONT_SOURCE = { type: 'storefront', alias: 'shopify', label: 'Shopify' } as const;
 
-export interface StorefrontCredentials {
+/**
+ * One of three ways in (auth.ts): a fixed `access_token` (also what an OAuth consent fills, with the
+ * refresh fields the service adds beside it), or `client_id` + `client_secret` for the client credentials
+ * grant.
+ */
+export interface StorefrontCredentials extends ShopifyAuthCredentials {
   /** The bare store name (`acme`), the leading label of `acme.myshopify.com`. */
   shop: string;
-  access_token: string;
 }
 
 type StorefrontContext = Pick<
@@ -50,13 +62,13 @@ export function shopifyGraphqlPath(apiVersion: string): string {
   return `/admin/api/${pathSegment(apiVersion)}/graphql.json`;
 }
 
-export function shopifyHeaders(creds: StorefrontCredentials): Record<string, string> {
-  return { 'x-shopify-access-token': creds.access_token };
+export function shopifyHeaders(token: string): Record<string, string> {
+  return { 'x-shopify-access-token': token };
 }
 
 /** What to do about a refused token (the credential check says the same). */
 export const STOREFRONT_TOKEN_HINT =
-  'Check source.access_token (an Admin API access token of this store): reinstall the app, or create the connection again with a new Admin API token.';
+  'Check source.access_token (an Admin API access token of this store): reinstall the app, or create the connection again with a new token, client credentials (source.client_id and source.client_secret) or OAuth consent.';
 
 /** What each refusal of the whole store means, by HTTP status (shared with the credential check). */
 export const STOREFRONT_REFUSAL_HINTS: { [status: number]: string; other: string } = {
@@ -98,11 +110,72 @@ const PAGE_STATE_FIELDS = 'id handle isPublished publishedAt updatedAt';
 const ARTICLE_STATE_FIELDS = 'id handle isPublished publishedAt updatedAt blog { id title handle }';
 const PAGE_INFO = 'pageInfo { hasNextPage endCursor }';
 
+/**
+ * What the shop query asks besides the shop's facts. An incremental pass asks everything an unchanged
+ * store needs in this one query: the count, the first page of changed products and the first pages of
+ * the page and article listings (their requested cost, some 700 points, stays under the 1,000 a query
+ * may cost).
+ */
+export interface ShopQueryParts {
+  /** The policies (needs `read_legal_policies`). */
+  policies: boolean;
+  /** Products matching this search (`productsCount`, no limit): an incremental pass's check of the id pass. */
+  productsCount?: string | undefined;
+  /** The first page of products matching this search, by `updatedAt`, as {@link ShopifyClient.products}. */
+  changedProducts?: string | undefined;
+  /** The first page of the page listing ({@link ShopifyClient.pageStates}). */
+  pages?: boolean;
+  /** The first page of the article listing ({@link ShopifyClient.articleStates}). */
+  articles?: boolean;
+}
+
+/** Listing pages inside the shop query: smaller than the listings' own, to keep the query under its cap. */
+const PROBE_PAGES_FIRST = 100;
+const PROBE_ARTICLES_FIRST = 50;
+
+/** What the shop query answered, each part present when asked. */
+export interface ShopAnswer {
+  shop: Shop;
+  productsCount?: z.infer<typeof countSchema>;
+  changedProducts?: LooseConnection;
+  pages?: LooseConnection;
+  articles?: LooseConnection;
+}
+
+function shopQuery(parts: ShopQueryParts): string {
+  const policies = parts.policies ? ' shopPolicies { id type title body url createdAt updatedAt }' : '';
+  const roots = [`shop { name currencyCode primaryDomain { url }${policies} }`];
+  const variables: string[] = [];
+  if (parts.productsCount !== undefined) {
+    variables.push('$countQuery: String!');
+    roots.push('productsCount(query: $countQuery, limit: null) { count precision }');
+  }
+  if (parts.changedProducts !== undefined) {
+    variables.push('$changedQuery: String!');
+    roots.push(
+      `changedProducts: products(first: ${PRODUCTS_FIRST}, query: $changedQuery, sortKey: UPDATED_AT) { nodes { ${PRODUCT_FIELDS} } ${PAGE_INFO} }`,
+    );
+  }
+  if (parts.pages) {
+    roots.push(
+      `pages(first: ${PROBE_PAGES_FIRST}, sortKey: ID) { nodes { ${PAGE_STATE_FIELDS} } ${PAGE_INFO} }`,
+    );
+  }
+  if (parts.articles) {
+    roots.push(
+      `articles(first: ${PROBE_ARTICLES_FIRST}, sortKey: ID) { nodes { ${ARTICLE_STATE_FIELDS} } ${PAGE_INFO} }`,
+    );
+  }
+  const declared = variables.length > 0 ? `(${variables.join(', ')})` : '';
+  return `query StorefrontShop${declared} { ${roots.join(' ')} }`;
+}
+
 const QUERIES = {
-  shop: 'query StorefrontShop { shop { name currencyCode primaryDomain { url } shopPolicies { id type title body url createdAt updatedAt } } }',
+  shop: shopQuery({ policies: true }),
   products: `query StorefrontProducts($first: Int!, $cursor: String, $query: String) { products(first: $first, after: $cursor, query: $query, sortKey: UPDATED_AT) { nodes { ${PRODUCT_FIELDS} } ${PAGE_INFO} } }`,
   productStates: `query StorefrontProductStates($first: Int!, $cursor: String, $query: String) { products(first: $first, after: $cursor, query: $query, sortKey: ID) { nodes { id status onlineStoreUrl updatedAt } ${PAGE_INFO} } }`,
   productNodes: `query StorefrontProductNodes($ids: [ID!]!) { nodes(ids: $ids) { __typename ... on Product { ${PRODUCT_FIELDS} } } }`,
+  productPublications: `query StorefrontProductPublications($ids: [ID!]!) { nodes(ids: $ids) { __typename ... on Product { id resourcePublicationsCount(onlyPublished: true) { count precision } } } }`,
   variants: `query StorefrontVariants($id: ID!, $first: Int!, $cursor: String) { product(id: $id) { variants(first: $first, after: $cursor) { nodes { ${VARIANT_FIELDS} } ${PAGE_INFO} } } }`,
   deletionEvents: `query StorefrontDeletions($first: Int!, $cursor: String, $query: String) { deletionEvents(first: $first, after: $cursor, subjectTypes: [PRODUCT], query: $query) { nodes { occurredAt subjectId subjectType } ${PAGE_INFO} } }`,
   pageStates: `query StorefrontPageStates($first: Int!, $cursor: String) { pages(first: $first, after: $cursor, sortKey: ID) { nodes { ${PAGE_STATE_FIELDS} } ${PAGE_INFO} } }`,
@@ -125,11 +198,14 @@ const PRODUCT_COST = 1 + 1 + connectionCost(VARIANTS_FIRST, 1);
 function estimate(kind: QueryKind, nodes = 0): number {
   switch (kind) {
     case 'shop':
-      return 12;
+      // The incremental pass's shop query with its listing pages; the learned cost takes over after.
+      return 12 + connectionCost(PRODUCTS_FIRST, PRODUCT_COST) + connectionCost(PROBE_PAGES_FIRST, 1);
     case 'products':
       return connectionCost(PRODUCTS_FIRST, PRODUCT_COST);
     case 'productNodes':
       return nodes * PRODUCT_COST;
+    case 'productPublications':
+      return nodes * 2;
     case 'variants':
       return 1 + connectionCost(STATES_FIRST, 1);
     case 'articleStates':
@@ -149,6 +225,7 @@ const SCOPES: Record<QueryKind, string> = {
   products: 'read_products',
   productStates: 'read_products',
   productNodes: 'read_products',
+  productPublications: 'read_publications',
   variants: 'read_products',
   deletionEvents: 'read_products',
   pageStates: 'read_content (or read_online_store_pages)',
@@ -162,11 +239,28 @@ const MAX_THROTTLED_RETRIES = 5;
 /** The wait after a THROTTLED answer that reports no bucket. */
 const THROTTLED_FALLBACK_MS = 1_000;
 
-/** A GraphQL answer with errors (other than THROTTLED and ACCESS_DENIED), e.g. a field this version lacks. */
+/** A GraphQL answer with errors (other than THROTTLED), e.g. a field this version lacks. */
 export class ShopifyQueryError extends Error {
   constructor(message: string) {
     super(message);
     this.name = 'ShopifyQueryError';
+  }
+}
+
+/**
+ * ACCESS_DENIED: the token lacks the access scope a field needs. Costs the resources behind that field
+ * only: the sync reports it as a failure naming the scope and goes on with the rest.
+ */
+export class ShopifyAccessDenied extends ShopifyQueryError {
+  /** The scope Shopify names, or the one this kind of query needs. */
+  readonly scope: string;
+  /** The field refused (`["shop", "shopPolicies"]`), when Shopify says. */
+  readonly path: readonly (string | number)[];
+  constructor(message: string, scope: string, path: readonly (string | number)[]) {
+    super(message);
+    this.name = 'ShopifyAccessDenied';
+    this.scope = scope;
+    this.path = path;
   }
 }
 
@@ -175,6 +269,8 @@ export interface ClientTuning {
   wait?: (ms: number, signal: AbortSignal) => Promise<void>;
   /** Clock of the budget model (ms). Default: `performance.now`. */
   now?: () => number;
+  /** Wall clock (epoch ms) of token expiry and the id pass's interval. Default: `Date.now`. */
+  clock?: () => number;
 }
 
 interface Bucket {
@@ -188,7 +284,7 @@ interface Bucket {
 export class ShopifyClient {
   readonly #ctx: StorefrontContext;
   readonly #url: string;
-  readonly #headers: Record<string, string>;
+  readonly #auth: ShopifyTokenSource;
   readonly #wait: (ms: number, signal: AbortSignal) => Promise<void>;
   readonly #now: () => number;
   #bucket: Bucket | undefined;
@@ -203,7 +299,12 @@ export class ShopifyClient {
     if (!version) throw new Error(`${sourceName(STOREFRONT_SOURCE)}: no Admin API version setting`);
     this.#ctx = ctx;
     this.#url = joinUrl(ctx.baseUrl, shopifyGraphqlPath(version));
-    this.#headers = shopifyHeaders(ctx.credentials);
+    this.#auth = new ShopifyTokenSource({
+      http: ctx.http,
+      baseUrl: ctx.baseUrl,
+      credentials: ctx.credentials,
+      ...(tuning.clock ? { now: tuning.clock } : {}),
+    });
     this.#wait = tuning.wait ?? (async (ms, signal) => void (await sleep(ms, undefined, { signal })));
     this.#now = tuning.now ?? (() => performance.now());
   }
@@ -224,19 +325,54 @@ export class ShopifyClient {
   get actualCost(): number {
     return this.#actualCost;
   }
+  /** Tokens obtained through the client credentials grant in this pass. */
+  get tokenGrants(): number {
+    return this.#auth.grants;
+  }
 
-  /** The shop: currency, storefront domain and policies (no pagination: §5.4). */
-  async shop(): Promise<Shop> {
-    const data = await this.#query('shop', {}, z.object({ shop: shopSchema }), estimate('shop'));
-    return data.shop;
+  /**
+   * The shop: currency, storefront domain and, as asked, the policies (no pagination: §5.4) and a product
+   * count. Throws {@link ShopifyAccessDenied} naming the refused part.
+   */
+  async shop(parts: ShopQueryParts): Promise<ShopAnswer> {
+    const schema = z.object({
+      shop: shopSchema,
+      productsCount: countSchema.optional(),
+      changedProducts: looseConnectionSchema.optional(),
+      pages: looseConnectionSchema.optional(),
+      articles: looseConnectionSchema.optional(),
+    });
+    const variables = {
+      ...(parts.productsCount === undefined ? {} : { countQuery: parts.productsCount }),
+      ...(parts.changedProducts === undefined ? {} : { changedQuery: parts.changedProducts }),
+    };
+    const data = await this.#exchange(
+      'shop',
+      { query: shopQuery(parts), variables },
+      schema,
+      estimate('shop'),
+    );
+    const { shop, productsCount, changedProducts, pages, articles } = data.data;
+    return {
+      shop,
+      ...(productsCount ? { productsCount } : {}),
+      ...(changedProducts ? { changedProducts } : {}),
+      ...(pages ? { pages } : {}),
+      ...(articles ? { articles } : {}),
+    };
+  }
+
+  /** How many publications each product is published to (null where Shopify has no such product). */
+  productPublications(ids: readonly string[]): Promise<unknown[]> {
+    return this.#nodes('productPublications', ids);
   }
 
   /**
    * Products matching `query` (Shopify search syntax) by `updatedAt`, oldest first, with their variants;
    * Shopify's cursor holds the last id and value, so the order is stable while products change.
    */
-  products(query: string | undefined): AsyncGenerator<LooseConnection> {
-    return this.#listing('products', 'products', { first: PRODUCTS_FIRST, query: query ?? null });
+  products(query: string | undefined, after?: string): AsyncGenerator<LooseConnection> {
+    return this.#listing('products', 'products', { first: PRODUCTS_FIRST, query: query ?? null }, after);
   }
 
   /** Every product matching `query` with only its id, status, storefront URL and edit time, by id. */
@@ -281,8 +417,8 @@ export class ShopifyClient {
   }
 
   /** Every online-store page with its publication state and edit time (no body). */
-  pageStates(): AsyncGenerator<LooseConnection> {
-    return this.#listing('pageStates', 'pages', { first: STATES_FIRST });
+  pageStates(after?: string): AsyncGenerator<LooseConnection> {
+    return this.#listing('pageStates', 'pages', { first: STATES_FIRST }, after);
   }
 
   pageNodes(ids: readonly string[]): Promise<unknown[]> {
@@ -290,8 +426,8 @@ export class ShopifyClient {
   }
 
   /** Every blog article with its publication state, edit time and blog (no body). */
-  articleStates(): AsyncGenerator<LooseConnection> {
-    return this.#listing('articleStates', 'articles', { first: ARTICLE_STATES_FIRST });
+  articleStates(after?: string): AsyncGenerator<LooseConnection> {
+    return this.#listing('articleStates', 'articles', { first: ARTICLE_STATES_FIRST }, after);
   }
 
   articleNodes(ids: readonly string[]): Promise<unknown[]> {
@@ -304,6 +440,7 @@ export class ShopifyClient {
     kind: QueryKind,
     root: string,
     variables: Record<string, unknown>,
+    after?: string,
   ): AsyncGenerator<LooseConnection> {
     const schema = z.object({ [root]: looseConnectionSchema });
     const connection = (d: Record<string, LooseConnection>) => d[root]!;
@@ -317,6 +454,7 @@ export class ShopifyClient {
         next: (d) => connection(d).pageInfo.endCursor,
         hasMore: (d) => connection(d).pageInfo.hasNextPage,
       },
+      ...(after === undefined ? {} : { resume: after }),
     });
     for await (const page of pages) yield connection(page.data);
   }
@@ -331,7 +469,6 @@ export class ShopifyClient {
     return {
       url: this.#url,
       method: 'POST' as const,
-      headers: this.#headers,
       json: { query: QUERIES[kind], variables },
     };
   }
@@ -381,8 +518,7 @@ export class ShopifyClient {
   ): Promise<JsonResponse<T>> {
     for (let throttled = 0; ; ) {
       await this.#awaitBudget(kind, expected);
-      this.#queries++;
-      const res = await this.#ctx.http.request('POST', this.#url, { headers: this.#headers, json: body });
+      const res = await this.#send(body);
       if (res.status < 200 || res.status > 299) throw this.#statusError(kind, res.status, res.text());
       const envelope = envelopeSchema.safeParse(res.json());
       if (!envelope.success) {
@@ -406,7 +542,7 @@ export class ShopifyClient {
           continue;
         }
         const denied = errors.find((e) => e.extensions?.code === 'ACCESS_DENIED');
-        if (denied) throw this.#accessDenied(kind, denied);
+        if (denied) throw this.#accessDenied(kind, denied, errors.length);
         throw new ShopifyQueryError(
           `${this.#what(kind)} answered with errors: ${errors
             .map((e) => `${e.extensions?.code ? `${e.extensions.code}: ` : ''}${e.message}`)
@@ -424,6 +560,23 @@ export class ShopifyClient {
       }
       return { data: parsed.data, status: res.status, headers: res.headers, url: res.url };
     }
+  }
+
+  /**
+   * Sends one query with the current token. A 401 on a token the client credentials grant gave (run out
+   * early, or revoked) is answered by asking for a new one and sending again, once.
+   */
+  async #send(body: unknown): Promise<SourceResponse> {
+    const token = await this.#auth.token();
+    this.#queries++;
+    const res = await this.#ctx.http.request('POST', this.#url, {
+      headers: shopifyHeaders(token),
+      json: body,
+    });
+    if (res.status !== 401 || !this.#auth.renewable) return res;
+    const renewed = await this.#auth.renew(token);
+    this.#queries++;
+    return this.#ctx.http.request('POST', this.#url, { headers: shopifyHeaders(renewed), json: body });
   }
 
   /** Waits until the bucket, as last reported and refilled since, holds what this query will ask. */
@@ -477,9 +630,13 @@ export class ShopifyClient {
     const vendorMessage = vendorErrorText(text);
     const hint = STOREFRONT_REFUSAL_HINTS[status];
     if (hint) {
-      return sourceRefusal(STOREFRONT_SOURCE, 'refused the sync', { status, vendorMessage }, hint, [
-        this.#ctx.credentials.access_token,
-      ]);
+      return sourceRefusal(
+        STOREFRONT_SOURCE,
+        'refused the sync',
+        { status, vendorMessage },
+        hint,
+        this.#auth.secrets(),
+      );
     }
     return new SourceHttpError(
       `${this.#what(kind)} answered HTTP ${status}${vendorMessage ? `: ${vendorMessage}` : ''}`,
@@ -496,16 +653,16 @@ export class ShopifyClient {
     });
   }
 
-  /** ACCESS_DENIED on a query the sync needs: the app lacks a scope; name it as Shopify does, if it does. */
-  #accessDenied(kind: QueryKind, error: GraphqlError): AppError {
-    const named = /Required access:\s*`?([^`]+?)`?(?:\s+access scope)?\.?\s*$/i.exec(error.message)?.[1];
+  /** ACCESS_DENIED: the app lacks a scope; name it as Shopify does, if it does. */
+  #accessDenied(kind: QueryKind, error: GraphqlError, errorCount: number): ShopifyAccessDenied {
+    const said = error.extensions?.requiredAccess ?? error.message;
+    const named = /(?:Required access:\s*)?`([a-z_]+)`/i.exec(said)?.[1];
     const scope = named ?? SCOPES[kind];
-    return sourceRefusal(
-      STOREFRONT_SOURCE,
-      'denied access during the sync',
-      { status: 200, vendorMessage: `ACCESS_DENIED: ${error.message}` },
-      `Grant the app the ${scope} access scope (reinstall it or update its scopes), then sync again.`,
-      [this.#ctx.credentials.access_token],
+    const more = errorCount > 1 ? ` (and ${errorCount - 1} more error${errorCount > 2 ? 's' : ''})` : '';
+    return new ShopifyAccessDenied(
+      `${this.#what(kind)} was denied (ACCESS_DENIED: ${redactSecrets(error.message, this.#auth.secrets()).slice(0, 300)})${more}. Grant the app the ${scope} access scope (reinstall it or update its scopes), then sync again.`,
+      scope,
+      error.path ?? [],
     );
   }
 }

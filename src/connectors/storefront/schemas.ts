@@ -22,7 +22,7 @@ export type QueryCost = z.infer<typeof queryCostSchema>;
 const graphqlErrorSchema = z.object({
   message: z.string(),
   path: z.array(z.union([z.string(), z.number()])).optional(),
-  extensions: z.object({ code: z.string().optional() }).optional(),
+  extensions: z.object({ code: z.string().optional(), requiredAccess: z.string().optional() }).optional(),
 });
 export type GraphqlError = z.infer<typeof graphqlErrorSchema>;
 
@@ -171,6 +171,16 @@ export const shopSchema = z.object({
   name: z.string(),
   currencyCode: z.string(),
   primaryDomain: z.object({ url: z.string() }).nullish(),
-  shopPolicies: z.array(z.unknown()),
+  /** Absent when the pass did not ask for them (the token lacks `read_legal_policies`). */
+  shopPolicies: z.array(z.unknown()).optional(),
 });
 export type Shop = z.infer<typeof shopSchema>;
+
+/** `Count` of the count fields (`productsCount`): `AT_LEAST` when a limit was reached. */
+export const countSchema = z.object({ count: z.number().int().nonnegative(), precision: z.string() });
+
+/** A product's publications (`Publishable.resourcePublicationsCount`, published ones only). */
+export const productPublicationsSchema = z.object({
+  id: z.string(),
+  resourcePublicationsCount: countSchema.nullable(),
+});

@@ -2,9 +2,13 @@
  * The content sync of `storefront` (Shopify Admin GraphQL): the products a shopper can see, the
  * online-store pages, the blog articles and the shop policies, each a `public` markdown item.
  *
- * Which products are items: status ACTIVE and published to the Online Store (`onlineStoreUrl` non-null:
- * active is not published, see the Corrections of vendor-apis/shopify.md). Archived, draft, unlisted and
- * unpublished products are not items, and leave when the connection holds them.
+ * Which products are items: status ACTIVE and published, to the Online Store (`onlineStoreUrl` non-null:
+ * active is not published) or to any other publication (a headless storefront's, say: Shopify answers
+ * `onlineStoreUrl` null for every product of a store without the Online Store). The latter are asked
+ * (`resourcePublicationsCount`, `read_publications`) only for active products without an online-store
+ * URL; their item URL is `/products/{handle}` on the shop's primary domain, the path the Online Store and
+ * Hydrogen storefronts both use. Archived, draft, unlisted and unpublished products are not items, and
+ * leave when the connection holds them.
  *
  * 1. The shop (one query): currency and storefront domain, which every item's text or URL uses, and
  *    the policies (few, no pagination): each yielded when its token changed, the missing ones deleted.
@@ -14,20 +18,32 @@
  *    the newest `updatedAt` it handled (second precision, hence `>=`; the boundary second is re-listed
  *    and skipped by its token), whatever the status, so what was archived or drafted comes back and
  *    leaves.
- * 3. Deletions, incremental passes only: `deletionEvents` since that time or the newest event seen,
- *    where the API version still answers it (deprecated), and always the complete id pass: every
- *    active product's id, URL and edit time (250 a page, one point each). A held product that is not in
- *    it, or no longer published, is deleted; one whose token differs from the held one and that step 2
- *    did not handle (published without an edit, or missed by the search index's lag) is fetched by id
- *    (`nodes`).
+ * 3. Deletions, incremental passes only, when something says they must be looked for
+ *    ({@link idPassReason}): the shop query counts the active products published to the Online Store
+ *    (`productsCount`); when that differs from the items the connection holds after step 2 (a deletion,
+ *    an archive, an unpublish), a product failed last time, or the last id pass is older than
+ *    `KB_STOREFRONT_ID_PASS_HOURS` (default 24: the backstop for what a count cannot see, e.g. an unpublish
+ *    and a publish in one interval, or a headless product leaving its storefront), the pass asks
+ *    `deletionEvents` since that time or the newest event seen, where the API version still answers it
+ *    (deprecated), and runs the complete id pass: every active product's id, URL and edit time (250 a
+ *    page, one point each). A held product that is not in it, or no longer published, is deleted; one
+ *    whose token differs from the held one and that step 2 did not handle (published without an edit, or
+ *    missed by the search index's lag) is fetched by id (`nodes`).
  * 4. Pages and articles: few, so each pass lists them all without bodies (id, handle, publication and
  *    edit time) and fetches the bodies of new or changed published ones by id; the complete listing
  *    tells what left (deleted, unpublished).
  *
  * Change tokens: `updatedAt` plus a digest of what an item shows that does not move `updatedAt` (the
  * product's publication, the shop's currency and domain, an article's blog, the rendering FORMAT), all
- * readable from the cheap listings, so comparing needs no bodies. An unchanged store costs the shop
- * query, one empty product page, the deletion events, the id pass and the two listings.
+ * readable from the cheap listings, so comparing needs no bodies. An incremental pass asks the first
+ * page of each listing (changed products, pages, articles) and the product count inside the shop query,
+ * so an unchanged store of up to 100 pages and 50 articles costs that one query; once a day the deletion
+ * events and the id pass too.
+ *
+ * A scope the token lacks (ACCESS_DENIED) costs the resources behind it: the policies without
+ * `read_legal_policies`, the products without `read_products`, pages and articles without `read_content`,
+ * products published only outside the Online Store without `read_publications`. Each is a failure naming
+ * the scope (the job ends `incomplete`), nothing behind it is deleted, and the rest syncs.
  *
  * Requests go one at a time: Shopify's cost budget is per app and store, so parallel queries would only
  * drain it faster; a page of products already carries twenty documents.
@@ -43,6 +59,7 @@ import {
   type ClientTuning,
   CONTENT_NODES_BATCH,
   PRODUCT_NODES_BATCH,
+  ShopifyAccessDenied,
   ShopifyClient,
   ShopifyQueryError,
   STOREFRONT_SOURCE,
@@ -70,8 +87,10 @@ import {
   type ProductState,
   pageSchema,
   pageStateSchema,
+  productPublicationsSchema,
   productSchema,
   productStateSchema,
+  type Shop,
   type ShopPolicy,
   shopPolicySchema,
   type Variant,
@@ -89,6 +108,15 @@ const FORMAT = 1;
 /** Body batches failing in a row for transient reasons (after the client's retries) mean Shopify is down. */
 const MAX_TRANSIENT_IN_A_ROW = 3;
 
+/** The default of `KB_STOREFRONT_ID_PASS_HOURS`: the longest an incremental pass goes without an id pass. */
+export const DEFAULT_ID_PASS_HOURS = '24';
+const HOUR_MS = 3_600_000;
+
+/** The products `productsCount` counts: the items published to the Online Store. */
+const ONLINE_ITEMS_QUERY = 'status:active AND published_status:published';
+/** Appended to the change token of a product published only outside the Online Store. */
+const HEADLESS_MARK = '|headless';
+
 /**
  * The checkpoint, in Shopify's own times (never this machine's clock).
  * - `productsUpdatedAt`: the newest product `updatedAt` a pass has handled; the next incremental pass
@@ -101,6 +129,13 @@ const MAX_TRANSIENT_IN_A_ROW = 3;
 export const storefrontCursorSchema = z.object({
   productsUpdatedAt: z.string().optional(),
   deletionsAt: z.string().optional(),
+  /**
+   * When the last complete product id pass (or full listing) ended, epoch ms of this machine's clock
+   * (only compared with it, for the id pass's interval). Absent: the next incremental pass runs one.
+   */
+  idPassAt: z.number().int().nonnegative().optional(),
+  /** A product failed in the last pass: the next one runs the id pass, which reads it again. */
+  productsFailed: z.boolean().optional(),
 });
 export type StorefrontCursor = z.infer<typeof storefrontCursorSchema>;
 
@@ -119,6 +154,14 @@ interface Pass {
   /** What the connection holds, by table; empty in a full pass (the runner's sweep removes the rest). */
   known: Record<Table, Map<string, KnownDocument>>;
   store: StoreFacts;
+  /** The store's active products published to the Online Store, when this pass counted them. */
+  onlineCount: number | undefined;
+  /** Active products without an online-store URL found published elsewhere in this pass. */
+  publishedElsewhere: Set<string>;
+  /** Set once `read_publications` was refused: such products cannot be told apart this pass. */
+  publicationsDenied: boolean;
+  /** Wall clock (epoch ms). */
+  now: () => number;
 }
 
 export async function* syncStorefront(
@@ -130,7 +173,7 @@ export async function* syncStorefront(
   tuning.observe?.(client);
   const started = performance.now();
   try {
-    yield* runPass(ctx, opts, client);
+    yield* runPass(ctx, opts, client, tuning.clock ?? Date.now);
   } finally {
     // The benchmark reads costWaitMs: the share of a sync spent waiting on Shopify's cost budget.
     ctx.log.info(
@@ -140,6 +183,7 @@ export async function* syncStorefront(
         queries: client.queries,
         throttledAnswers: client.throttledAnswers,
         actualQueryCost: client.actualCost,
+        tokenGrants: client.tokenGrants,
       },
       'storefront sync: Shopify query cost',
     );
@@ -150,9 +194,14 @@ async function* runPass(
   ctx: ConnectorContext<StorefrontCredentials>,
   opts: SyncOptions<StorefrontCursor>,
   client: ShopifyClient,
+  now: () => number,
 ): AsyncGenerator<Event> {
   const full = opts.mode === 'full';
-  const shop = await client.shop();
+  const incremental = !full && opts.cursor?.productsUpdatedAt !== undefined;
+  const { shop, onlineCount, firstPages, denied } = await readShop(
+    client,
+    incremental ? changedProductsQuery(opts.cursor!.productsUpdatedAt!) : undefined,
+  );
   const known: Pass['known'] = {
     [PRODUCTS_TABLE]: new Map(),
     [PAGES_TABLE]: new Map(),
@@ -169,6 +218,10 @@ async function* runPass(
     client,
     full,
     known,
+    onlineCount,
+    publishedElsewhere: new Set(),
+    publicationsDenied: false,
+    now,
     store: {
       currencyCode: shop.currencyCode,
       storefront: (shop.primaryDomain?.url ?? `https://${ctx.credentials.shop}.myshopify.com`).replace(
@@ -178,12 +231,112 @@ async function* runPass(
     },
   };
 
-  yield* syncPolicies(pass, shop.shopPolicies);
+  for (const [table, message] of denied) yield failure(table, undefined, message, { retryable: false });
+  if (shop.shopPolicies) yield* syncPolicies(pass, shop.shopPolicies);
   const cursor: StorefrontCursor = { ...opts.cursor };
-  yield* syncProducts(pass, cursor);
-  yield* syncContent(pass, PAGE_KIND);
-  yield* syncContent(pass, ARTICLE_KIND);
+  if (!denied.has(PRODUCTS_TABLE)) {
+    yield* scoped(PRODUCTS_TABLE, syncProducts(pass, cursor, firstPages[PRODUCTS_TABLE]));
+  }
+  if (!denied.has(PAGES_TABLE)) {
+    yield* scoped(PAGES_TABLE, syncContent(pass, PAGE_KIND, firstPages[PAGES_TABLE]));
+  }
+  if (!denied.has(ARTICLES_TABLE)) {
+    yield* scoped(ARTICLES_TABLE, syncContent(pass, ARTICLE_KIND, firstPages[ARTICLES_TABLE]));
+  }
   yield { kind: 'checkpoint', cursor: { ...cursor } };
+}
+
+/** Products updated at or after `since` (second precision, so the boundary second again), any status. */
+function changedProductsQuery(since: string): string {
+  return `updated_at:>=${quoted(since)}`;
+}
+
+/** What the shop query brought: the shop, and in incremental passes the count and first listing pages. */
+interface ShopRead {
+  shop: Shop;
+  onlineCount: number | undefined;
+  /** First pages of the listings, by the table they fill. */
+  firstPages: Partial<Record<Table, LooseConnection>>;
+  /** Parts the token may not read: each a failure, and its phase is skipped. */
+  denied: Map<Table, string>;
+}
+
+/** Which part of the shop query a refused field belongs to (the field's alias is the path's root). */
+const PART_OF_PATH: Record<string, Table> = {
+  shopPolicies: POLICIES_TABLE,
+  productsCount: PRODUCTS_TABLE,
+  changedProducts: PRODUCTS_TABLE,
+  pages: PAGES_TABLE,
+  articles: ARTICLES_TABLE,
+};
+
+/**
+ * The shop query: with the policies and, in incremental passes, the product count and the first page of
+ * each listing (so that an unchanged store costs this one query). A part the token may not read is left
+ * out and the query asked again without it; its refusal comes back to be reported.
+ */
+async function readShop(client: ShopifyClient, changedSince: string | undefined): Promise<ShopRead> {
+  const denied = new Map<Table, string>();
+  for (;;) {
+    const incremental = changedSince !== undefined;
+    const asks = (table: Table) => incremental && !denied.has(table);
+    try {
+      const answer = await client.shop({
+        policies: !denied.has(POLICIES_TABLE),
+        productsCount: asks(PRODUCTS_TABLE) ? ONLINE_ITEMS_QUERY : undefined,
+        changedProducts: asks(PRODUCTS_TABLE) ? changedSince : undefined,
+        pages: asks(PAGES_TABLE),
+        articles: asks(ARTICLES_TABLE),
+      });
+      const count = answer.productsCount;
+      return {
+        shop: answer.shop,
+        onlineCount: count?.precision === 'EXACT' ? count.count : undefined,
+        firstPages: {
+          ...(answer.changedProducts ? { [PRODUCTS_TABLE]: answer.changedProducts } : {}),
+          ...(answer.pages ? { [PAGES_TABLE]: answer.pages } : {}),
+          ...(answer.articles ? { [ARTICLES_TABLE]: answer.articles } : {}),
+        },
+        denied,
+      };
+    } catch (err) {
+      if (!(err instanceof ShopifyAccessDenied)) throw err;
+      const table = err.path.map((p) => PART_OF_PATH[String(p)]).find((t) => t !== undefined);
+      if (!table || denied.has(table)) throw err;
+      denied.set(table, `${table.replace('storefront_', '')} could not be read: ${bare(err)}`);
+    }
+  }
+}
+
+/** A listing's pages: the first one when the shop query brought it, then the rest after its cursor. */
+async function* listingPages(
+  first: LooseConnection | undefined,
+  rest: (after: string | undefined) => AsyncGenerator<LooseConnection>,
+): AsyncGenerator<LooseConnection> {
+  if (!first) {
+    yield* rest(undefined);
+    return;
+  }
+  yield first;
+  if (first.pageInfo.hasNextPage && first.pageInfo.endCursor) yield* rest(first.pageInfo.endCursor);
+}
+
+/** An error's message without the source's name, for a failure that names it already. */
+function bare(err: Error): string {
+  const prefix = `${sourceName(STOREFRONT_SOURCE)} `;
+  return err.message.startsWith(prefix) ? err.message.slice(prefix.length) : err.message;
+}
+
+/** A phase whose first query the token may not make: its refusal is one failure, and the pass goes on. */
+async function* scoped(table: Table, phase: AsyncGenerator<Event>): AsyncGenerator<Event> {
+  try {
+    yield* phase;
+  } catch (err) {
+    if (!(err instanceof ShopifyAccessDenied)) throw err;
+    yield failure(table, undefined, `${table.replace('storefront_', '')} could not be read: ${bare(err)}`, {
+      retryable: false,
+    });
+  }
 }
 
 // ---------------------------------------------------------------------------------------------------
@@ -342,13 +495,62 @@ function policyDocument(policy: ShopPolicy, version: string): SourceDocument {
 // Products
 // ---------------------------------------------------------------------------------------------------
 
-function isListed(p: Pick<ProductState, 'status' | 'onlineStoreUrl'>): boolean {
-  return p.status === 'ACTIVE' && typeof p.onlineStoreUrl === 'string' && p.onlineStoreUrl !== '';
+const onOnlineStore = (p: Pick<ProductState, 'onlineStoreUrl'>) =>
+  typeof p.onlineStoreUrl === 'string' && p.onlineStoreUrl !== '';
+
+/** An active product without an online-store URL: published elsewhere, or not at all (ask). */
+const isCandidate = (p: Pick<ProductState, 'status' | 'onlineStoreUrl'>) =>
+  p.status === 'ACTIVE' && !onOnlineStore(p);
+
+function isListed(pass: Pass, p: Pick<ProductState, 'id' | 'status' | 'onlineStoreUrl'>): boolean {
+  return p.status === 'ACTIVE' && (onOnlineStore(p) || pass.publishedElsewhere.has(p.id));
 }
 
-function productToken(p: ProductState, store: StoreFacts): string {
-  return changeToken(p.updatedAt, p.status, p.onlineStoreUrl ?? '', store.currencyCode);
+function productToken(pass: Pass, p: ProductState): string {
+  const token = changeToken(p.updatedAt, p.status, p.onlineStoreUrl ?? '', pass.store.currencyCode);
+  return onOnlineStore(p) ? token : `${token}${HEADLESS_MARK}`;
 }
+
+/**
+ * Asks which of these active products without an online-store URL are published elsewhere, adding them
+ * to {@link Pass.publishedElsewhere}. Without `read_publications` it reports that once and marks them
+ * failed (held ones stay; new ones wait for the scope).
+ */
+async function* checkPublications(
+  pass: Pass,
+  ledger: ProductLedger,
+  ids: readonly string[],
+): AsyncGenerator<Event> {
+  for (let i = 0; i < ids.length && !pass.publicationsDenied; i += STATE_BATCH) {
+    const batch = ids.slice(i, i + STATE_BATCH);
+    let nodes: unknown[];
+    try {
+      nodes = await pass.client.productPublications(batch);
+    } catch (err) {
+      if (!(err instanceof ShopifyAccessDenied)) throw err;
+      pass.publicationsDenied = true;
+      yield failure(
+        PRODUCTS_TABLE,
+        undefined,
+        `active products not on the Online Store could not be checked for other publications (headless storefronts): ${bare(err)}`,
+        { retryable: false },
+      );
+      break;
+    }
+    for (const node of nodes) {
+      const parsed = productPublicationsSchema.safeParse(node);
+      if (parsed.success && (parsed.data.resourcePublicationsCount?.count ?? 0) > 0) {
+        pass.publishedElsewhere.add(parsed.data.id);
+      }
+    }
+  }
+  if (pass.publicationsDenied) {
+    for (const id of ids) if (!pass.publishedElsewhere.has(id)) ledger.failed.add(id);
+  }
+}
+
+/** Products asked for their publications per request (`nodes` takes up to 250 ids; two points each). */
+const STATE_BATCH = 250;
 
 /** What the product phase has done with each id so far. */
 interface ProductLedger {
@@ -356,59 +558,93 @@ interface ProductLedger {
   handled: Set<string>;
   /** Yielded as a document in this pass (held now, even if the connection did not hold it before). */
   yielded: Set<string>;
+  /** The change token of each yielded document. */
+  yieldedVersions: Map<string, string>;
   deleted: Set<string>;
   failed: Set<string>;
 }
 
-async function* syncProducts(pass: Pass, cursor: StorefrontCursor): AsyncGenerator<Event> {
+async function* syncProducts(
+  pass: Pass,
+  cursor: StorefrontCursor,
+  first: LooseConnection | undefined,
+): AsyncGenerator<Event> {
   const since = cursor.productsUpdatedAt;
   const incremental = !pass.full && since !== undefined;
   const ledger: ProductLedger = {
     handled: new Set(),
     yielded: new Set(),
+    yieldedVersions: new Map(),
     deleted: new Set(),
     failed: new Set(),
   };
   const filters = [
     ...(incremental ? [] : ['status:active']),
-    ...(since === undefined ? [] : [`updated_at:>=${quoted(since)}`]),
+    ...(since === undefined ? [] : [changedProductsQuery(since)]),
   ];
   // A listing of every active product (no cursor) is itself the id pass.
   const listed = new Set<string>();
   let listingComplete = since === undefined;
 
-  for await (const page of pass.client.products(filters.join(' AND '))) {
+  const filter = filters.join(' AND ');
+  const pages = listingPages(incremental ? first : undefined, (after) => pass.client.products(filter, after));
+  for await (const page of pages) {
+    const products: Product[] = [];
     for (const raw of page.nodes) {
       const parsed = productSchema.safeParse(raw);
-      if (!parsed.success) {
-        const id = idOf(raw);
-        if (id === undefined) listingComplete = false;
-        else {
-          listed.add(id);
-          ledger.handled.add(id);
-          ledger.failed.add(id);
-        }
-        yield shapeFailure(PRODUCTS_TABLE, 'product', raw, parsed.error);
+      if (parsed.success) {
+        products.push(parsed.data);
         continue;
       }
-      const product = parsed.data;
+      const id = idOf(raw);
+      if (id === undefined) listingComplete = false;
+      else {
+        listed.add(id);
+        ledger.handled.add(id);
+        ledger.failed.add(id);
+      }
+      yield shapeFailure(PRODUCTS_TABLE, 'product', raw, parsed.error);
+    }
+    // The boundary second is listed again every pass: an active product of it that is not held was
+    // asked last pass (no edit since; a publication changed without one is the id pass's to find).
+    const seenBefore = (p: Product) =>
+      incremental && p.updatedAt === since && !pass.known[PRODUCTS_TABLE].has(p.id) && isCandidate(p);
+    yield* checkPublications(
+      pass,
+      ledger,
+      products.filter((p) => isCandidate(p) && !seenBefore(p)).map((p) => p.id),
+    );
+    for (const product of products) {
       cursor.productsUpdatedAt = later(cursor.productsUpdatedAt, product.updatedAt);
-      if (isListed(product)) listed.add(product.id);
+      if (seenBefore(product)) continue;
+      if (isListed(pass, product)) listed.add(product.id);
+      if (ledger.failed.has(product.id)) {
+        ledger.handled.add(product.id);
+        continue;
+      }
       yield* productEvents(pass, ledger, product);
     }
     yield { kind: 'checkpoint', cursor: { ...cursor } };
   }
 
-  if (pass.full) return;
-  if (incremental) {
-    yield* deletionEvents(pass, ledger, cursor, later(cursor.deletionsAt, since));
+  if (pass.full || !incremental) {
+    if (listingComplete) cursor.idPassAt = pass.now();
+    markFailed(cursor, ledger.failed.size > 0 || !listingComplete);
+    if (pass.full || !listingComplete) return;
+  } else {
+    const reason = idPassReason(pass, ledger, cursor);
+    markFailed(cursor, ledger.failed.size > 0);
+    if (!reason) return;
+    // Why this sync lists every product id: an operator's first question about its cost.
+    pass.ctx.log.info({ reason }, 'storefront: listing every active product id');
+    yield* deletionEvents(pass, ledger, cursor, later(cursor.deletionsAt, since!));
     const published = yield* productIdPass(pass, ledger);
+    markFailed(cursor, ledger.failed.size > 0 || !published);
     if (!published) return;
+    cursor.idPassAt = pass.now();
     listed.clear();
     for (const id of published) listed.add(id);
-    listingComplete = true;
   }
-  if (!listingComplete) return;
   const held = new Set([...pass.known[PRODUCTS_TABLE].keys(), ...ledger.yielded]);
   for (const id of held) {
     pass.ctx.signal.throwIfAborted();
@@ -418,20 +654,52 @@ async function* syncProducts(pass: Pass, cursor: StorefrontCursor): AsyncGenerat
   }
 }
 
+function markFailed(cursor: StorefrontCursor, failed: boolean): void {
+  if (failed) cursor.productsFailed = true;
+  else delete cursor.productsFailed;
+}
+
+/**
+ * Why this incremental pass must run the id pass, or undefined when the count proves it need not: the
+ * items held on the Online Store after this pass's changes must be exactly as many as the store's active
+ * products published there. A deletion, an archive or an unpublish lowers the count; a product created
+ * or published with an edit is in this pass's listing and held now. A change between the count and the
+ * listing makes them differ for one pass: an id pass that was not needed, never a deletion missed.
+ */
+function idPassReason(pass: Pass, ledger: ProductLedger, cursor: StorefrontCursor): string | undefined {
+  if (cursor.idPassAt === undefined) return 'no id pass yet';
+  if (cursor.productsFailed) return 'a product failed in the last pass';
+  if (ledger.failed.size > 0) return 'a product failed in this pass';
+  if (pass.onlineCount === undefined) return 'no exact product count';
+  const versions = new Map<string, string | null | undefined>();
+  for (const [id, doc] of pass.known[PRODUCTS_TABLE]) versions.set(id, doc.version);
+  for (const [id, version] of ledger.yieldedVersions) versions.set(id, version);
+  for (const id of ledger.deleted) versions.delete(id);
+  let held = 0;
+  for (const version of versions.values()) if (!version?.endsWith(HEADLESS_MARK)) held++;
+  if (held !== pass.onlineCount) {
+    return `the store counts ${pass.onlineCount} products on the Online Store, the connection holds ${held}`;
+  }
+  const maxAgeMs = Number(pass.ctx.settings['idPassHours'] ?? DEFAULT_ID_PASS_HOURS) * HOUR_MS;
+  if (pass.now() - cursor.idPassAt >= maxAgeMs) return 'the last id pass is older than its interval';
+  return undefined;
+}
+
 /** One listed or fetched product: a document when it is new or changed, a deletion when it left. */
 async function* productEvents(pass: Pass, ledger: ProductLedger, product: Product): AsyncGenerator<Event> {
   const id = product.id;
   ledger.handled.add(id);
   const held = pass.known[PRODUCTS_TABLE].has(id) || ledger.yielded.has(id);
-  if (!isListed(product)) {
+  if (!isListed(pass, product)) {
     if (held && !ledger.deleted.has(id)) {
       ledger.deleted.add(id);
       ledger.yielded.delete(id);
+      ledger.yieldedVersions.delete(id);
       yield { kind: 'deleted', externalId: id, table: PRODUCTS_TABLE };
     }
     return;
   }
-  const version = productToken(product, pass.store);
+  const version = productToken(pass, product);
   if (!pass.full && pass.known[PRODUCTS_TABLE].get(id)?.version === version) return;
   let variants: Variant[] = product.variants.nodes;
   const more = product.variants.pageInfo;
@@ -452,6 +720,7 @@ async function* productEvents(pass: Pass, ledger: ProductLedger, product: Produc
     }
   }
   ledger.yielded.add(id);
+  ledger.yieldedVersions.set(id, version);
   ledger.deleted.delete(id);
   yield { kind: 'document', doc: productDocument(pass.store, product, variants, version) };
 }
@@ -468,7 +737,7 @@ function productDocument(
   return {
     externalId: product.id,
     title: product.title,
-    url: product.onlineStoreUrl!,
+    url: product.onlineStoreUrl || `${store.storefront}/products/${encodeURIComponent(product.handle)}`,
     markdown: renderProduct(product, variants, store),
     updatedAt: product.updatedAt,
     visibility: 'public',
@@ -530,6 +799,7 @@ async function* productIdPass(
   const known = pass.known[PRODUCTS_TABLE];
   const published = new Set<string>();
   const stale: string[] = [];
+  const states: ProductState[] = [];
   let complete = true;
   for await (const page of pass.client.productStates('status:active')) {
     for (const raw of page.nodes) {
@@ -544,12 +814,23 @@ async function* productIdPass(
         }
         continue;
       }
-      const state = parsed.data;
-      if (!isListed(state)) continue;
-      published.add(state.id);
-      if (ledger.handled.has(state.id)) continue;
-      if (known.get(state.id)?.version !== productToken(state, pass.store)) stale.push(state.id);
+      states.push(parsed.data);
     }
+  }
+  yield* checkPublications(
+    pass,
+    ledger,
+    states.filter((s) => isCandidate(s) && !ledger.handled.has(s.id)).map((s) => s.id),
+  );
+  for (const state of states) {
+    if (!isListed(pass, state)) {
+      // Held, and its publications could not be read: kept as it is.
+      if (ledger.failed.has(state.id)) published.add(state.id);
+      continue;
+    }
+    published.add(state.id);
+    if (ledger.handled.has(state.id)) continue;
+    if (known.get(state.id)?.version !== productToken(pass, state)) stale.push(state.id);
   }
   yield* inBatches(
     pass,
@@ -573,7 +854,7 @@ async function* productIdPass(
         yield shapeFailure(PRODUCTS_TABLE, 'product', node, parsed.error);
         return;
       }
-      if (!isListed(parsed.data)) published.delete(id);
+      if (!isListed(pass, parsed.data)) published.delete(id);
       yield* productEvents(pass, ledger, parsed.data);
     },
   );
@@ -588,7 +869,7 @@ async function* productIdPass(
 interface ContentKind<S extends PageState | ArticleState, D extends S> {
   table: Table;
   noun: string;
-  states: (client: ShopifyClient) => AsyncGenerator<LooseConnection>;
+  states: (client: ShopifyClient, after: string | undefined) => AsyncGenerator<LooseConnection>;
   nodes: (client: ShopifyClient, ids: readonly string[]) => Promise<unknown[]>;
   stateSchema: z.ZodType<S>;
   schema: z.ZodType<D>;
@@ -599,7 +880,7 @@ interface ContentKind<S extends PageState | ArticleState, D extends S> {
 const PAGE_KIND: ContentKind<PageState, Page> = {
   table: PAGES_TABLE,
   noun: 'page',
-  states: (client) => client.pageStates(),
+  states: (client, after) => client.pageStates(after),
   nodes: (client, ids) => client.pageNodes(ids),
   stateSchema: pageStateSchema,
   schema: pageSchema,
@@ -620,7 +901,7 @@ const PAGE_KIND: ContentKind<PageState, Page> = {
 const ARTICLE_KIND: ContentKind<ArticleState, Article> = {
   table: ARTICLES_TABLE,
   noun: 'article',
-  states: (client) => client.articleStates(),
+  states: (client, after) => client.articleStates(after),
   nodes: (client, ids) => client.articleNodes(ids),
   stateSchema: articleStateSchema,
   schema: articleSchema,
@@ -649,13 +930,14 @@ function isVisible(s: { isPublished: boolean; publishedAt?: string | null | unde
 async function* syncContent<S extends PageState | ArticleState, D extends S>(
   pass: Pass,
   kind: ContentKind<S, D>,
+  first: LooseConnection | undefined,
 ): AsyncGenerator<Event> {
   const known = pass.known[kind.table];
   const visible = new Set<string>();
   const failed = new Set<string>();
   const stale: string[] = [];
   let complete = true;
-  for await (const page of kind.states(pass.client)) {
+  for await (const page of listingPages(first, (after) => kind.states(pass.client, after))) {
     for (const raw of page.nodes) {
       const parsed = kind.stateSchema.safeParse(raw);
       if (!parsed.success) {

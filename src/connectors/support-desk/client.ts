@@ -15,10 +15,16 @@ import {
   type ArticleListPage,
   articleExportPageSchema,
   articleListPageSchema,
+  type Brand,
+  brandsPageSchema,
   type Category,
   type Comment,
   categoriesPageSchema,
   commentsPageSchema,
+  type HelpCenterLocales,
+  helpCenterLocalesSchema,
+  localeProbeSchema,
+  translationsPageSchema,
   type Section,
   sectionsPageSchema,
   type TicketExportPage,
@@ -38,6 +44,11 @@ export interface SupportDeskCredentials {
   access_token?: string;
   /** Also sync solved and closed tickets. Absent in credentials stored before the option existed: false. */
   include_tickets?: boolean;
+  /**
+   * Whose help centers sync: absent, only the subdomain's own; `all`, every brand's with a live help
+   * center; a list, those brands' (by subdomain).
+   */
+  brands?: 'all' | string[];
 }
 
 type SupportDeskContext = Pick<
@@ -186,12 +197,106 @@ export async function listSections(ctx: SupportDeskContext): Promise<Section[]> 
   return out;
 }
 
+/** The articles path: the default locale's without a locale, else that locale's. */
+function articlesPath(locale: string | undefined): string {
+  return locale === undefined
+    ? '/api/v2/help_center/articles'
+    : `/api/v2/help_center/${pathSegment(locale)}/articles`;
+}
+
 /**
- * Every article the listing shows (drafts included, for agents; archived articles are not listed), 100 a
- * request, records unparsed.
+ * Every article the listing shows in `locale` (the default locale without one; drafts included, for
+ * agents; archived articles and those without a translation in the locale are not listed), 100 a
+ * request, records unparsed. `newestEditsFirst` orders them by their last edit in that locale, newest
+ * first, so a reader may stop at the first one it already holds.
  */
-export function listArticles(ctx: SupportDeskContext): AsyncGenerator<ArticleListPage> {
-  return cursorList(ctx, '/api/v2/help_center/articles', articleListPageSchema, (p) => p.articles);
+export function listArticles(
+  ctx: SupportDeskContext,
+  opts: { locale?: string; newestEditsFirst?: boolean } = {},
+): AsyncGenerator<ArticleListPage> {
+  const order: Record<string, string> = opts.newestEditsFirst
+    ? { sort_by: 'edited_at', sort_order: 'desc' }
+    : {};
+  return cursorList(ctx, articlesPath(opts.locale), articleListPageSchema, (p) => p.articles, order);
+}
+
+/** The help center's enabled languages and its default one (one request). */
+export function helpCenterLocales(ctx: SupportDeskContext): Promise<HelpCenterLocales> {
+  return refusalNamed(
+    ctx,
+    ctx.http.getJson(joinUrl(ctx.baseUrl, '/api/v2/help_center/locales'), helpCenterLocalesSchema, {
+      headers: headers(ctx),
+    }),
+  );
+}
+
+/** What one request tells about a locale's articles: how many the list shows, and the newest edit. */
+export interface LocaleProbe {
+  count: number;
+  /** `edited_at|id` of the most recently edited article in the locale; undefined when it has none. */
+  newest: string | undefined;
+}
+
+/**
+ * One request per locale: the offset list's `count` (§3.2) on a one-article page ordered by the last edit
+ * in that locale, newest first. A new, removed or edited translation changes one or the other.
+ */
+export async function probeLocale(ctx: SupportDeskContext, locale: string): Promise<LocaleProbe> {
+  const page = await refusalNamed(
+    ctx,
+    ctx.http.getJson(joinUrl(ctx.baseUrl, articlesPath(locale)), localeProbeSchema, {
+      headers: headers(ctx),
+      query: { per_page: 1, sort_by: 'edited_at', sort_order: 'desc' },
+    }),
+  );
+  const first = page.articles[0] as { id?: unknown; edited_at?: unknown } | undefined;
+  const newest =
+    first && typeof first.edited_at === 'string' ? `${first.edited_at}|${String(first.id)}` : undefined;
+  return { count: page.count, newest };
+}
+
+/** Every translation of one article (the default language's included), records unparsed. */
+export async function articleTranslations(ctx: SupportDeskContext, articleId: string): Promise<unknown[]> {
+  const out: unknown[] = [];
+  for await (const page of cursorList(
+    ctx,
+    `/api/v2/help_center/articles/${pathSegment(articleId)}/translations`,
+    translationsPageSchema,
+    (p) => p.translations,
+  )) {
+    out.push(...page.translations);
+  }
+  return out;
+}
+
+/** Every brand the credentials may see (admins see all; other agents their own). */
+export async function listBrands(ctx: SupportDeskContext): Promise<Brand[]> {
+  const out: Brand[] = [];
+  for await (const page of cursorList(ctx, '/api/v2/brands', brandsPageSchema, (p) => p.brands)) {
+    out.push(...page.brands);
+  }
+  return out;
+}
+
+/**
+ * The API base of another brand's help center: the connection's base with its subdomain replaced, where
+ * the base names it (the host's first label, `https://acme.zendesk.com`, or a path segment of an
+ * operator's template, `http://proxy/acme`). Undefined when the base does not name the subdomain (an
+ * operator's template without `{subdomain}`): such a base cannot reach another brand.
+ */
+export function brandBaseUrl(baseUrl: string, subdomain: string, brand: string): string | undefined {
+  if (brand === subdomain) return baseUrl;
+  const url = new URL(baseUrl);
+  const labels = url.hostname.split('.');
+  if (labels.length > 2 && labels[0] === subdomain) {
+    url.hostname = [brand, ...labels.slice(1)].join('.');
+    return url.origin + url.pathname.replace(/\/+$/, '');
+  }
+  const segments = url.pathname.split('/');
+  const at = segments.indexOf(subdomain);
+  if (at < 0) return undefined;
+  segments[at] = brand;
+  return url.origin + segments.join('/').replace(/\/+$/, '');
 }
 
 const articleCountSchema = z.object({ count: z.number().int().nonnegative() });

@@ -1,6 +1,7 @@
 /**
  * `support_desk`: a Zendesk account. Its Help Center articles sync as items (`support_desk_articles`,
- * `public` when visible to everyone), and with `include_tickets` its solved and closed tickets too
+ * `public` when visible to everyone; one item per language, and with `brands` every brand's help center),
+ * and with `include_tickets` its solved and closed tickets too
  * (`support_desk_tickets`, `private`, public comments only): see sync.ts. Authenticated with the seed's
  * e-mail + API token (Basic `{email}/token:{api_token}`) or an OAuth access token (Bearer), which the
  * consent flow fills; Zendesk is retiring API tokens (vendor-apis/zendesk.md, Corrections).
@@ -28,6 +29,9 @@ import { zendeskOAuth } from './oauth.ts';
 
 export { type SupportDeskCredentials, ZENDESK_TOKEN_RETIRED_HINT, zendeskAuthHeader };
 
+/** Brands one connection may name: more is an account to split into connections. */
+const MAX_BRANDS = 100;
+
 const supportDeskInputSchema = z.strictObject({
   subdomain: z.string().min(1).describe('Account subdomain: `acme` or `acme.zendesk.com`.'),
   email: z
@@ -52,6 +56,12 @@ const supportDeskInputSchema = z.strictObject({
     .optional()
     .describe(
       'Also sync solved and closed tickets, their public comments only, as private items. Default false.',
+    ),
+  brands: z
+    .union([z.literal('all'), z.array(z.string().min(1)).min(1).max(MAX_BRANDS)])
+    .optional()
+    .describe(
+      'Also sync other brands\' help centers: `all` (every brand whose help center is live) or a list of brand subdomains (`["acme", "acme-pro"]`). Each item is tagged `brand:<subdomain>`. Absent: only the subdomain\'s own help center.',
     ),
 });
 type SupportDeskInput = z.infer<typeof supportDeskInputSchema>;
@@ -132,6 +142,12 @@ export const supportDeskConnector: Connector<SupportDeskCredentials, SupportDesk
       creds.access_token = normalizeToken('access_token', input.access_token);
     }
     creds.include_tickets = input.include_tickets === true;
+    if (input.brands !== undefined) {
+      creds.brands =
+        input.brands === 'all'
+          ? 'all'
+          : [...new Set(input.brands.map((b) => normalizeTenantLabel('brands', b, 'zendesk.com')))];
+    }
     return creds;
   },
   defaultBaseUrl: 'https://{subdomain}.zendesk.com',

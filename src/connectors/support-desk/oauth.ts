@@ -3,8 +3,9 @@
  * (none new after 2026-10-27, none accepted after 2027-04-30), so a support-desk connection can be made
  * by consent instead. Every account is its own authorization server (`https://{subdomain}.zendesk.com`),
  * so the initiate body names the subdomain. The token endpoint takes a JSON body with the client's id and
- * secret; access tokens may expire (`expires_in`) and then come with a refresh token, which the sync job
- * trades for new ones before they run out.
+ * secret; access tokens may expire (`expires_in`, 30 minutes for clients made since 2026) and then come
+ * with a refresh token (30 days, `refresh_token_expires_in`) that rotates: each refresh voids the old pair.
+ * The job trades it before the access token runs out, on a 401, and on a schedule for idle connections.
  */
 import { z } from 'zod';
 import { joinUrl } from '../base-url.ts';
@@ -24,12 +25,17 @@ const tokenSchema = z.object({
   refresh_token_expires_in: z.number().nullish(),
 });
 
-function tokensOf(token: z.infer<typeof tokenSchema>, accountName: string | null): OAuthTokens {
+function tokensOf(
+  token: z.infer<typeof tokenSchema>,
+  accountName: string | null,
+  now = Date.now(),
+): OAuthTokens {
   return {
     accessToken: token.access_token,
     accountName,
     refreshToken: token.refresh_token ?? null,
-    expiresAt: expiryOf(token.expires_in),
+    expiresAt: expiryOf(token.expires_in, now),
+    refreshExpiresAt: expiryOf(token.refresh_token_expires_in, now),
   };
 }
 
@@ -80,7 +86,7 @@ export const zendeskOAuth: OAuthSteps = {
     });
     return tokensOf(token, subdomainOf(app.baseUrl));
   },
-  async refresh(http, app, { refreshToken }) {
+  async refresh(http, app, { refreshToken, now }) {
     const token = await requestTokens(http, {
       label: 'Zendesk',
       grant: 'refresh token',
@@ -96,7 +102,7 @@ export const zendeskOAuth: OAuthSteps = {
     });
     // Zendesk rotates refresh tokens; if it ever answers without one, the old one is still the one to keep.
     return {
-      ...tokensOf(token, subdomainOf(app.baseUrl)),
+      ...tokensOf(token, subdomainOf(app.baseUrl), now),
       refreshToken: token.refresh_token ?? refreshToken,
     };
   },

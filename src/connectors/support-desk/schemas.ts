@@ -44,8 +44,64 @@ export const articleSchema = z.object({
   label_names: z.array(z.string()).nullish(),
   /** HTML. */
   body: z.string().nullish(),
+  /** The locale the record is displayed in (its translation's). */
+  locale: z.string().optional(),
+  /** The last edit of the title or body in the displayed locale. */
+  edited_at: z.string().nullish(),
 });
 export type Article = z.infer<typeof articleSchema>;
+
+/** A locale's articles (`GET /api/v2/help_center/{locale}/articles`), offset-paginated: `count` and the page. */
+export const localeProbeSchema = z.object({
+  count: z.number().int().nonnegative(),
+  articles: z.array(z.unknown()),
+});
+
+/**
+ * One translation of an article (`GET /api/v2/help_center/articles/{id}/translations`): the text of one
+ * language. The article's own fields (section, labels, visibility) are not repeated here.
+ */
+export const translationSchema = z.object({
+  locale: z.string().min(1),
+  title: z.string(),
+  body: z.string().nullish(),
+  draft: z.boolean(),
+  html_url: z.string(),
+  updated_at: z.string(),
+});
+export type Translation = z.infer<typeof translationSchema>;
+
+export const translationsPageSchema = z.object({
+  translations: z.array(z.unknown()),
+  meta: cursorMetaSchema,
+  links: cursorLinksSchema.optional(),
+});
+
+/** `GET /api/v2/help_center/locales`: the help center's enabled languages and its default one. */
+export const helpCenterLocalesSchema = z.object({
+  locales: z.array(z.string().min(1)),
+  default_locale: z.string().min(1),
+});
+export type HelpCenterLocales = z.infer<typeof helpCenterLocalesSchema>;
+
+/** One brand (`GET /api/v2/brands`): only what finding its help center needs. */
+const brandSchema = z.object({
+  id,
+  name: z.string(),
+  subdomain: z.string(),
+  active: z.boolean().optional(),
+  is_deleted: z.boolean().optional(),
+  has_help_center: z.boolean().optional(),
+  /** `enabled`, `disabled` or `restricted` (agents only: not yet live). */
+  help_center_state: z.string().nullish(),
+});
+export type Brand = z.infer<typeof brandSchema>;
+
+export const brandsPageSchema = z.object({
+  brands: z.array(brandSchema),
+  meta: cursorMetaSchema,
+  links: cursorLinksSchema.optional(),
+});
 
 /** `GET /api/v2/help_center/incremental/articles?start_time=` (§4.3). */
 export const articleExportPageSchema = z.object({

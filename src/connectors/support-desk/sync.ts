@@ -1,35 +1,42 @@
 /**
- * The content sync of `support_desk` (Zendesk): Help Center articles, and, when the connection asks for
- * them (`include_tickets`), solved and closed tickets with their public comments.
+ * The content sync of `support_desk` (Zendesk): Help Center articles in every language of every help
+ * center the connection asks for (its subdomain's own, or its brands': brands.ts), and, when the
+ * connection asks for them (`include_tickets`), solved and closed tickets with their public comments.
  *
- * Articles:
+ * Articles, per help center:
  * 1. Categories and sections are listed once per pass: the tags and the `Category > Section` context of
- *    every article, and part of its change token (a renamed section changes its articles' text and tags).
- * 2. The incremental article export (§4.3) from the cursor's `startTime` yields new and changed articles
- *    with their bodies, 1,000 a page. Its `start_time` is inclusive and pages overlap on their boundary
- *    second, so an article can come twice: one already yielded in this pass, or held with the same change
- *    token, is skipped. Drafts are not items: a held one (or one yielded earlier in the pass) is deleted.
- *    A checkpoint after each page saves its `end_time`, where the next sync starts.
+ *    every article (in the default language), and part of its change token (a renamed section changes its
+ *    articles' text and tags). The help center's languages are read too (one request), and each language
+ *    other than the default is probed (one request each: translations.ts).
+ * 2. The incremental article export (§4.3) from the help center's `startTime` yields new and changed
+ *    articles in the default language, with their bodies, 1,000 a page. Its `start_time` is inclusive and
+ *    pages overlap on their boundary second, so an article can come twice: one already yielded in this
+ *    pass, or held with the same change token, is skipped. Drafts are not items: a held one (or one
+ *    yielded earlier in the pass) is deleted. A checkpoint after each page saves its `end_time`, where the
+ *    next sync starts.
  * 3. The export does not report archived or deleted articles (§6 documents no such marker; archived
  *    articles simply stop appearing), so only listing every article (100 a request, the cursor-paginated
  *    list, which leaves archived ones out) proves what left: the listing deletes the held ones it did not
- *    show, or showed as drafts. It also compares every article's change token with the held one, so what
- *    the export did not surface (a renamed section or category, more same-second changes than one export
- *    page holds) is yielded from it too. A first pass has nothing to delete and skips it; a reset leaves
- *    removal to the runner's sweep.
+ *    show, or showed as drafts, and the translations of those it did not show at all. It also compares
+ *    every article's change token with the held one, so what the export did not surface (a renamed
+ *    section or category, more same-second changes than one export page holds) is yielded from it too. A
+ *    first pass has nothing to delete and skips it; a reset leaves removal to the runner's sweep.
  * 4. That listing costs a request per 100 articles, ten times the export's, so an incremental pass lists
  *    only when something says it must ({@link listingReason}): the list's article count (one request)
  *    differs from the last pass's count plus the articles the export shows created since (an archive or
- *    a deletion lowers it; nothing else does unnoticed), a category or section changed, the export could
- *    not page past a second, or the last listing is older than `KB_SUPPORT_DESK_LISTING_HOURS` (default
- *    24): the backstop for what a count cannot see, an archive and a restore in one interval.
+ *    a deletion lowers it; nothing else does unnoticed), a category or section changed, the languages
+ *    changed, the export could not page past a second, or the last listing is older than
+ *    `KB_SUPPORT_DESK_LISTING_HOURS` (default 24): the backstop for what a count cannot see, an archive and
+ *    a restore in one interval.
+ * 5. The other languages (translations.ts): each translation an item `{id}:{locale}`.
+ * Held items of a language the help center no longer has, or of a help center the pass no longer reads
+ * (a brand removed from the option, its help center disabled), leave.
  *
  * Tickets (opt-in): the cursor-based incremental ticket export (§5.1) from the saved `after_cursor`.
  * Solved and closed tickets whose `updated_at` differs from the held version get their comments read
  * (a few tickets in flight) and become private items of their public comments only. A ticket that is
  * deleted (`status: "deleted"`) or reopened (any other status) leaves.
  */
-import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import { isAppError } from '../../lib/errors.ts';
 import { joinUrl, pathSegment } from '../base-url.ts';
@@ -37,57 +44,87 @@ import { sourceName } from '../credential-check.ts';
 import { isSourceHttpError, isTransientSourceError } from '../http.ts';
 import { mapInOrder } from '../toolkit/in-order.ts';
 import { knownById } from '../toolkit/known.ts';
-import type { ConnectorContext, KnownDocument, SourceDocument, SyncEvent, SyncOptions } from '../types.ts';
+import type { ConnectorContext, KnownDocument, SyncEvent, SyncOptions } from '../types.ts';
+import {
+  ARTICLES_TABLE,
+  type ArticlePass,
+  articleEvents,
+  articleKey,
+  articleToken,
+  DRAFT,
+  FAILED,
+  GONE,
+  idOf,
+  isDraft,
+  isToken,
+  parseArticleKey,
+  placesDigest,
+  placesOf,
+} from './articles.ts';
+import { type HelpCenter, helpCenters } from './brands.ts';
 import {
   ARTICLE_EXPORT_PAGE_SIZE,
   countArticles,
   exportArticles,
   exportTickets,
+  helpCenterLocales,
+  type LocaleProbe,
   listArticles,
   listCategories,
   listSections,
+  probeLocale,
   SUPPORT_DESK_SOURCE,
   type SupportDeskCredentials,
   type TicketExportFrom,
   ticketComments,
 } from './client.ts';
-import { renderArticle, renderTicket, ticketTitle } from './render.ts';
-import {
-  type Article,
-  articleSchema,
-  type Category,
-  type Section,
-  type Ticket,
-  ticketSchema,
-} from './schemas.ts';
+import { renderTicket, ticketTitle } from './render.ts';
+import { type Article, articleSchema, type Ticket, ticketSchema } from './schemas.ts';
+import { type LocaleSeen, translationPass } from './translations.ts';
 
-export const ARTICLES_TABLE = 'support_desk_articles';
+export { ARTICLES_TABLE };
 export const TICKETS_TABLE = 'support_desk_tickets';
 
+const localeSeenSchema = z.object({
+  count: z.number().int().nonnegative(),
+  /** `edited_at|id` of the language's most recently edited article. */
+  newest: z.string().optional(),
+  listedAt: z.number().int().nonnegative(),
+  failed: z.boolean().optional(),
+});
+
+/** Where one help center's export goes on, and what its last complete pass saw. */
+const helpCenterCursorSchema = z.object({
+  startTime: z.number().int().nonnegative(),
+  /**
+   * What the last pass saw, for the next one's {@link listingReason}: the list's article count (taken
+   * before that pass's export), a digest of the categories and sections, when every article was last
+   * listed (epoch ms), and the languages. Absent in cursors saved before it existed: the next pass lists.
+   */
+  seen: z
+    .object({
+      count: z.number().int().nonnegative(),
+      places: z.string(),
+      listedAt: z.number().int().nonnegative(),
+      /** An article failed in that pass: the next one lists, to read it again. */
+      failed: z.boolean().optional(),
+      /** The default language and what each other one showed. Absent before languages were synced. */
+      locales: z.object({ default: z.string(), others: z.record(z.string(), localeSeenSchema) }).optional(),
+    })
+    .optional(),
+});
+type HelpCenterCursor = z.infer<typeof helpCenterCursorSchema>;
+
 /**
- * The checkpoint: where each export goes on. `articles.startTime` is the last export page's `end_time`
- * (epoch seconds; that second is read again). `tickets` is the ticket export's last `after_cursor`
- * (a start time is read as well, for a pass that should begin at one); absent until a pass with tickets
- * has read a page, or while a ticket that failed for a passing reason keeps it before that page.
+ * The checkpoint: where each export goes on. `articles` is the connection's own help center, `brands`
+ * the other brands' by subdomain; each `startTime` is the last export page's `end_time` (epoch seconds;
+ * that second is read again). `tickets` is the ticket export's last `after_cursor` (a start time is read
+ * as well, for a pass that should begin at one); absent until a pass with tickets has read a page, or
+ * while a ticket that failed for a passing reason keeps it before that page.
  */
 export const supportDeskCursorSchema = z.object({
-  articles: z.object({
-    startTime: z.number().int().nonnegative(),
-    /**
-     * What the last pass saw, for the next one's {@link listingReason}: the list's article count (taken
-     * before that pass's export), a digest of the categories and sections, and when every article was
-     * last listed (epoch ms). Absent in cursors saved before it existed: the next pass then lists.
-     */
-    seen: z
-      .object({
-        count: z.number().int().nonnegative(),
-        places: z.string(),
-        listedAt: z.number().int().nonnegative(),
-        /** An article failed in that pass: the next one lists, to read it again. */
-        failed: z.boolean().optional(),
-      })
-      .optional(),
-  }),
+  articles: helpCenterCursorSchema,
+  brands: z.record(z.string(), helpCenterCursorSchema).optional(),
   tickets: z
     .union([z.object({ cursor: z.string().min(1) }), z.object({ startTime: z.number().int().nonnegative() })])
     .optional(),
@@ -104,33 +141,68 @@ const FROM_THE_START = 0;
 const FETCH_CONCURRENCY = 4;
 /** Ticket reads failing in a row for transient reasons (after the client's retries) mean Zendesk is down. */
 const MAX_TRANSIENT_IN_A_ROW = 10;
-
-/** What this pass did with an id, beside the change token of a document it yielded. */
-const DRAFT = '\u0000draft';
-const GONE = '\u0000gone';
-const FAILED = '\u0000failed';
-const isToken = (v: string | undefined): v is string => v !== undefined && !v.startsWith('\u0000');
+/**
+ * Changed articles whose translations a pass reads one by one, at most: beyond, listing every language
+ * whole is cheaper, and the records are not held in memory.
+ */
+const MAX_CHANGED_HELD = 1000;
 
 type Event = SyncEvent<SupportDeskCursor>;
 
 /** Where this pass has got to: what its next checkpoint saves. */
 interface PassProgress {
-  articlesAt: number;
-  // Saved only once this pass's count is complete: a pass that stops midway (a crash, a cancel) leaves
-  // checkpoints without it, so the pass that resumes it cannot trust a count and lists.
-  seen: NonNullable<SupportDeskCursor['articles']['seen']> | undefined;
+  /**
+   * Each help center's state by key prefix (`''`: the connection's own). Its `seen` is saved only once
+   * its pass completes: a pass that stops midway leaves checkpoints without it, so the pass that resumes
+   * it cannot trust a count and lists.
+   */
+  centers: Map<string, HelpCenterCursor>;
   ticketsFrom: TicketExportFrom | undefined;
 }
 
 function checkpointOf(progress: PassProgress): Event {
-  const { articlesAt, seen, ticketsFrom } = progress;
+  const brands: Record<string, HelpCenterCursor> = {};
+  // Copies: the pass goes on changing its states after the checkpoint is handed over.
+  for (const [prefix, state] of progress.centers) {
+    if (prefix !== '') brands[prefix.slice(0, -1)] = { ...state };
+  }
+  const own = progress.centers.get('');
   return {
     kind: 'checkpoint',
     cursor: {
-      articles: { startTime: articlesAt, ...(seen ? { seen } : {}) },
-      ...(ticketsFrom ? { tickets: ticketsFrom } : {}),
+      articles: own ? { ...own } : { startTime: FROM_THE_START },
+      ...(Object.keys(brands).length > 0 ? { brands } : {}),
+      ...(progress.ticketsFrom ? { tickets: progress.ticketsFrom } : {}),
     },
   };
+}
+
+/** Held articles by help center prefix, then language (`''`: the default), then key. */
+type HeldArticles = Map<string, Map<string, Map<string, KnownDocument>>>;
+
+function partition(known: Map<string, KnownDocument>): HeldArticles {
+  const out: HeldArticles = new Map();
+  for (const [key, doc] of known) {
+    const parsed = parseArticleKey(key);
+    if (!parsed) continue;
+    const byLocale = out.get(parsed.prefix) ?? new Map<string, Map<string, KnownDocument>>();
+    out.set(parsed.prefix, byLocale);
+    const locale = parsed.locale ?? '';
+    const docs = byLocale.get(locale) ?? new Map<string, KnownDocument>();
+    byLocale.set(locale, docs);
+    docs.set(key, doc);
+  }
+  return out;
+}
+
+/** What every help center's pass shares. */
+interface Run {
+  full: boolean;
+  /** Held articles; undefined in a reset. */
+  held: HeldArticles | undefined;
+  progress: PassProgress;
+  now: number;
+  maxAgeMs: number;
 }
 
 export async function* syncSupportDesk(
@@ -139,51 +211,28 @@ export async function* syncSupportDesk(
 ): AsyncGenerator<Event> {
   const full = opts.mode === 'full';
   const withTickets = ctx.credentials.include_tickets === true;
-  const startedAt = opts.cursor?.articles.startTime ?? FROM_THE_START;
-  const before = full ? undefined : opts.cursor?.articles.seen;
+  const { centers, keep } = yield* helpCenters(ctx);
   const progress: PassProgress = {
-    articlesAt: startedAt,
-    seen: undefined,
+    centers: new Map(
+      centers.map((hc) => [hc.prefix, savedState(opts.cursor, hc) ?? { startTime: FROM_THE_START }]),
+    ),
     ticketsFrom: withTickets ? opts.cursor?.tickets : undefined,
   };
-
-  const pass: ArticlePass = {
-    known: full ? undefined : await knownById(opts.known, ctx.signal, ARTICLES_TABLE),
-    places: placesOf(await listCategories(ctx), await listSections(ctx)),
-    handled: new Map(),
-    unidentifiedFailure: false,
+  const run: Run = {
+    full,
+    held: full ? undefined : partition(await knownById(opts.known, ctx.signal, ARTICLES_TABLE)),
+    progress,
+    now: Date.now(),
+    maxAgeMs: Number(ctx.settings['listingHours'] ?? DEFAULT_LISTING_HOURS) * HOUR_MS,
   };
-  // Counted before the export, so an article archived while the export runs lowers the next pass's count.
-  const count = await countArticles(ctx);
-  const { exportStuck, created } = yield* exportPass(ctx, pass, progress, startedAt);
-
-  const now = Date.now();
-  const places = placesDigest(pass.places);
-  const reason =
-    (pass.known && pass.known.size > 0) || exportStuck
-      ? listingReason({
-          before,
-          count,
-          created: created?.size,
-          places,
-          exportStuck,
-          now,
-          maxAgeMs: Number(ctx.settings['listingHours'] ?? DEFAULT_LISTING_HOURS) * HOUR_MS,
-        })
-      : undefined;
-  if (reason) {
-    // Why a sync costs a request per 100 articles this time: an operator's first question.
-    ctx.log.info({ reason }, 'listing every Zendesk article');
-    yield* listingPass(ctx, pass);
+  for (const hc of centers) yield* helpCenterPass(ctx, hc, run);
+  if (run.held) {
+    // Help centers this pass no longer reads: a brand left the option, or its help center went dark.
+    const read = new Set([...centers.map((hc) => hc.prefix), ...keep]);
+    for (const [prefix, byLocale] of run.held) {
+      if (!read.has(prefix)) yield* deleteAll(ctx, byLocale.values());
+    }
   }
-  // A first pass read every article through the export: as complete as a listing.
-  const failed = [...pass.handled.values()].includes(FAILED) || pass.unidentifiedFailure;
-  progress.seen = {
-    count,
-    places,
-    listedAt: reason || !before ? now : before.listedAt,
-    ...(failed ? { failed } : {}),
-  };
 
   if (withTickets) {
     const tickets: TicketPass = {
@@ -195,6 +244,22 @@ export async function* syncSupportDesk(
   yield checkpointOf(progress);
 }
 
+function savedState(cursor: SupportDeskCursor | null, hc: HelpCenter): HelpCenterCursor | undefined {
+  return hc.prefix === '' ? cursor?.articles : cursor?.brands?.[hc.subdomain];
+}
+
+function* deleteAll(
+  ctx: ConnectorContext<SupportDeskCredentials>,
+  groups: Iterable<Map<string, KnownDocument>>,
+): Generator<Event> {
+  for (const docs of groups) {
+    for (const key of docs.keys()) {
+      ctx.signal.throwIfAborted();
+      yield { kind: 'deleted', externalId: key, table: ARTICLES_TABLE };
+    }
+  }
+}
+
 // ---------------------------------------------------------------------------------------------------
 // Articles
 // ---------------------------------------------------------------------------------------------------
@@ -203,10 +268,148 @@ export async function* syncSupportDesk(
 export const DEFAULT_LISTING_HOURS = '24';
 const HOUR_MS = 3_600_000;
 
+/** What one help center's languages are: the default and the others, in the help center's spelling. */
+interface Languages {
+  default: string;
+  others: string[];
+  probes: Map<string, LocaleProbe>;
+}
+
+async function languagesOf(ctx: ConnectorContext<SupportDeskCredentials>): Promise<Languages> {
+  const answer = await helpCenterLocales(ctx);
+  const dflt = answer.default_locale.toLowerCase();
+  const others = [...new Set(answer.locales.map((l) => l.toLowerCase()))].filter((l) => l !== dflt);
+  return { default: dflt, others, probes: new Map() };
+}
+
+/** One help center: its default language through the export, then its other languages. */
+async function* helpCenterPass(
+  base: ConnectorContext<SupportDeskCredentials>,
+  hc: HelpCenter,
+  run: Run,
+): AsyncGenerator<Event> {
+  const ctx = { ...base, baseUrl: hc.baseUrl };
+  const state = run.progress.centers.get(hc.prefix)!;
+  const before = run.full ? undefined : state.seen;
+  state.seen = undefined;
+  const startedAt = state.startTime;
+  const placeMap = placesOf(await listCategories(ctx), await listSections(ctx));
+  const languages = await languagesOf(ctx);
+  // Counted before the export, so an article archived while the export runs lowers the next pass's count.
+  const count = await countArticles(ctx);
+  for (const l of languages.others) languages.probes.set(l, await probeLocale(ctx, l));
+  const held = run.held?.get(hc.prefix);
+  const scope = { prefix: hc.prefix, brandTag: hc.brandTag };
+  const pass: ArticlePass = {
+    scope: { ...scope, locale: languages.default, isDefault: true },
+    known: run.held ? (held?.get('') ?? new Map()) : undefined,
+    places: placeMap,
+    handled: new Map(),
+    unidentifiedFailure: false,
+  };
+  const first = !held || [...held.values()].every((docs) => docs.size === 0);
+  const collect = !first && languages.others.length > 0;
+  const exported = yield* exportPass(ctx, pass, state, startedAt, { collect, progress: run.progress });
+
+  const places = placesDigest(placeMap);
+  const reason =
+    (pass.known && pass.known.size > 0) || exported.exportStuck
+      ? listingReason({
+          before,
+          count,
+          created: exported.created?.size,
+          places,
+          exportStuck: exported.exportStuck,
+          now: run.now,
+          maxAgeMs: run.maxAgeMs,
+          defaultLocale: languages.default,
+        })
+      : undefined;
+  let gone: ReadonlySet<string> = new Set();
+  if (reason) {
+    // Why a sync costs a request per 100 articles this time: an operator's first question.
+    base.log.info({ reason, help_center: hc.subdomain }, 'listing every Zendesk article');
+    gone = yield* listingPass(ctx, pass);
+  }
+  const others = yield* otherLanguages(ctx, {
+    hc,
+    run,
+    languages,
+    before,
+    held,
+    first,
+    gone,
+    exported,
+    placeMap,
+    placesChanged: before !== undefined && before.places !== places,
+  });
+  const failed = [...pass.handled.values()].includes(FAILED) || pass.unidentifiedFailure;
+  state.seen = {
+    count,
+    places,
+    listedAt: reason || !before ? run.now : before.listedAt,
+    ...(failed ? { failed } : {}),
+    locales: { default: languages.default, others },
+  };
+}
+
+interface OtherLanguagesInputs {
+  hc: HelpCenter;
+  run: Run;
+  languages: Languages;
+  before: HelpCenterCursor['seen'];
+  held: Map<string, Map<string, KnownDocument>> | undefined;
+  first: boolean;
+  gone: ReadonlySet<string>;
+  exported: ExportOutcome;
+  placeMap: Map<number, string[]>;
+  placesChanged: boolean;
+}
+
+/** The help center's other languages, and the held items of languages it no longer has (or made default). */
+async function* otherLanguages(
+  ctx: ConnectorContext<SupportDeskCredentials>,
+  i: OtherLanguagesInputs,
+): AsyncGenerator<Event, Record<string, LocaleSeen>> {
+  const passes = new Map<string, ArticlePass>();
+  for (const locale of i.languages.others) {
+    passes.set(locale, {
+      scope: { prefix: i.hc.prefix, brandTag: i.hc.brandTag, locale, isDefault: false },
+      known: i.run.held ? (i.held?.get(locale) ?? new Map()) : undefined,
+      places: i.placeMap,
+      handled: new Map(),
+      unidentifiedFailure: false,
+    });
+  }
+  const beforeLocales = i.before?.locales;
+  const others =
+    passes.size === 0
+      ? {}
+      : yield* translationPass(ctx, {
+          passes,
+          probes: i.languages.probes,
+          before: beforeLocales?.default === i.languages.default ? beforeLocales.others : undefined,
+          changed: i.exported.changed ?? new Map(),
+          gone: i.gone,
+          first: i.first,
+          listAll: i.placesChanged || i.exported.exportStuck || i.exported.changed === undefined,
+          now: i.run.now,
+          maxAgeMs: i.run.maxAgeMs,
+        });
+  if (i.held) {
+    const current = new Set(i.languages.others);
+    yield* deleteAll(
+      ctx,
+      [...i.held].filter(([l]) => l !== '' && !current.has(l)).map(([, docs]) => docs),
+    );
+  }
+  return others;
+}
+
 /** What decides whether an incremental pass lists every article. */
 interface ListingInputs {
   /** What the last pass saw; undefined after a reset or with a cursor older than the count. */
-  before: { count: number; places: string; listedAt: number; failed?: boolean | undefined } | undefined;
+  before: HelpCenterCursor['seen'];
   /** The list's article count now, taken before this pass's export. */
   count: number;
   /** Distinct articles the export showed created after its start time; undefined: not readable. */
@@ -215,6 +418,7 @@ interface ListingInputs {
   exportStuck: boolean;
   now: number;
   maxAgeMs: number;
+  defaultLocale: string;
 }
 
 /**
@@ -229,6 +433,8 @@ function listingReason(i: ListingInputs): string | undefined {
   if (i.exportStuck) return 'the export could not page past one second';
   if (!i.before) return 'no count from an earlier pass';
   if (i.before.failed) return 'an article failed in the last pass';
+  if (!i.before.locales) return 'no languages from an earlier pass';
+  if (i.before.locales.default !== i.defaultLocale) return 'the default language changed';
   if (i.places !== i.before.places) return 'a category or section changed';
   if (i.created === undefined) return 'an exported article had no readable creation time';
   if (i.count !== i.before.count + i.created) {
@@ -255,15 +461,7 @@ function noteCreated(
   return created;
 }
 
-/** A digest of every section's place (its category and section names), in section order. */
-function placesDigest(places: Map<number, string[]>): string {
-  const hash = createHash('sha256');
-  for (const [id, names] of [...places].sort(([a], [b]) => a - b))
-    hash.update(`${id}\u0001${names.join('\u0000')}\u0002`);
-  return hash.digest('hex').slice(0, 16);
-}
-
-/** What the article export showed beyond its articles, for {@link listingReason}. */
+/** What the article export showed beyond its articles. */
 interface ExportOutcome {
   // More articles changed in one second than an export page holds: the export cannot page past that
   // second, so only the listing can show the rest.
@@ -271,22 +469,51 @@ interface ExportOutcome {
   // Articles the export shows created since it started (drafts too: the list counts them); undefined
   // once one's creation time cannot be read (the count then proves nothing).
   created: Set<string> | undefined;
+  // Articles new or changed since the last pass (bodies left out), whose translations the other
+  // languages read; undefined when more changed than MAX_CHANGED_HELD.
+  changed: Map<string, Article> | undefined;
 }
 
-/** The incremental article export from `progress.articlesAt`, with a checkpoint after each page. */
+/**
+ * A new or changed default-language record, for its translations: its token differs from the held one
+ * (a draft: it changed after the pass's start, not just re-read on the boundary second).
+ */
+function noteChanged(pass: ArticlePass, out: ExportOutcome, raw: unknown, startTime: number): void {
+  if (!out.changed) return;
+  const parsed = articleSchema.safeParse(raw);
+  if (!parsed.success) return;
+  const a = parsed.data;
+  const id = String(a.id);
+  const place = a.section_id == null ? [] : (pass.places.get(a.section_id) ?? []);
+  const changed = a.draft
+    ? Math.floor(Date.parse(a.updated_at) / 1000) > startTime
+    : pass.known?.get(articleKey(pass.scope, id))?.version !== articleToken(pass.scope, a, place);
+  if (!changed) return;
+  out.changed.set(id, { ...a, body: null });
+  if (out.changed.size > MAX_CHANGED_HELD) out.changed = undefined;
+}
+
+/** The incremental article export from the help center's `startTime`, with a checkpoint after each page. */
 async function* exportPass(
   ctx: ConnectorContext<SupportDeskCredentials>,
   pass: ArticlePass,
-  progress: PassProgress,
+  state: HelpCenterCursor,
   startedAt: number,
+  opts: { collect: boolean; progress: PassProgress },
 ): AsyncGenerator<Event, ExportOutcome> {
-  const outcome: ExportOutcome = { exportStuck: false, created: new Set() };
-  for await (const step of exportArticles(ctx, progress.articlesAt)) {
+  const { collect, progress } = opts;
+  const outcome: ExportOutcome = {
+    exportStuck: false,
+    created: new Set(),
+    changed: collect ? new Map() : undefined,
+  };
+  for await (const step of exportArticles(ctx, state.startTime)) {
     for (const raw of step.page.articles) {
       outcome.created = noteCreated(outcome.created, raw, startedAt);
+      if (collect) noteChanged(pass, outcome, raw, startedAt);
       yield* articleEvents(pass, raw);
     }
-    progress.articlesAt = step.endTime;
+    state.startTime = step.endTime;
     if (step.page.articles.length >= ARTICLE_EXPORT_PAGE_SIZE && step.endTime === step.requested) {
       outcome.exportStuck = true;
     }
@@ -295,182 +522,48 @@ async function* exportPass(
   return outcome;
 }
 
-interface ArticlePass {
-  /** Held articles by id; undefined in a reset (everything is read again). */
-  known: Map<string, KnownDocument> | undefined;
-  /** Section id → category, parent sections and section names, outermost first. */
-  places: Map<number, string[]>;
-  /** What this pass did with each article id: the change token it yielded, DRAFT or FAILED. */
-  handled: Map<string, string>;
-  /** An article without a readable id failed (it is in no `handled` entry). */
-  unidentifiedFailure: boolean;
-}
-
-/** Each section's place: its category's name, then its parent sections' and its own. */
-function placesOf(categories: readonly Category[], sections: readonly Section[]): Map<number, string[]> {
-  const categoryNames = new Map(categories.map((c) => [c.id, c.name]));
-  const byId = new Map(sections.map((s) => [s.id, s]));
-  const out = new Map<number, string[]>();
-  for (const section of sections) {
-    const chain: string[] = [];
-    const seen = new Set<number>();
-    let top = section;
-    for (let s: Section | undefined = section; s && !seen.has(s.id); ) {
-      seen.add(s.id);
-      chain.unshift(s.name);
-      top = s;
-      s = s.parent_section_id == null ? undefined : byId.get(s.parent_section_id);
-    }
-    const categoryId = section.category_id ?? top.category_id;
-    const category = categoryId == null ? undefined : categoryNames.get(categoryId);
-    out.set(section.id, category === undefined ? chain : [category, ...chain]);
-  }
-  return out;
-}
-
-function placeOf(pass: ArticlePass, a: Article): string[] {
-  return a.section_id == null ? [] : (pass.places.get(a.section_id) ?? []);
-}
-
-/**
- * `updated_at` (every change of the article, its metadata included: section, labels, visibility; a
- * better token than `edited_at`, which only moves with title and body) plus a digest of the names above
- * it, which change without the article changing.
- */
-function articleToken(a: Article, place: readonly string[]): string {
-  const digest = createHash('sha256').update(place.join('\u0000')).digest('hex').slice(0, 12);
-  return `${a.updated_at}|${digest}`;
-}
-
-/** What one export or listing record means for the connection. */
-function articleEvents(pass: ArticlePass, raw: unknown): Event[] {
-  const parsed = articleSchema.safeParse(raw);
-  if (!parsed.success) {
-    const id = idOf(raw);
-    if (id !== undefined) {
-      if (pass.handled.get(id) === FAILED) return [];
-      pass.handled.set(id, FAILED);
-    } else {
-      pass.unidentifiedFailure = true;
-    }
-    return [
-      {
-        kind: 'failure',
-        ...(id === undefined ? {} : { externalId: id, table: ARTICLES_TABLE }),
-        error: new Error(
-          `${sourceName(SUPPORT_DESK_SOURCE)} answered an article${id === undefined ? '' : ` (${id})`} in an unexpected shape: ${z.prettifyError(parsed.error).replace(/\s+/g, ' ')}`,
-        ),
-        retryable: false,
-      },
-    ];
-  }
-  const a = parsed.data;
-  const id = String(a.id);
-  const prev = pass.handled.get(id);
-  if (a.draft) {
-    if (prev === DRAFT) return [];
-    pass.handled.set(id, DRAFT);
-    // Yielded earlier in this pass (published then, a draft now), or held from an earlier one.
-    const held = isToken(prev) || (pass.known?.has(id) ?? false);
-    return held ? [{ kind: 'deleted', externalId: id, table: ARTICLES_TABLE }] : [];
-  }
-  const place = placeOf(pass, a);
-  const token = articleToken(a, place);
-  if (prev === token) return [];
-  if (prev === undefined && pass.known?.get(id)?.version === token) {
-    pass.handled.set(id, token);
-    return [];
-  }
-  let markdown: string;
-  try {
-    markdown = renderArticle(a, place);
-  } catch (err) {
-    pass.handled.set(id, FAILED);
-    return [
-      {
-        kind: 'failure',
-        externalId: id,
-        table: ARTICLES_TABLE,
-        error: new Error(
-          `${sourceName(SUPPORT_DESK_SOURCE)} article ${id} (${JSON.stringify(a.title)}) could not be converted: ${err instanceof Error ? err.message : String(err)}`,
-        ),
-        retryable: false,
-      },
-    ];
-  }
-  pass.handled.set(id, token);
-  return [{ kind: 'document', doc: articleDocument(a, place, token, markdown) }];
-}
-
-function articleDocument(
-  a: Article,
-  place: readonly string[],
-  token: string,
-  markdown: string,
-): SourceDocument {
-  const everyone = a.user_segment_id == null && (a.user_segment_ids ?? []).length === 0;
-  const tags = ['support_desk', ...place, ...(a.label_names ?? [])]
-    .map((t) => t.trim())
-    .filter((t) => t !== '');
-  return {
-    externalId: String(a.id),
-    title: a.title,
-    url: a.html_url,
-    markdown,
-    updatedAt: a.updated_at,
-    visibility: everyone ? 'public' : 'private',
-    tags: [...new Set(tags)],
-    table: ARTICLES_TABLE,
-    version: token,
-  };
-}
-
 /**
  * Every article the listing shows: held ones it does not show (archived, deleted) or shows as drafts
  * leave, once the listing completed; ones whose change token differs from what is held are yielded.
+ * Answers the ids of held articles it did not show at all: their translations leave with them.
  */
 async function* listingPass(
   ctx: ConnectorContext<SupportDeskCredentials>,
   pass: ArticlePass,
-): AsyncGenerator<Event> {
+): AsyncGenerator<Event, ReadonlySet<string>> {
   const present = new Set<string>();
+  const listed = new Set<string>();
   // False when a listed record had no readable id: the listing cannot tell what is gone then.
   let complete = true;
   for await (const page of listArticles(ctx)) {
     for (const raw of page.articles) {
       const id = idOf(raw);
       if (id === undefined) complete = false;
-      else if (!isDraft(raw)) present.add(id);
+      else {
+        listed.add(id);
+        if (!isDraft(raw)) present.add(articleKey(pass.scope, id));
+      }
       yield* articleEvents(pass, raw);
     }
   }
-  if (!complete) return;
-  for (const id of pass.known?.keys() ?? []) {
+  const gone = new Set<string>();
+  if (!complete) return gone;
+  for (const key of pass.known?.keys() ?? []) {
     ctx.signal.throwIfAborted();
-    if (!present.has(id) && pass.handled.get(id) !== DRAFT) {
-      yield { kind: 'deleted', externalId: id, table: ARTICLES_TABLE };
+    const id = parseArticleKey(key)?.id;
+    if (id !== undefined && !listed.has(id)) gone.add(id);
+    if (!present.has(key) && pass.handled.get(key) !== DRAFT) {
+      yield { kind: 'deleted', externalId: key, table: ARTICLES_TABLE };
     }
   }
   // Yielded by the export moments ago, archived since.
-  for (const [id, done] of pass.handled) {
+  for (const [key, done] of pass.handled) {
     ctx.signal.throwIfAborted();
-    if (isToken(done) && !present.has(id) && !pass.known?.has(id)) {
-      yield { kind: 'deleted', externalId: id, table: ARTICLES_TABLE };
+    if (isToken(done) && !present.has(key) && !pass.known?.has(key)) {
+      yield { kind: 'deleted', externalId: key, table: ARTICLES_TABLE };
     }
   }
-}
-
-function idOf(raw: unknown): string | undefined {
-  if (raw && typeof raw === 'object' && 'id' in raw) {
-    const id = (raw as { id: unknown }).id;
-    if (typeof id === 'number' && Number.isSafeInteger(id)) return String(id);
-    if (typeof id === 'string' && /^\d+$/.test(id)) return id;
-  }
-  return undefined;
-}
-
-function isDraft(raw: unknown): boolean {
-  return Boolean(raw && typeof raw === 'object' && (raw as { draft?: unknown }).draft === true);
+  return gone;
 }
 
 // ---------------------------------------------------------------------------------------------------

@@ -1,6 +1,7 @@
 /**
  * The Confluence Cloud calls of the content sync: paths, query parameters, authentication and pagination
- * of the v2 API (`/wiki/api/v2`). What the answers mean for the sync is sync.ts's business.
+ * of the v2 API (`/wiki/api/v2`), on the host the connection's token works on (route.ts). What the answers
+ * mean for the sync is sync.ts's business.
  */
 import type { z } from 'zod';
 import type { AppError } from '../../lib/errors.ts';
@@ -8,20 +9,10 @@ import { joinUrl, pathSegment } from '../base-url.ts';
 import { basicAuth, sourceRefusal } from '../credential-check.ts';
 import { isSourceHttpError, SourceHttpError, vendorErrorText } from '../http.ts';
 import { paginateNextUrl } from '../toolkit/pagination.ts';
-import type { ConnectorContext } from '../types.ts';
+import { apiBaseUrl, refusalHint, type WikiContext, WIKI_SOURCE } from './route.ts';
 import { type ContentListPage, contentListPageSchema, type Space, spacesPageSchema } from './schemas.ts';
 
-/** How the service names this source: type, product alias and label (one declaration, used by index.ts). */
-export const WIKI_SOURCE = { type: 'wiki', alias: 'confluence', label: 'Confluence' } as const;
-
-export interface WikiCredentials {
-  /** Full host name of the site (`acme.atlassian.net` or a custom domain). */
-  domain_name: string;
-  email: string;
-  api_token: string;
-}
-
-type WikiContext = Pick<ConnectorContext<WikiCredentials>, 'http' | 'signal' | 'baseUrl' | 'credentials'>;
+export { WIKI_SOURCE, type WikiCredentials } from './route.ts';
 
 /** The two kinds of content the sync reads, by their v2 path segment. */
 export type ContentKind = 'pages' | 'blogposts';
@@ -30,29 +21,21 @@ const API = '/wiki/api/v2';
 /** The v2 maximum: a listing without bodies is small, so the fewest requests win. */
 const LIST_LIMIT = 250;
 
-/** API-token authentication: Basic `email:api_token`. */
-export function confluenceAuthHeader(creds: WikiCredentials): string {
-  return basicAuth(creds.email, creds.api_token);
-}
-
 function headers(ctx: WikiContext): Record<string, string> {
-  return { authorization: confluenceAuthHeader(ctx.credentials) };
+  return { authorization: basicAuth(ctx.credentials.email, ctx.credentials.api_token) };
 }
-
-/** What to check when the site refuses the credentials (the credential check says the same). */
-export const WIKI_TOKEN_HINT =
-  'Check source.email and source.api_token (an Atlassian API token of that account).';
 
 /**
- * A 401 or 403 on a listing means the whole site refuses this account (revoked token, removed user):
- * an error that names the source and says what to check, never carrying the token.
+ * A 401 or 403 on a listing means the whole site refuses this account (expired or revoked token, lost
+ * scope, removed user): an error that names the source and the fix for this kind of token, never
+ * carrying the token.
  */
 function credentialsRefused(ctx: WikiContext, status: number, vendorText: string | undefined): AppError {
   return sourceRefusal(
     WIKI_SOURCE,
     'refused the credentials during the sync',
     { status, vendorMessage: vendorText },
-    WIKI_TOKEN_HINT,
+    refusalHint(ctx.credentials, status, vendorText),
     [ctx.credentials.api_token],
   );
 }
@@ -72,7 +55,7 @@ async function* refusalsNamed<T>(ctx: WikiContext, pages: AsyncGenerator<T>): As
 /**
  * The pages of the listing at `path`. The body's `_links.next` is followed (the `Link` header carries the same
  * URL; the body is the one the schema checks), joined to the base URL we call rather than to
- * `_links.base`, which already ends in `/wiki`.
+ * `_links.base`, which already ends in `/wiki`: behind the gateway that keeps its `/ex/confluence/{cloudId}`.
  */
 function listing<T extends { _links?: { next?: string | undefined } | undefined; results: unknown[] }>(
   ctx: WikiContext,
@@ -80,12 +63,13 @@ function listing<T extends { _links?: { next?: string | undefined } | undefined;
   query: Record<string, string | number>,
   schema: z.ZodType<T>,
 ): AsyncGenerator<T> {
+  const base = apiBaseUrl(ctx);
   const pages = paginateNextUrl(ctx, {
-    request: { url: joinUrl(ctx.baseUrl, `${API}${path}`), query, headers: headers(ctx) },
+    request: { url: joinUrl(base, `${API}${path}`), query, headers: headers(ctx) },
     schema,
     items: (p) => p.results,
     next: (p) => p._links?.next,
-    base: ctx.baseUrl,
+    base,
   });
   return refusalsNamed(
     ctx,
@@ -132,7 +116,7 @@ type ContentFetch =
  * 401/403 refuse the whole sync; other failures throw `SourceHttpError` after the client's retries.
  */
 export async function fetchContent(ctx: WikiContext, kind: ContentKind, id: string): Promise<ContentFetch> {
-  const url = joinUrl(ctx.baseUrl, `${API}/${kind}/${pathSegment(id)}`, { 'body-format': 'storage' });
+  const url = joinUrl(apiBaseUrl(ctx), `${API}/${kind}/${pathSegment(id)}`, { 'body-format': 'storage' });
   const res = await ctx.http.request('GET', url, { headers: headers(ctx) });
   if (res.status === 404) return { found: false };
   if (res.status === 401 || res.status === 403) {

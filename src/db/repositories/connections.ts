@@ -82,7 +82,7 @@ export async function upsertConnection(
   const existingId = existing[0]!.id;
   const setSchedule = c.scheduleIntervalMinutes !== undefined;
   await q.query(
-    `UPDATE connections SET credentials_encrypted = $2, updated_at = now(),
+    `UPDATE connections SET credentials_encrypted = $2, updated_at = now(), consent_needed = NULL,
             schedule_interval_minutes = CASE WHEN $3 THEN $4::int ELSE schedule_interval_minutes END,
             next_sync_at = CASE WHEN NOT $3 THEN next_sync_at
                                 WHEN $4::int IS NULL THEN NULL
@@ -156,6 +156,8 @@ interface ConnectionListEntry {
   id: string;
   type: string;
   status: ConnectionStatus;
+  /** Why the connection needs the user's consent again (its OAuth refresh was refused), or null. */
+  consentNeeded: string | null;
   scheduleIntervalMinutes: number | null;
   nextSyncAt: number | null;
   createdAt: number;
@@ -165,7 +167,8 @@ interface ConnectionListEntry {
 
 export async function listConnections(q: Queryable, organizationId: string): Promise<ConnectionListEntry[]> {
   return q.query<ConnectionListEntry>(
-    `SELECT c.id, c.type, c.status, c.schedule_interval_minutes AS "scheduleIntervalMinutes",
+    `SELECT c.id, c.type, c.status, c.consent_needed AS "consentNeeded",
+            c.schedule_interval_minutes AS "scheduleIntervalMinutes",
             CASE WHEN c.next_sync_at IS NULL THEN NULL ELSE ${EPOCH_MS('c.next_sync_at')} END AS "nextSyncAt",
             ${EPOCH_MS('c.created_at')} AS "createdAt", ${EPOCH_MS('c.updated_at')} AS "updatedAt",
             (SELECT s.job_id FROM sync_jobs s WHERE s.connection_id = c.id
@@ -279,8 +282,44 @@ export async function updateConnectionCredentials(
   id: string,
   encrypted: string,
 ): Promise<void> {
-  await q.query('UPDATE connections SET credentials_encrypted = $2, updated_at = now() WHERE id = $1', [
-    id,
-    encrypted,
-  ]);
+  await q.query(
+    'UPDATE connections SET credentials_encrypted = $2, updated_at = now(), consent_needed = NULL WHERE id = $1',
+    [id, encrypted],
+  );
+}
+
+/**
+ * A connection's stored credentials, its row locked until the caller's transaction ends: one OAuth
+ * refresh at a time per connection, whichever process (a sync, the scheduled refresh) wants one.
+ * Null when the connection is gone.
+ */
+export async function lockConnectionCredentials(
+  q: Queryable,
+  id: string,
+): Promise<{ credentialsEncrypted: string } | null> {
+  const rows = await q.query<{ credentialsEncrypted: string }>(
+    'SELECT credentials_encrypted AS "credentialsEncrypted" FROM connections WHERE id = $1 FOR UPDATE',
+    [id],
+  );
+  return rows[0] ?? null;
+}
+
+/** Records that the source refused the connection's refresh: `message` says how to consent again. */
+export async function markConnectionConsentNeeded(q: Queryable, id: string, message: string): Promise<void> {
+  await q.query('UPDATE connections SET consent_needed = $2 WHERE id = $1', [id, message]);
+}
+
+/** Active connections of these source types that still hold their credentials, for the scheduled refresh. */
+export async function listConnectionsForTokenRefresh(
+  q: Queryable,
+  types: readonly string[],
+): Promise<Array<{ id: string; type: string; credentialsEncrypted: string; updatedAt: number }>> {
+  if (types.length === 0) return [];
+  return q.query(
+    `SELECT id, type, credentials_encrypted AS "credentialsEncrypted", ${EPOCH_MS('updated_at')} AS "updatedAt"
+       FROM connections
+      WHERE status = 'active' AND consent_needed IS NULL AND type = ANY($1::text[])
+      ORDER BY id`,
+    [types],
+  );
 }

@@ -110,8 +110,8 @@ export function register(app: App, deps: RouteDeps): void {
       const { source, schedule, secretId } = request.body;
       const normalized = deps.sources.registry.normalize(source);
       const { type } = normalized;
-      const credentials = await withConsentTokens(deps, organizationId, normalized, secretId);
-      await checkWithinDeadline(deps, normalized, credentials);
+      const given = await withConsentTokens(deps, organizationId, normalized, secretId);
+      const credentials = await checkWithinDeadline(deps, normalized, given);
       const result = await deps.db.transaction((tx) =>
         upsertConnection(tx, {
           organizationId,
@@ -166,15 +166,18 @@ async function withConsentTokens(
   return credentialsWithTokens(credentials, oauth, tokens);
 }
 
-/** Checks the credentials with the source, within CHECK_TIMEOUT_MS: past it, the source is unreachable. */
+/**
+ * Checks the credentials with the source, within CHECK_TIMEOUT_MS: past it, the source is unreachable.
+ * Resolves to the credentials to store (with what the check learned, e.g. which host a token works on).
+ */
 async function checkWithinDeadline(
   deps: RouteDeps,
   { type, connector }: NormalizedSource,
   credentials: Record<string, unknown>,
-): Promise<void> {
+): Promise<object> {
   const deadline = AbortSignal.timeout(CHECK_TIMEOUT_MS);
   try {
-    await deps.sources.checkCredentials(connector, credentials, deadline);
+    return await deps.sources.checkCredentials(connector, credentials, deadline);
   } catch (err) {
     if (deadline.aborted) {
       throw new AppError(

@@ -10,6 +10,12 @@ const connectionSchema = z
     id: z.string(),
     type: z.string().describe('Canonical source type'),
     status: z.enum(['active', 'inactive']),
+    consentNeeded: z
+      .string()
+      .nullable()
+      .describe(
+        'Set when the source refused to refresh the OAuth access: what to do (connect again through OAuth). Null otherwise.',
+      ),
     schedule: z.object({ intervalMinutes: z.number() }).nullable(),
     nextSyncAt: z.number().nullable().describe('Unix epoch ms of the next scheduled sync'),
     createdAt: z.number().describe('Unix epoch ms'),
@@ -39,6 +45,7 @@ export function register(app: App, deps: RouteDeps): void {
           id: c.id,
           type: c.type,
           status: c.status,
+          consentNeeded: c.consentNeeded,
           schedule:
             c.scheduleIntervalMinutes === null ? null : { intervalMinutes: c.scheduleIntervalMinutes },
           nextSyncAt: c.nextSyncAt,

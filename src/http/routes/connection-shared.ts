@@ -162,7 +162,10 @@ export const credentialRules: Record<string, CredentialRules> = {
     patterns: {
       shop: { pattern: credentialPatterns.tenantLabel('myshopify.com'), note: IDN_NOTE },
       access_token: { pattern: credentialPatterns.token },
+      client_id: { pattern: credentialPatterns.token },
+      client_secret: { pattern: credentialPatterns.token },
     },
+    together: ['client_id', 'client_secret'],
   },
   docs_space: {
     patterns: {
