@@ -44,7 +44,7 @@ export interface IngestDocument {
   searchWords?: string;
 }
 
-export type StoreOutcome = 'created' | 'updated' | 'unchanged' | 'tombstoned';
+type StoreOutcome = 'created' | 'updated' | 'unchanged' | 'tombstoned';
 
 /**
  * The key of a synced document: its connection, its table and the source's id. The table is part of it
@@ -68,7 +68,7 @@ export function crawlSourceKey(canonicalUrl: string): string {
 }
 
 /** What decides whether chunks must be rebuilt: the text and the title (chunks embed the title). */
-export function contentHash(title: string, markdown: string): string {
+function contentHash(title: string, markdown: string): string {
   return sha256Hex(`${title}\u0000${markdown}`);
 }
 

@@ -17,7 +17,7 @@ export interface Chunk {
   headingPath: string[];
 }
 
-export interface ChunkOptions {
+interface ChunkOptions {
   /** The model's window; every `embedText` counts at most this many tokens. */
   maxTokens: number;
   /** Tokens of the previous chunk repeated at the start of the next one within a section (whole sentences). */

@@ -39,7 +39,7 @@ import {
   storeDocument,
 } from './hash-skip.ts';
 
-export interface SyncRunOptions {
+interface SyncRunOptions {
   organizationId: string;
   connectionId: string;
   jobId: number;
@@ -65,7 +65,7 @@ export interface SyncRunOptions {
   maxBatchAgeMs?: number;
 }
 
-export interface SyncRunResult {
+interface SyncRunResult {
   /** Documents created, updated or deleted. */
   rowsChanged: number;
   /** Failures recorded by this job, earlier attempts included. */

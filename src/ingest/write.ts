@@ -51,7 +51,7 @@ export interface Part {
 }
 
 /** Where chunks are written, and by which model their vectors were made. */
-export interface ChunkTarget {
+interface ChunkTarget {
   db: Database;
   modelId: string;
   dimensions: number;

@@ -6,7 +6,7 @@ export type ItemSourceType = 'integration' | 'crawl' | 'upload';
 export type IndexingStatus = 'pending' | 'indexed' | 'failed';
 
 /** An item as the API lists it (seed fields plus our extensions). */
-export interface ItemView {
+interface ItemView {
   id: string;
   title: string;
   visibility: Visibility;
@@ -124,7 +124,7 @@ export async function getItem(q: Queryable, organizationId: string, id: string):
 }
 
 /** An item with its full text (the markdown or plain text its chunks were cut from). */
-export interface ItemWithContent extends ItemView {
+interface ItemWithContent extends ItemView {
   content: string;
 }
 
@@ -219,7 +219,7 @@ export async function deleteItems(q: Queryable, organizationId: string, ids: str
 }
 
 /** One synced document of a connection, for the sync's comparison with its source. */
-export interface ConnectionDocumentRow {
+interface ConnectionDocumentRow {
   sourceKey: string;
   table: string;
   version: string | null;
