@@ -1024,7 +1024,7 @@ export interface paths {
                         /** @description extension: link depth from the start URL (0: the start page only); when set, sitemaps are not read */
                         maxDepth?: number;
                         /**
-                         * @description extension: tags given to every crawled item
+                         * @description extension: tags added to every crawled item; an item reached by several crawls carries all their tags, and a crawl removes none (a user's stay until a user changes them)
                          * @default []
                          */
                         tags?: string[];
@@ -2920,7 +2920,7 @@ export interface components {
             allowExternalLinks: boolean;
             /** @description ISO 8601 UTC when the job ended (completed, failed or cancelled); null before */
             completed_at: string | null;
-            /** @description distinct pages stored so far (created, updated or unchanged): what `limit` counts; never above it */
+            /** @description distinct pages stored so far (created, updated, retagged or unchanged): what `limit` counts; never above it */
             completed_pages: number;
             /** @description ISO 8601 UTC */
             created_at: string;
@@ -2938,7 +2938,7 @@ export interface components {
             limit: number;
             /** @description extension: link depth limit; null for none */
             maxDepth: number | null;
-            /** @description extension: finished pages by outcome: `created`, `updated`, `unchanged` (same content or 304), `removed` (404/410, item deleted), `gone`, `duplicate`, `near_duplicate`, `canonical` (its rel=canonical URL is the page stored), `not_html`, `noindex`, `empty`, `tombstoned`, `budget` (fetched after the limit was reached), `failed`, `blocked`... */
+            /** @description extension: finished pages by outcome: `created`, `updated`, `retagged` (same content, this crawl's tags added), `unchanged` (same content or 304, tags too), `removed` (404/410, item deleted), `gone`, `duplicate`, `near_duplicate`, `canonical` (its rel=canonical URL is the page stored), `not_html`, `noindex`, `empty`, `tombstoned`, `budget` (fetched after the limit was reached), `failed`, `blocked`... */
             outcomes: {
                 [key: string]: number;
             };
@@ -2972,7 +2972,7 @@ export interface components {
             allowExternalLinks: boolean;
             /** @description ISO 8601 UTC when the job ended (completed, failed or cancelled); null before */
             completed_at: string | null;
-            /** @description distinct pages stored so far (created, updated or unchanged): what `limit` counts; never above it */
+            /** @description distinct pages stored so far (created, updated, retagged or unchanged): what `limit` counts; never above it */
             completed_pages: number;
             /** @description ISO 8601 UTC */
             created_at: string;
@@ -2990,7 +2990,7 @@ export interface components {
             limit: number;
             /** @description extension: link depth limit; null for none */
             maxDepth: number | null;
-            /** @description extension: finished pages by outcome: `created`, `updated`, `unchanged` (same content or 304), `removed` (404/410, item deleted), `gone`, `duplicate`, `near_duplicate`, `canonical` (its rel=canonical URL is the page stored), `not_html`, `noindex`, `empty`, `tombstoned`, `budget` (fetched after the limit was reached), `failed`, `blocked`... */
+            /** @description extension: finished pages by outcome: `created`, `updated`, `retagged` (same content, this crawl's tags added), `unchanged` (same content or 304, tags too), `removed` (404/410, item deleted), `gone`, `duplicate`, `near_duplicate`, `canonical` (its rel=canonical URL is the page stored), `not_html`, `noindex`, `empty`, `tombstoned`, `budget` (fetched after the limit was reached), `failed`, `blocked`... */
             outcomes: {
                 [key: string]: number;
             };

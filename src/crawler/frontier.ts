@@ -27,7 +27,7 @@ export interface Candidate {
 }
 
 /** Outcomes that mean "the page is in the knowledge base": what the page limit counts. */
-export const STORED_OUTCOMES: ReadonlySet<string> = new Set(['created', 'updated', 'unchanged']);
+export const STORED_OUTCOMES: ReadonlySet<string> = new Set(['created', 'updated', 'retagged', 'unchanged']);
 
 /** Examples kept per refusal reason. */
 export const REFUSAL_SAMPLE_SIZE = 10;

@@ -30,7 +30,7 @@ import {
   savePageMemory,
   setVariantsTag,
 } from '../db/repositories/crawl-pages.ts';
-import { crawlSourceKey, removeDocument, storeDocument } from '../ingest/hash-skip.ts';
+import { addCrawlTags, crawlSourceKey, removeDocument, storeDocument } from '../ingest/hash-skip.ts';
 import { sha256Hex } from '../lib/crypto.ts';
 import type { Admission } from './admission.ts';
 import type { ExtractedPage } from './extract.ts';
@@ -143,6 +143,7 @@ export class PageSettler {
           }
           if (memory) await claimCrawlText(tx, this.#job.id, memory.textHash, row.urlKey);
           await refreshVariantsTag(tx, org, sourceKey, this.#job.id);
+          if (await addCrawlTags(tx, org, sourceKey, this.#tags)) return 'retagged';
         });
       }
       case 'gone':

@@ -1,5 +1,6 @@
 import type { Queryable } from '../db/database.ts';
 import {
+  addTagsBySourceKey,
   deleteItemBySourceKey,
   deleteTombstones,
   hasTombstone,
@@ -44,7 +45,7 @@ export interface IngestDocument {
   searchWords?: string;
 }
 
-type StoreOutcome = 'created' | 'updated' | 'unchanged' | 'tombstoned';
+type StoreOutcome = 'created' | 'updated' | 'retagged' | 'unchanged' | 'tombstoned';
 
 /**
  * The key of a synced document: its connection, its table and the source's id. The table is part of it
@@ -74,7 +75,8 @@ function contentHash(title: string, markdown: string): string {
 
 /**
  * Store one document as an item, in the caller's transaction. Unchanged content (same hash) only
- * refreshes metadata and embeds nothing; new or changed content marks the item `pending` for the indexer.
+ * refreshes metadata and embeds nothing (`retagged` when its tags changed, `unchanged` otherwise); new or
+ * changed content marks the item `pending` for the indexer. A crawled page's tags add up (see ItemUpsert).
  * With `respectTombstones` (incremental syncs, crawls of other pages) an item the user deleted stays
  * deleted; without it (reset syncs, a new crawl of that same URL) the tombstone is lifted.
  */
@@ -113,6 +115,7 @@ export async function storeDocument(
     connectionId: doc.connectionId ?? null,
     crawlJobId: doc.crawlJobId ?? null,
     tags,
+    tagsAddUp: doc.sourceType === 'crawl',
     sourceVersion: doc.sourceVersion ?? null,
     searchWords,
   });
@@ -123,8 +126,30 @@ export async function storeDocument(
   }
   // A new item has no chunks yet.
   if (row.inserted) return { outcome: 'created', itemId: row.id };
-  await updateChunkFilters(q, row.id, tags, doc.visibility);
-  return { outcome: row.oldHash === hash ? 'unchanged' : 'updated', itemId: row.id };
+  await updateChunkFilters(q, row.id, row.tags, doc.visibility);
+  if (row.oldHash !== hash) return { outcome: 'updated', itemId: row.id };
+  return { outcome: sameTags(row.oldTags ?? [], row.tags) ? 'unchanged' : 'retagged', itemId: row.id };
+}
+
+function sameTags(a: readonly string[], b: readonly string[]): boolean {
+  return a.length === b.length && a.every((t) => b.includes(t));
+}
+
+/**
+ * A crawl found a page unchanged (304): its tags are added to the item's (crawled items carry the union
+ * of their crawls' tags). True when the item had not all of them.
+ */
+export async function addCrawlTags(
+  q: Queryable,
+  organizationId: string,
+  sourceKey: string,
+  tags: readonly string[],
+): Promise<boolean> {
+  if (tags.length === 0) return false;
+  const item = await addTagsBySourceKey(q, organizationId, sourceKey, [...new Set(tags)]);
+  if (!item) return false;
+  await updateChunkFilters(q, item.id, item.tags, item.visibility);
+  return true;
 }
 
 /**

@@ -209,7 +209,7 @@ async function applyOps(tx: Queryable, opts: SyncRunOptions, batch: Op[], words:
         { respectTombstones: !full },
       );
       documents.seen++;
-      if (outcome === 'created' || outcome === 'updated') {
+      if (outcome === 'created' || outcome === 'updated' || outcome === 'retagged') {
         rows++;
         documents.stored++;
       } else if (outcome === 'unchanged') {

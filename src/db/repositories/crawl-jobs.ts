@@ -33,7 +33,7 @@ export interface CrawlJobView {
   created_at: string;
   updated_at: string;
   completed_at: string | null;
-  /** Distinct pages stored (created, updated or unchanged): what `limit` counts. */
+  /** Distinct pages stored (created, updated, retagged or unchanged): what `limit` counts. */
   completed_pages: number;
   error_message: string | null;
   /** Pages stored plus pages still queued or in flight, at most `limit`; `completed_pages` at the end. */

@@ -45,23 +45,47 @@ interface ItemUpsert {
   connectionId: string | null;
   crawlJobId: string | null;
   tags: string[];
+  /**
+   * Add `tags` to the item's tags instead of replacing them (crawled pages: a page reached by several
+   * crawls carries the union of their tags, and tags a user set stay).
+   */
+  tagsAddUp: boolean;
   sourceVersion: string | null;
   /** The item's search words, space-separated. */
   searchWords: string;
 }
 
+/** The item's tags after a write: its own with `$n`'s added, or `$n`'s alone (see ItemUpsert.tagsAddUp). */
+const NEW_TAGS = `CASE WHEN $16 THEN i.tags || ARRAY(SELECT t FROM unnest(EXCLUDED.tags) WITH ORDINALITY AS u(t, n) WHERE NOT t = ANY (i.tags) ORDER BY n)
+                     ELSE EXCLUDED.tags END`;
+/** Whether a write leaves the item's tags as they are. */
+const SAME_TAGS = '(CASE WHEN $16 THEN EXCLUDED.tags <@ i.tags ELSE i.tags = EXCLUDED.tags END)';
+
 /**
  * One statement decides insert / changed / unchanged, so concurrent writers of one key cannot duplicate
  * it. A document stored again exactly as it is (a re-read after no change) matches the WHERE of
  * neither branch and writes nothing: no new row version, no chunk update, nothing for the indexer; then
- * the answer is null. Changed content turns the item `pending`. `oldHash`: the content hash before.
+ * the answer is null. Changed content turns the item `pending`. `oldHash` and `oldTags`: the content hash
+ * and tags before; `tags`: the tags now.
  */
 export async function upsertItem(
   q: Queryable,
   item: ItemUpsert,
-): Promise<{ id: string; inserted: boolean; oldHash: string | null } | null> {
-  const rows = await q.query<{ id: string; inserted: boolean; old_hash: string | null }>(
-    `WITH old AS (SELECT content_hash FROM items WHERE organization_id = $2 AND source_key = $10)
+): Promise<{
+  id: string;
+  inserted: boolean;
+  oldHash: string | null;
+  oldTags: string[] | null;
+  tags: string[];
+} | null> {
+  const rows = await q.query<{
+    id: string;
+    inserted: boolean;
+    old_hash: string | null;
+    old_tags: string[] | null;
+    tags: string[];
+  }>(
+    `WITH old AS (SELECT content_hash, tags FROM items WHERE organization_id = $2 AND source_key = $10)
      INSERT INTO items AS i (id, organization_id, title, content, content_hash, visibility, source_type,
                              source_table_name, source_url, source_key, connection_id, crawl_job_id, tags,
                              source_version, search_words)
@@ -77,20 +101,21 @@ export async function upsertItem(
        source_url = EXCLUDED.source_url,
        connection_id = EXCLUDED.connection_id,
        crawl_job_id = COALESCE(EXCLUDED.crawl_job_id, i.crawl_job_id),
-       tags = EXCLUDED.tags,
+       tags = ${NEW_TAGS},
        source_version = EXCLUDED.source_version,
        indexing_status = CASE WHEN i.content_hash = EXCLUDED.content_hash THEN i.indexing_status ELSE 'pending' END,
        indexing_error = CASE WHEN i.content_hash = EXCLUDED.content_hash THEN i.indexing_error ELSE NULL END,
        updated_at = CASE WHEN i.content_hash = EXCLUDED.content_hash AND i.visibility = EXCLUDED.visibility
-                          AND i.tags = EXCLUDED.tags AND i.source_url = EXCLUDED.source_url
+                          AND ${SAME_TAGS} AND i.source_url = EXCLUDED.source_url
                          THEN i.updated_at ELSE now() END
      WHERE NOT (i.content_hash = EXCLUDED.content_hash AND i.title = EXCLUDED.title
                 AND i.visibility = EXCLUDED.visibility AND i.source_table_name = EXCLUDED.source_table_name
-                AND i.source_url = EXCLUDED.source_url AND i.tags = EXCLUDED.tags
+                AND i.source_url = EXCLUDED.source_url AND ${SAME_TAGS}
                 AND i.connection_id IS NOT DISTINCT FROM EXCLUDED.connection_id
                 AND i.source_version IS NOT DISTINCT FROM EXCLUDED.source_version
                 AND (EXCLUDED.crawl_job_id IS NULL OR i.crawl_job_id IS NOT DISTINCT FROM EXCLUDED.crawl_job_id))
-     RETURNING id, (xmax = 0) AS inserted, (SELECT content_hash FROM old) AS old_hash`,
+     RETURNING id, (xmax = 0) AS inserted, (SELECT content_hash FROM old) AS old_hash,
+               (SELECT tags FROM old) AS old_tags, i.tags`,
     [
       item.id,
       item.organizationId,
@@ -107,10 +132,13 @@ export async function upsertItem(
       item.tags,
       item.sourceVersion,
       item.searchWords,
+      item.tagsAddUp,
     ],
   );
   const row = rows[0];
-  return row ? { id: row.id, inserted: row.inserted, oldHash: row.old_hash } : null;
+  return row
+    ? { id: row.id, inserted: row.inserted, oldHash: row.old_hash, oldTags: row.old_tags, tags: row.tags }
+    : null;
 }
 
 /** The id of the organization's item stored under `sourceKey` (undefined when there is none). */
@@ -138,6 +166,26 @@ export async function updateChunkFilters(
     tags,
     visibility,
   ]);
+}
+
+/**
+ * Add `tags` to the tags of the organization's item stored under `sourceKey` (a crawl that found the page
+ * unchanged). Returns the item's id, tags and visibility when tags were added, null when it had them all.
+ */
+export async function addTagsBySourceKey(
+  q: Queryable,
+  organizationId: string,
+  sourceKey: string,
+  tags: readonly string[],
+): Promise<{ id: string; tags: string[]; visibility: string } | null> {
+  const rows = await q.query<{ id: string; tags: string[]; visibility: string }>(
+    `UPDATE items AS i SET tags = i.tags || ARRAY(SELECT t FROM unnest($3::text[]) WITH ORDINALITY AS u(t, n) WHERE NOT t = ANY (i.tags) ORDER BY n),
+            updated_at = now()
+      WHERE i.organization_id = $1 AND i.source_key = $2 AND NOT ($3::text[] <@ i.tags)
+      RETURNING i.id, i.tags, i.visibility`,
+    [organizationId, sourceKey, tags],
+  );
+  return rows[0] ?? null;
 }
 
 /** Delete the organization's item stored under `sourceKey` (no tombstone); false when there was none. */

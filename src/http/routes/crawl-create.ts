@@ -40,7 +40,12 @@ function bodySchema(maxLimit: number) {
       .describe(
         'extension: link depth from the start URL (0: the start page only); when set, sitemaps are not read',
       ),
-    tags: tagsSchema.default([]).describe('extension: tags given to every crawled item'),
+    tags: tagsSchema
+      .default([])
+      .describe(
+        'extension: tags added to every crawled item; an item reached by several crawls carries all their tags, and ' +
+          "a crawl removes none (a user's stay until a user changes them)",
+      ),
   });
 }
 

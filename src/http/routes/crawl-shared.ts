@@ -16,7 +16,7 @@ export const crawlJobSchema = z
     completed_pages: z
       .number()
       .describe(
-        'distinct pages stored so far (created, updated or unchanged): what `limit` counts; never above it',
+        'distinct pages stored so far (created, updated, retagged or unchanged): what `limit` counts; never above it',
       ),
     error_message: z.string().nullable().describe('why the job failed; null unless `failed`'),
     total_pages: z
@@ -43,7 +43,8 @@ export const crawlJobSchema = z
     outcomes: z
       .record(z.string(), z.number())
       .describe(
-        'extension: finished pages by outcome: `created`, `updated`, `unchanged` (same content or 304), `removed` ' +
+        "extension: finished pages by outcome: `created`, `updated`, `retagged` (same content, this crawl's tags added), " +
+          '`unchanged` (same content or 304, tags too), `removed` ' +
           '(404/410, item deleted), `gone`, `duplicate`, `near_duplicate`, `canonical` (its rel=canonical URL is the page ' +
           'stored), `not_html`, `noindex`, `empty`, `tombstoned`, `budget` (fetched after the limit was reached), `failed`, ' +
           '`blocked`...',
