@@ -64,6 +64,11 @@ const envSchema = z.object({
 type Env = z.infer<typeof envSchema>;
 
 export interface Config extends Env {
+  /**
+   * `KB_*` variables of the environment that no setting reads, each with the setting it most likely
+   * misspells: a typo must not pass for a setting left at its default.
+   */
+  unknownSettings: Array<{ name: string; likely: string | undefined }>;
   /** `pglite` without DATABASE_URL, `postgres` with it. */
   storage: 'pglite' | 'postgres';
   dataDir: string;
@@ -155,10 +160,62 @@ export function loadConfig(
   }
   return {
     ...e,
+    unknownSettings: unknownSettings(cleaned, connectors),
     storage: e.DATABASE_URL ? 'postgres' : 'pglite',
     dataDir: path.resolve(e.KB_DATA_DIR),
     sources,
   };
+}
+
+/** `KB_*` variables read outside the settings: the CLI's, the fixture scripts' and the test driver's. */
+const OTHER_KB_VARIABLES = new Set(['KB_URL', 'KB_API_KEY', 'KB_CACHE_DIR', 'KB_DEBUG']);
+const OTHER_KB_PREFIXES = ['KB_TEST_', 'KB_BENCH_'];
+
+function unknownSettings(
+  env: Record<string, string | undefined>,
+  connectors: readonly AnyConnector[],
+): Config['unknownSettings'] {
+  const known = [...Object.keys(envSchema.shape), ...Object.keys(sourceSettingsSchema(connectors).shape)];
+  const knownSet = new Set([...known, ...OTHER_KB_VARIABLES]);
+  return Object.keys(env)
+    .filter((name) => name.startsWith('KB_') && !knownSet.has(name))
+    .filter((name) => !OTHER_KB_PREFIXES.some((prefix) => name.startsWith(prefix)))
+    .sort()
+    .map((name) => ({ name, likely: closest(name, known) }));
+}
+
+/** The known name nearest to `name` by edit distance, if it is near enough to be a typo of it. */
+function closest(name: string, known: readonly string[]): string | undefined {
+  let best: { name: string; distance: number } | undefined;
+  for (const candidate of known) {
+    const distance = editDistance(name, candidate);
+    if (!best || distance < best.distance) best = { name: candidate, distance };
+  }
+  return best && best.distance <= Math.max(2, Math.floor(name.length / 4)) ? best.name : undefined;
+}
+
+/** Levenshtein distance (settings are short: the quadratic table is nothing). */
+function editDistance(a: string, b: string): number {
+  let previous = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const current = [i];
+    for (let j = 1; j <= b.length; j++) {
+      current[j] = Math.min(
+        previous[j]! + 1,
+        current[j - 1]! + 1,
+        previous[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1),
+      );
+    }
+    previous = current;
+  }
+  return previous[b.length]!;
+}
+
+/** The warning of an unknown `KB_*` variable, as the service's start logs it. */
+export function unknownSettingWarning({ name, likely }: Config['unknownSettings'][number]): string {
+  return likely
+    ? `${name} is not a setting and is ignored; did you mean ${likely}?`
+    : `${name} is not a setting and is ignored (docs/configuration.md lists them)`;
 }
 
 /** Load `.env` from the working directory when present, without overriding the real environment. */

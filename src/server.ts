@@ -1,10 +1,10 @@
 import { composeService } from './compose.ts';
-import type { Config } from './config.ts';
 import { logEmbeddedCeiling } from './db/embedded-ceiling.ts';
 import { buildApp } from './http/app.ts';
 import { closeGracefully, trackConnections } from './http/graceful-close.ts';
 import { startBanner } from './lib/banner.ts';
 import { chooseLogFormat, createProcessLogger } from './lib/logger.ts';
+import { type Config, unknownSettingWarning } from './config.ts';
 import { openStorage } from './storage.ts';
 
 interface RunningServer {
@@ -29,6 +29,8 @@ export async function startServer(config: Config, opts: { workers: boolean }): P
     nodeEnv: process.env['NODE_ENV'],
   });
   const log = createProcessLogger({ level: config.KB_LOG_LEVEL, format: logFormat });
+  for (const unknown of config.unknownSettings)
+    log.warn({ setting: unknown.name }, unknownSettingWarning(unknown));
   // Says at start when the data directory nears embedded mode's measured ceiling.
   await logEmbeddedCeiling(storage.db, log);
   const service = composeService({

@@ -3,13 +3,15 @@
  * scaling out in server mode: start any number of them against the same DATABASE_URL.
  */
 import { composeService } from './compose.ts';
-import type { Config } from './config.ts';
+import { type Config, unknownSettingWarning } from './config.ts';
 import { createProcessLogger } from './lib/logger.ts';
 import { openStorage } from './storage.ts';
 
 /** Runs until SIGTERM/SIGINT; then finishes or hands back its jobs and closes the database. */
 export async function runWorkerProcess(config: Config): Promise<void> {
   const log = createProcessLogger({ level: config.KB_LOG_LEVEL, format: config.KB_LOG_FORMAT });
+  for (const unknown of config.unknownSettings)
+    log.warn({ setting: unknown.name }, unknownSettingWarning(unknown));
   const storage = await openStorage(config, { createDefaultOrg: false });
   const service = composeService({ config, db: storage.db, cipher: storage.cipher, parts: { log } });
   const concurrency = Math.max(1, config.KB_WORKERS);

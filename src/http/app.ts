@@ -3,6 +3,7 @@ import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import Fastify, { type FastifyReply, type FastifyServerOptions } from 'fastify';
 import { giveWayToApiRequests } from './foreground.ts';
+import { logOneLinePerRequest } from './request-log.ts';
 import {
   jsonSchemaTransform,
   jsonSchemaTransformObject,
@@ -43,6 +44,7 @@ export async function buildApp(appDeps: AppDeps, opts: BuildAppOptions = {}): Pr
   acceptJsonBodiesOnly(app);
   await registerOpenApi(app);
 
+  logOneLinePerRequest(app);
   giveWayToApiRequests(app, deps.db.foreground);
   app.addHook('onRequest', apiKeyAuth(deps.db));
   app.addHook('onRequest', methodNotAllowedHook(routes));
@@ -67,6 +69,8 @@ function createServer(deps: RouteDeps, opts: BuildAppOptions, routes: RouteTable
       : { loggerInstance: opts.logger ?? createProcessLogger({ level: deps.config.KB_LOG_LEVEL }) };
   return Fastify({
     ...logger,
+    // One line a request instead (request-log.ts).
+    disableRequestLogging: true,
     bodyLimit: deps.config.KB_BODY_LIMIT_BYTES,
     genReqId: (req) => {
       const given = req.headers['x-request-id'];

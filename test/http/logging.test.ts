@@ -58,10 +58,53 @@ describe('structured logs', () => {
     });
     assert.ok(lines.length > 0);
     const mine = lines.filter((l) => l['reqId'] === 'req-logs-1');
-    assert.ok(mine.length >= 2, 'request and response lines carry the request id');
+    assert.equal(mine.length, 1, 'one line a request, with its id');
+    const line = mine[0]!;
+    assert.equal(line['level'], 30, 'at info');
+    assert.equal((line['req'] as { method: string }).method, 'POST');
+    assert.equal((line['req'] as { url: string }).url, '/api/connect/knowledgebase-items');
+    assert.equal((line['res'] as { statusCode: number }).statusCode, 200);
+    assert.equal(typeof line['responseTime'], 'number');
     assert.ok(!raw.includes(key), 'an API key was logged');
     assert.ok(!raw.includes(key.slice('kb_'.length + 17)), 'an API key secret was logged');
     assert.ok(!raw.includes(secretToken), 'a request body was logged');
+  });
+
+  test('health checks and the console’s polling are logged at debug, the console’s changes at info', async () => {
+    const levelOf = async (id: string, req: { method: 'GET' | 'POST'; url: string; referer?: string }) => {
+      await app.inject({
+        method: req.method,
+        url: req.url,
+        headers: {
+          authorization: `Bearer ${key}`,
+          'x-request-id': id,
+          ...(req.referer ? { referer: req.referer } : {}),
+          ...(req.method === 'POST' ? { 'content-type': 'application/json' } : {}),
+        },
+        ...(req.method === 'POST' ? { payload: '{}' } : {}),
+      });
+      const mine = lines.filter((l) => l['reqId'] === id);
+      assert.equal(mine.length, 1, `${req.method} ${req.url}: one line`);
+      return mine[0]!['level'];
+    };
+    assert.equal(await levelOf('lvl-1', { method: 'GET', url: '/healthz' }), 20);
+    assert.equal(await levelOf('lvl-2', { method: 'GET', url: '/readyz' }), 20);
+    const consolePage = 'http://127.0.0.1:8080/console/items';
+    assert.equal(
+      await levelOf('lvl-3', {
+        method: 'GET',
+        url: '/api/connect/knowledgebase-items/stats',
+        referer: consolePage,
+      }),
+      20,
+    );
+    assert.equal(
+      await levelOf('lvl-4', { method: 'GET', url: '/api/connect/knowledgebase-items/stats' }),
+      30,
+      'other callers at info',
+    );
+    const query = '/api/connect/knowledgebase-items/query';
+    assert.equal(await levelOf('lvl-5', { method: 'POST', url: query, referer: consolePage }), 30);
   });
 
   test('the OAuth callback’s code and state, and other secret query values, are censored in request lines', async () => {
