@@ -153,7 +153,10 @@ describe('a worker process SIGKILLed mid-crawl (postgres)', () => {
         'SELECT j.status, j.attempts FROM jobs j JOIN crawl_jobs c ON c.job_id = j.id WHERE c.id = $1',
         [job.id],
       );
-      assert.deepEqual(engine, { status: 'succeeded', attempts: 2 }, 'one retry took it over');
+      // At least one retry took it over (a loaded machine may delay this worker's own heartbeat past the
+      // short staleness bound, and a further attempt then finishes it: still nothing twice, below).
+      assert.equal(engine?.status, 'succeeded');
+      assert.ok(engine.attempts >= 2, `a retry took it over (attempts ${engine.attempts})`);
       const running = await db.query('SELECT id FROM jobs WHERE status = $1', ['running']);
       assert.deepEqual(running, [], 'no job stays running');
       const unfinished = await db.query<{ url: string; state: string }>(

@@ -76,7 +76,7 @@ export async function renewIndexingLeases(
 ): Promise<void> {
   await q.query(
     `UPDATE items SET indexing_lease_until = now() + make_interval(secs => $2)
-            WHERE id = ANY($1::text[]) AND indexing_status = 'pending'`,
+            WHERE id = ANY($1::text[]) AND indexing_status = 'pending' AND indexing_lease_until IS NOT NULL`,
     [ids, leaseSeconds],
   );
 }
