@@ -394,8 +394,11 @@ async function sendAttempt(
   return { response: res, status: res.status, headers: res.headers };
 }
 
-/** Creates the client connectors use as `ctx.http`. */
-export function createSourceHttpClient(options: SourceHttpClientOptions): SourceHttpClient {
+/** The attempts of one request under the client's retry policy, paced when the source declares a rate. */
+function retryingSender(
+  options: SourceHttpClientOptions,
+  counts: { bytesReceived: number; requestCount: number },
+): (req: PreparedRequest) => ReturnType<typeof retrying<OutboundResponse>> {
   const {
     fetch,
     signal,
@@ -404,7 +407,6 @@ export function createSourceHttpClient(options: SourceHttpClientOptions): Source
     maxDelayMs = DEFAULT_MAX_DELAY_MS,
     maxWaitMs = DEFAULT_MAX_WAIT_MS,
     attemptTimeoutMs = DEFAULT_ATTEMPT_TIMEOUT_MS,
-    maxResponseBytes = DEFAULT_MAX_RESPONSE_BYTES,
     sleep,
     now = Date.now,
     random = Math.random,
@@ -413,10 +415,7 @@ export function createSourceHttpClient(options: SourceHttpClientOptions): Source
   const pace = options.requestsPerSecond
     ? requestPacer(options.requestsPerSecond, { now, sleep: sleep ?? defaultSleep, signal })
     : undefined;
-  const defaultHeaders = lowerKeys({ ...DEFAULT_HEADERS, ...options.defaultHeaders });
-  const counts = { bytesReceived: 0, requestCount: 0 };
-
-  const attempts = (req: PreparedRequest) =>
+  return (req: PreparedRequest) =>
     retrying<OutboundResponse>(
       (attempt) => sendAttempt(req, attempt, { fetch, signal, attemptTimeoutMs, pace, counts }),
       {
@@ -431,6 +430,14 @@ export function createSourceHttpClient(options: SourceHttpClientOptions): Source
         onRetry: (notice) => onRetry?.({ method: req.upperMethod, url: req.shownUrl, ...notice }),
       },
     );
+}
+
+/** Creates the client connectors use as `ctx.http`. */
+export function createSourceHttpClient(options: SourceHttpClientOptions): SourceHttpClient {
+  const { maxResponseBytes = DEFAULT_MAX_RESPONSE_BYTES } = options;
+  const defaultHeaders = lowerKeys({ ...DEFAULT_HEADERS, ...options.defaultHeaders });
+  const counts = { bytesReceived: 0, requestCount: 0 };
+  const attempts = retryingSender(options, counts);
 
   async function request(
     method: string,

@@ -571,13 +571,7 @@ async function* syncProducts(
 ): AsyncGenerator<Event> {
   const since = cursor.productsUpdatedAt;
   const incremental = !pass.full && since !== undefined;
-  const ledger: ProductLedger = {
-    handled: new Set(),
-    yielded: new Set(),
-    yieldedVersions: new Map(),
-    deleted: new Set(),
-    failed: new Set(),
-  };
+  const ledger = newLedger();
   const filters = [
     ...(incremental ? [] : ['status:active']),
     ...(since === undefined ? [] : [changedProductsQuery(since)]),
@@ -645,6 +639,21 @@ async function* syncProducts(
     listed.clear();
     for (const id of published) listed.add(id);
   }
+  yield* deleteUnlisted(pass, ledger, listed);
+}
+
+function newLedger(): ProductLedger {
+  return {
+    handled: new Set(),
+    yielded: new Set(),
+    yieldedVersions: new Map(),
+    deleted: new Set(),
+    failed: new Set(),
+  };
+}
+
+/** Held products (and those yielded this pass) that a complete listing did not list are gone. */
+function* deleteUnlisted(pass: Pass, ledger: ProductLedger, listed: Set<string>): Generator<Event> {
   const held = new Set([...pass.known[PRODUCTS_TABLE].keys(), ...ledger.yielded]);
   for (const id of held) {
     pass.ctx.signal.throwIfAborted();
