@@ -1,7 +1,7 @@
 import rateLimit from '@fastify/rate-limit';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
-import Fastify, { type FastifyReply, type FastifyServerOptions } from 'fastify';
+import Fastify, { type FastifyReply, type FastifyServerOptions, LogController } from 'fastify';
 import { giveWayToApiRequests } from './foreground.ts';
 import { logOneLinePerRequest } from './request-log.ts';
 import {
@@ -70,7 +70,7 @@ function createServer(deps: RouteDeps, opts: BuildAppOptions, routes: RouteTable
   return Fastify({
     ...logger,
     // One line a request instead (request-log.ts).
-    disableRequestLogging: true,
+    logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: deps.config.KB_BODY_LIMIT_BYTES,
     genReqId: (req) => {
       const given = req.headers['x-request-id'];

@@ -134,6 +134,8 @@ describe('the service as started (src/main.ts)', () => {
     dirs.push(dir);
     const s = await startEmbeddedService(dir, { KB_LOG_LEVEL: 'info', ...env });
     await fetch(`${s.url}/healthz`);
+    // Health checks log at debug; a request of the API at info.
+    await fetch(`${s.url}/api/connect/knowledgebase-items/stats`);
     s.child.kill('SIGTERM');
     await s.exited;
     return s.output();
@@ -152,7 +154,11 @@ describe('the service as started (src/main.ts)', () => {
     const out = await start({ KB_LOG_FORMAT: 'pretty' });
     assert.ok(!out.split('\n').some((l) => l.startsWith('{')), `no JSON line:\n${out}`);
     assert.match(out, /^\[\d\d:\d\d:\d\d\.\d{3}\] INFO: Server listening at http/m);
-    assert.match(out, /INFO: request completed 200 in \d+ ms #/);
+    assert.match(
+      out,
+      /INFO: request completed GET \/api\/connect\/knowledgebase-items\/stats 401 in \d+ ms #/,
+    );
+    assert.ok(!out.includes('/healthz'), 'health checks at debug');
     assert.match(out, /━{20,}\n {2}kb: listening on http/);
     assert.match(
       out,

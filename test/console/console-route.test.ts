@@ -132,6 +132,7 @@ describe('the console as the service serves it', () => {
       'api_token:string:optional:secret',
       'access_token:string:optional:secret',
       'include_tickets:boolean:optional',
+      'brands:string:optional',
     ]);
     assert.deepEqual(fields('notes'), ['access_token:string:optional:secret']);
     assert.deepEqual((byType.get('notes') as { oauth: unknown }).oauth, {
@@ -142,7 +143,12 @@ describe('the console as the service serves it', () => {
       tenantField: 'subdomain',
       configured: false,
     });
-    assert.equal((byType.get('storefront') as { oauth: unknown }).oauth, null);
+    // Shopify's consent is per shop; this test service configures no Shopify OAuth app.
+    assert.deepEqual((byType.get('storefront') as { oauth: unknown }).oauth, {
+      tenantField: 'shop',
+      configured: false,
+    });
+    assert.equal((byType.get('docs_space') as { oauth: unknown }).oauth, null);
     assert.equal((byType.get('wiki') as { label: string; alias: string }).label, 'Confluence');
     // Each listed field is accepted by the create route: an unknown one would be refused by name.
     const create = await t.call('POST', '/api/connect/connection', {

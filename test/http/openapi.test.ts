@@ -221,10 +221,12 @@ describe('OpenAPI document', () => {
       assert.ok(v, `source type ${type} not described`);
       return Object.keys(v.properties ?? {}).sort();
     };
-    // The seed's fields, plus the OAuth token and the opt-in for tickets (API.md "Later extensions").
+    // The seed's fields, plus the OAuth token, the opt-in for tickets (API.md "Later extensions") and the
+    // brands to sync.
     assert.deepEqual(fieldsOf('support_desk'), [
       'access_token',
       'api_token',
+      'brands',
       'email',
       'include_tickets',
       'subdomain',
