@@ -62,12 +62,14 @@ interface ChunkTarget {
  * rather than in a transaction. PGlite has one connection: a transaction holds it from its first
  * statement to its commit, and every other organization's search waits behind it, while a statement
  * alone is one turn of PGlite's queue, after which the reads that queued meanwhile run. An HNSW insert
- * costs 5 ms a chunk on a quiet machine and several times that on a loaded one, so two chunks keep a
- * read's wait to one short statement. Staged chunks need no transaction: search skips them, and each
+ * costs 5 ms a chunk on a quiet machine and several times that on a loaded one, so one chunk a statement
+ * keeps a read's wait short: another organization's search p95 while a 5,000,000-character document was
+ * written went from 40 ms with two to 27 ms with one, and the document took no longer to index
+ * (docs/benchmarks.md, bench/event-loop.ts). Staged chunks need no transaction: search skips them, and each
  * insert checks by itself that the item is unchanged and the generation still staged. Server mode keeps
  * the parts' transactions: there reads do not wait for writers.
  */
-const STAGED_STATEMENT_CHUNKS = 2;
+const STAGED_STATEMENT_CHUNKS = 1;
 
 /**
  * The longest a write waits for the requests in progress before it goes anyway (Database.foreground):
