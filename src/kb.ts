@@ -279,7 +279,12 @@ function registerRemoteCommands(program: Command): void {
   itemsCommands.register(program);
   statsCommands.register(program);
   // `kb mcp` (the MCP server on stdio, src/mcp/) is dispatched at the top of main(), before parsing, so that
-  // its arguments pass through untouched.
+  // its arguments pass through untouched; it is declared here only to be listed in the help.
+  program
+    .command('mcp')
+    .description('the MCP server on stdio for AI clients, over the API of a running service (kb mcp --help)')
+    .helpOption(false)
+    .allowUnknownOption();
 }
 
 function buildProgram(): Command {

@@ -51,6 +51,10 @@ describe('kb command line', () => {
       'search',
       'items',
       'stats',
+      'reembed',
+      'reembed-local',
+      'export-to-postgres',
+      'mcp',
     ]) {
       assert.match(help, new RegExp(`^  ${command}\\b`, 'm'), command);
     }
