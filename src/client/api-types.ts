@@ -14,93 +14,7 @@ export interface paths {
         put?: never;
         post?: never;
         /** Revoke an API key */
-        delete: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    id: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            success: boolean;
-                        };
-                    };
-                };
-                /** @description Default Response */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Default Response */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Default Response */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Default Response */
-                413: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Default Response */
-                415: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Default Response */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Default Response */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-            };
-        };
+        delete: operations["revokeApiKey"];
         options?: never;
         head?: never;
         patch?: never;
@@ -116,99 +30,7 @@ export interface paths {
         get?: never;
         put?: never;
         /** Create an organization and its first API key */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        name: string;
-                    };
-                };
-            };
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            apiKey: string;
-                            id: string;
-                            name: string;
-                        };
-                    };
-                };
-                /** @description Default Response */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Default Response */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Default Response */
-                409: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Default Response */
-                413: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Default Response */
-                415: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Default Response */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Default Response */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-            };
-        };
+        post: operations["createOrganization"];
         delete?: never;
         options?: never;
         head?: never;
@@ -225,94 +47,7 @@ export interface paths {
         get?: never;
         put?: never;
         /** Create another API key for an organization */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    id: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            apiKey: string;
-                            id: string;
-                        };
-                    };
-                };
-                /** @description Default Response */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Default Response */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Default Response */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Default Response */
-                413: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Default Response */
-                415: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Default Response */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Default Response */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-            };
-        };
+        post: operations["createApiKey"];
         delete?: never;
         options?: never;
         head?: never;
@@ -332,259 +67,12 @@ export interface paths {
          * Create a connection (or rotate its credentials)
          * @description Checks the credentials with one authenticated call to the source (400 source_auth_failed / source_unreachable), then stores them encrypted. A second create for the same type replaces the credentials and keeps the synced items. An OAuth source (notes, support_desk) given no token in the request takes the one its consent stored (the newest, or the one under secretId): without a stored consent, 400 oauth_required. Each credential field's pattern is the rule the source applies.
          */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        /** @description Extension: sync on a schedule. null removes the schedule; absent keeps the current one. */
-                        schedule?: {
-                            /** @description Sync every so many minutes (5 to 525600) */
-                            intervalMinutes: number;
-                        } | null;
-                        /** @description Extension, OAuth sources (notes, support_desk) only: the secretId of the OAuth consent to use (default: the newest one, of the same subdomain for support_desk). */
-                        secretId?: string;
-                        source: {
-                            /** @description Internal integration token; omit to use the token stored by the OAuth flow. */
-                            access_token?: string;
-                            /** @enum {string} */
-                            type: "notes" | "notion";
-                        } | ({
-                            /** @description OAuth access token, in place of email and api_token; the OAuth consent flow fills it. */
-                            access_token?: string;
-                            /** @description Zendesk API token (with email). Zendesk stops accepting API tokens on 2027-04-30; OAuth (access_token) replaces them. */
-                            api_token?: string;
-                            /** @description Also sync other brands' help centers: `all` (every brand whose help center is live) or a list of brand subdomains (`["acme", "acme-pro"]`). Each item is tagged `brand:<subdomain>`. Absent: only the subdomain's own help center. */
-                            brands?: "all" | string[];
-                            /** @description E-mail of the agent or admin the API token belongs to (with api_token). */
-                            email?: string;
-                            /** @description Also sync solved and closed tickets, their public comments only, as private items. Default false. */
-                            include_tickets?: boolean;
-                            /** @description Account subdomain: `acme` or `acme.zendesk.com`. A name in another script is also taken (converted to its ASCII form). */
-                            subdomain: string;
-                            /** @enum {string} */
-                            type: "support_desk" | "zendesk";
-                        } | unknown | unknown) | {
-                            /** @description Atlassian API token: classic, scoped (read:space:confluence, read:page:confluence) or a service account's. */
-                            api_token: string;
-                            /** @description Site host name: `acme` (meaning acme.atlassian.net), `acme.atlassian.net` or a custom domain. A name in another script is also taken (converted to its ASCII form). */
-                            domain_name: string;
-                            /** @description E-mail of the Atlassian account the API token belongs to (a service account's @serviceaccount.atlassian.com address). */
-                            email: string;
-                            /** @enum {string} */
-                            type: "wiki" | "confluence";
-                        } | ({
-                            /** @description Admin API access token of the store (shpat_… of a legacy custom app), in place of client_id and client_secret; the OAuth consent flow fills it. */
-                            access_token?: string;
-                            /** @description Client ID of a Dev Dashboard app installed on your own store (with client_secret): the service gets its access tokens (valid about 24 hours) through the client credentials grant. */
-                            client_id?: string;
-                            /** @description Client secret of that app (with client_id), stored encrypted. */
-                            client_secret?: string;
-                            /** @description Store name: `acme` or `acme.myshopify.com`. A name in another script is also taken (converted to its ASCII form). */
-                            shop: string;
-                            /** @enum {string} */
-                            type: "storefront" | "shopify";
-                        } | unknown | unknown) | {
-                            /** @description GitBook personal access token. */
-                            access_token: string;
-                            /** @description Id of the space to sync (from its URL: app.gitbook.com/s/<space_id>). */
-                            space_id: string;
-                            /** @enum {string} */
-                            type: "docs_space" | "gitbook";
-                        };
-                    } | {
-                        source?: {
-                            /** @enum {unknown} */
-                            type?: "notes" | "notion" | "support_desk" | "zendesk" | "storefront" | "shopify";
-                        };
-                    } | {
-                        source?: {
-                            /** @enum {unknown} */
-                            type?: "wiki" | "docs_space" | "confluence" | "gitbook";
-                        };
-                    };
-                };
-            };
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            connectionId: string;
-                            /** @description false when an existing connection got new credentials */
-                            created: boolean;
-                            success: boolean;
-                        };
-                    };
-                };
-                /** @description Default Response */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Default Response */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Default Response */
-                413: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Default Response */
-                415: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Default Response */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Default Response */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-            };
-        };
+        post: operations["createConnection"];
         /**
          * Disconnect a connection
          * @description Body: `{"type"}` or `{"connectionId"}`. Unknown connection: 404 not_found.
          */
-        delete: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        /** @description Id of the connection. Give this or type, not both. */
-                        connectionId?: string;
-                        /**
-                         * @description Source type of the connection (`notes`, `support_desk`, ... or the product name). Give this or connectionId, not both.
-                         * @enum {string}
-                         */
-                        type?: "notes" | "support_desk" | "wiki" | "storefront" | "docs_space" | "notion" | "zendesk" | "confluence" | "shopify" | "gitbook";
-                    } & (unknown | unknown);
-                };
-            };
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            cancelledJobs: number[];
-                            connectionId: string;
-                            deletedItems: number;
-                            success: boolean;
-                        };
-                    };
-                };
-                /** @description Default Response */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Default Response */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Default Response */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Default Response */
-                413: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Default Response */
-                415: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Default Response */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Default Response */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-            };
-        };
+        delete: operations["deleteConnection"];
         options?: never;
         head?: never;
         patch?: never;
@@ -601,102 +89,7 @@ export interface paths {
          * Get all sync jobs of a connection
          * @description Query: `type` or `connectionId`, exactly one of them (400 otherwise; OpenAPI cannot tie query parameters together), `limit` (1-100, default 20), `offset` (default 0). `next` and `previous` are absolute URLs of the adjacent pages, absent when there is none.
          */
-        get: {
-            parameters: {
-                query?: {
-                    /** @description Id of the connection. Give this or type, not both. */
-                    connectionId?: string;
-                    limit?: number;
-                    offset?: number;
-                    /** @description Source type of the connection (`notes`, `support_desk`, ... or the product name). Give this or connectionId, not both. */
-                    type?: "notes" | "support_desk" | "wiki" | "storefront" | "docs_space" | "notion" | "zendesk" | "confluence" | "shopify" | "gitbook";
-                };
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: components["schemas"]["SyncJob"][];
-                            next?: string;
-                            previous?: string;
-                            /** @description Jobs of the connection */
-                            total: number;
-                        };
-                    };
-                };
-                /** @description Default Response */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Default Response */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Default Response */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Default Response */
-                413: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Default Response */
-                415: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Default Response */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Default Response */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-            };
-        };
+        get: operations["listSyncJobs"];
         put?: never;
         post?: never;
         delete?: never;
@@ -716,82 +109,7 @@ export interface paths {
          * List the source types and their fields (extension)
          * @description Each source type with the `source` fields of POST /api/connect/connection (name, kind, required, secret, description) and, for OAuth sources, the field the consent needs and whether it is configured.
          */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: components["schemas"]["ConnectionType"][];
-                        };
-                    };
-                };
-                /** @description Default Response */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Default Response */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Default Response */
-                413: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Default Response */
-                415: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Default Response */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Default Response */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-            };
-        };
+        get: operations["listConnectionTypes"];
         put?: never;
         post?: never;
         delete?: never;
@@ -808,82 +126,7 @@ export interface paths {
             cookie?: never;
         };
         /** List connections (extension) */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: components["schemas"]["Connection"][];
-                        };
-                    };
-                };
-                /** @description Default Response */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Default Response */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Default Response */
-                413: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Default Response */
-                415: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Default Response */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Default Response */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-            };
-        };
+        get: operations["listConnections"];
         put?: never;
         post?: never;
         delete?: never;
@@ -903,205 +146,13 @@ export interface paths {
          * List crawl jobs (extension)
          * @description Query: `limit` (1-100, default 20), `offset` (default 0). `next` and `previous` are absolute URLs of the adjacent pages, absent when there is none.
          */
-        get: {
-            parameters: {
-                query?: {
-                    limit?: number;
-                    offset?: number;
-                };
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: components["schemas"]["CrawlJob"][];
-                            next?: string;
-                            previous?: string;
-                            /** @description the organization's crawl jobs */
-                            total: number;
-                        };
-                    };
-                };
-                /** @description Default Response */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Default Response */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Default Response */
-                413: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Default Response */
-                415: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Default Response */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Default Response */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-            };
-        };
+        get: operations["listCrawls"];
         put?: never;
         /**
          * Create a web crawl job
          * @description Crawls the site of `url` (robots.txt, sitemaps and links; polite per host), storing each page's main content as a `crawl` item as it arrives. `limit` counts distinct pages stored and is exact; near-duplicate pages collapse into the page they repeat, rel=canonical and robots noindex are honoured. Private, loopback and link-local targets are refused unless the operator sets KB_CRAWL_ALLOW_PRIVATE. Crawling a URL again updates its item, leaves unchanged pages alone and removes pages that now answer 404/410. includePaths and excludePaths are RE2 patterns, which JSON Schema cannot check: one that does not compile is refused (400).
          */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        /**
-                         * @description follow links to other sites (default false: only the start URL's site)
-                         * @default false
-                         */
-                        allowExternalLinks?: boolean;
-                        /**
-                         * @description regular expressions (RE2 syntax) on the URL path; a matching page is skipped (wins over includes). A pattern that does not compile as RE2 is refused (400).
-                         * @default []
-                         */
-                        excludePaths?: string[];
-                        /**
-                         * @description regular expressions (RE2 syntax) on the URL path; when given, only matching pages are kept. A pattern that does not compile as RE2 is refused (400).
-                         * @default []
-                         */
-                        includePaths?: string[];
-                        /**
-                         * @description page budget: distinct pages stored at most (default 100, at most 10000); fetches that store nothing (404, non-HTML, duplicate, near-duplicate, noindex) do not count, and 3 x limit fetches end the crawl
-                         * @default 100
-                         */
-                        limit?: number;
-                        /** @description extension: link depth from the start URL (0: the start page only); when set, sitemaps are not read */
-                        maxDepth?: number;
-                        /**
-                         * @description extension: tags added to every crawled item; an item reached by several crawls carries all their tags, and a crawl removes none (a user's stay until a user changes them)
-                         * @default []
-                         */
-                        tags?: string[];
-                        /**
-                         * Format: uri
-                         * @description start URL (required): absolute http or https, at most 2,000 characters
-                         */
-                        url: string;
-                    };
-                };
-            };
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["CrawlJob"];
-                    };
-                };
-                /** @description Default Response */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Default Response */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Default Response */
-                413: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Default Response */
-                415: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Default Response */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Default Response */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-            };
-        };
+        post: operations["createCrawl"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1116,188 +167,11 @@ export interface paths {
             cookie?: never;
         };
         /** Get a crawl job (extension) */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    id: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["CrawlJob"];
-                    };
-                };
-                /** @description Default Response */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Default Response */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Default Response */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Default Response */
-                413: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Default Response */
-                415: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Default Response */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Default Response */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-            };
-        };
+        get: operations["getCrawl"];
         put?: never;
         post?: never;
         /** Cancel a crawl job (extension) */
-        delete: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    id: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["CrawlJob"];
-                    };
-                };
-                /** @description Default Response */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Default Response */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Default Response */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Default Response */
-                409: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Default Response */
-                413: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Default Response */
-                415: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Default Response */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Default Response */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-            };
-        };
+        delete: operations["cancelCrawl"];
         options?: never;
         head?: never;
         patch?: never;
@@ -1315,280 +189,11 @@ export interface paths {
          * Update knowledge base items
          * @description Each id at most once per request (400 otherwise; JSON Schema `uniqueItems` compares whole entries, so the document cannot say it). Ids of no item of the organization are listed in `notFound`.
          */
-        put: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        id: string;
-                        /** @description extension: replaces the item's tags */
-                        tags?: string[];
-                        title: string;
-                        /**
-                         * @description extension
-                         * @enum {string}
-                         */
-                        visibility?: "public" | "private";
-                    }[];
-                };
-            };
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            notFound: string[];
-                            success: boolean;
-                            updated: number;
-                        };
-                    };
-                };
-                /** @description Default Response */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Default Response */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Default Response */
-                413: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Default Response */
-                415: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Default Response */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Default Response */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-            };
-        };
+        put: operations["updateItems"];
         /** Upload a document (extension) */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        /** @description markdown or plain text */
-                        content: string;
-                        /**
-                         * Format: uri
-                         * @description absolute http or https URL the document came from
-                         */
-                        source_url?: string;
-                        /** @default [] */
-                        tags?: string[];
-                        title: string;
-                        /**
-                         * @default public
-                         * @enum {string}
-                         */
-                        visibility?: "public" | "private";
-                    };
-                };
-            };
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            item: components["schemas"]["KnowledgeBaseItem"];
-                            success: boolean;
-                        };
-                    };
-                };
-                /** @description Default Response */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Default Response */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Default Response */
-                413: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Default Response */
-                415: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Default Response */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Default Response */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-            };
-        };
+        post: operations["uploadItem"];
         /** Delete knowledge base items */
-        delete: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        ids: string[];
-                    };
-                };
-            };
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            deleted: number;
-                            success: boolean;
-                        };
-                    };
-                };
-                /** @description Default Response */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Default Response */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Default Response */
-                413: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Default Response */
-                415: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Default Response */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Default Response */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-            };
-        };
+        delete: operations["deleteItems"];
         options?: never;
         head?: never;
         patch?: never;
@@ -1602,93 +207,7 @@ export interface paths {
             cookie?: never;
         };
         /** Get an item with its content (extension) */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    id: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            item: components["schemas"]["KnowledgeBaseItemWithContent"];
-                        };
-                    };
-                };
-                /** @description Default Response */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Default Response */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Default Response */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Default Response */
-                413: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Default Response */
-                415: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Default Response */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Default Response */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-            };
-        };
+        get: operations["getItem"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1707,100 +226,7 @@ export interface paths {
         get?: never;
         put?: never;
         /** Query knowledge base items */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        /**
-                         * @description page size, 1-100 (default 20)
-                         * @default 20
-                         */
-                        limit?: number;
-                        /**
-                         * @description page number from 1 (default 1)
-                         * @default 1
-                         */
-                        page?: number;
-                        /** @description case-insensitive match on title and content: the item contains the search text and every word of it begins a word of the item (a word finds longer words it begins; several words match as a phrase, the last a prefix; the inside of a word does not match). %, _, \ and quotes are ordinary characters */
-                        search?: string;
-                    };
-                };
-            };
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            items: components["schemas"]["KnowledgeBaseItem"][];
-                            pagination: components["schemas"]["Pagination"];
-                        };
-                    };
-                };
-                /** @description Default Response */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Default Response */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Default Response */
-                413: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Default Response */
-                415: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Default Response */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Default Response */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-            };
-        };
+        post: operations["queryItems"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1820,99 +246,7 @@ export interface paths {
          * Re-embed every item (extension)
          * @description Marks every item of the caller's organization `pending`; the indexer chunks and embeds each again with the configured model, and search keeps serving its old chunks until the new ones replace them. 503 when this service has no embedding model loaded (nothing would embed them).
          */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": Record<string, never>;
-                };
-            };
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description Items set pending by this call */
-                            marked: number;
-                            /** @description The organization's items now waiting for the indexer (marked + already pending) */
-                            pending: number;
-                            success: boolean;
-                        };
-                    };
-                };
-                /** @description Default Response */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Default Response */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Default Response */
-                413: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Default Response */
-                415: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Default Response */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Default Response */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Default Response */
-                503: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-            };
-        };
+        post: operations["reembedItems"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1927,80 +261,7 @@ export interface paths {
             cookie?: never;
         };
         /** Knowledge base progress (extension) */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ItemStats"];
-                    };
-                };
-                /** @description Default Response */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Default Response */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Default Response */
-                413: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Default Response */
-                415: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Default Response */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Default Response */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-            };
-        };
+        get: operations["getItemStats"];
         put?: never;
         post?: never;
         delete?: never;
@@ -2020,60 +281,7 @@ export interface paths {
          * OAuth callback (public)
          * @description No API key: the source redirects the browser here. A forged, expired or already used `state` is refused (400). When the consent was started with a redirectUri, answers 302 to it with `secretId` and `status` (`success`, or `error` with `error`) instead of JSON.
          */
-        get: {
-            parameters: {
-                query: {
-                    code?: string;
-                    error?: string;
-                    error_description?: string;
-                    /** @description the signed state of POST /api/connect/oauth/initiate (single use, expires) */
-                    state: string;
-                };
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            secretId: string;
-                            success: boolean;
-                        };
-                    };
-                };
-                /** @description The consent was started with a redirectUri: the browser goes back to it (Location), with `secretId` and `status` (`success`, or `error` with `error`, an error code) as query parameters. No body. */
-                302: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content?: never;
-                };
-                /** @description Default Response */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Default Response */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-            };
-        };
+        get: operations["oauthCallback"];
         put?: never;
         post?: never;
         delete?: never;
@@ -2095,110 +303,7 @@ export interface paths {
          * Start OAuth consent (notes, notion, support_desk, zendesk, storefront, shopify)
          * @description Open `consentUrl` in a browser; after consent the source redirects to /api/connect/oauth/callback, which stores the token under `secretId`. Poll /api/connect/secret-id-exists, then create the connection. 400 oauth_not_configured when the operator has not set up the OAuth app.
          */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        /**
-                         * Format: uri
-                         * @description Where the browser is sent after the callback, with `secretId` and `status` (success|error) added.
-                         */
-                        redirectUri?: string;
-                        /** @description Required for storefront: the account whose consent this is. A name in another script is also taken (converted to its ASCII form). */
-                        shop?: string;
-                        /** @description Required for support_desk: the account whose consent this is. A name in another script is also taken (converted to its ASCII form). */
-                        subdomain?: string;
-                        /** @enum {string} */
-                        type: "notes" | "notion" | "support_desk" | "zendesk" | "storefront" | "shopify";
-                    } & ({
-                        /** @enum {unknown} */
-                        type?: "notes" | "notion";
-                    } | {
-                        /** @enum {unknown} */
-                        type?: "support_desk" | "zendesk";
-                    } | {
-                        /** @enum {unknown} */
-                        type?: "storefront" | "shopify";
-                    });
-                };
-            };
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            consentUrl: string;
-                            /** @description Unix epoch ms after which the consent must be started again */
-                            expiresAt: number;
-                            secretId: string;
-                        };
-                    };
-                };
-                /** @description Default Response */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Default Response */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Default Response */
-                413: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Default Response */
-                415: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Default Response */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Default Response */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-            };
-        };
+        post: operations["initiateOAuth"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2218,124 +323,7 @@ export interface paths {
          * Trigger a sync
          * @description Body: `{"type"|"connectionId", "jobType"?: "sync"|"reset"}`. 404 unknown connection; 409 sync_in_progress while a job of the connection is pending or running; 409 connection_inactive.
          */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        /** @description Id of the connection. Give this or type, not both. */
-                        connectionId?: string;
-                        /**
-                         * @description sync: what changed since the last sync; reset: re-read everything, remove what the source no longer has
-                         * @default sync
-                         * @enum {string}
-                         */
-                        jobType?: "sync" | "reset";
-                        /**
-                         * @description Source type of the connection (`notes`, `support_desk`, ... or the product name). Give this or connectionId, not both.
-                         * @enum {string}
-                         */
-                        type?: "notes" | "support_desk" | "wiki" | "storefront" | "docs_space" | "notion" | "zendesk" | "confluence" | "shopify" | "gitbook";
-                    } & (unknown | unknown);
-                };
-            };
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            jobId: number;
-                            success: boolean;
-                        };
-                    };
-                };
-                /** @description Default Response */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Default Response */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Default Response */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Default Response */
-                409: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: string;
-                            /** @description sync_in_progress: the job that is pending or running */
-                            jobId?: number;
-                            message: string;
-                        };
-                    };
-                };
-                /** @description Default Response */
-                413: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Default Response */
-                415: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Default Response */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Default Response */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-            };
-        };
+        post: operations["runSync"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2350,84 +338,7 @@ export interface paths {
             cookie?: never;
         };
         /** Whether an OAuth token is stored under a secretId */
-        get: {
-            parameters: {
-                query: {
-                    secretId: string;
-                };
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            exists: boolean;
-                        };
-                    };
-                };
-                /** @description Default Response */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Default Response */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Default Response */
-                413: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Default Response */
-                415: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Default Response */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Default Response */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-            };
-        };
+        get: operations["secretIdExists"];
         put?: never;
         post?: never;
         delete?: never;
@@ -2453,112 +364,7 @@ export interface paths {
          * Set the status of a connection
          * @description Body: `{"type"|"connectionId", "status": "active"|"inactive"}`. Unknown connection: 404.
          */
-        patch: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        /** @description Id of the connection. Give this or type, not both. */
-                        connectionId?: string;
-                        /**
-                         * @description inactive: no syncs (scheduled or requested); items stay searchable
-                         * @enum {string}
-                         */
-                        status: "active" | "inactive";
-                        /**
-                         * @description Source type of the connection (`notes`, `support_desk`, ... or the product name). Give this or connectionId, not both.
-                         * @enum {string}
-                         */
-                        type?: "notes" | "support_desk" | "wiki" | "storefront" | "docs_space" | "notion" | "zendesk" | "confluence" | "shopify" | "gitbook";
-                    } & (unknown | unknown);
-                };
-            };
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            cancelledJobs: number[];
-                            connectionId: string;
-                            /** @enum {string} */
-                            status: "active" | "inactive";
-                            success: boolean;
-                        };
-                    };
-                };
-                /** @description Default Response */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Default Response */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Default Response */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Default Response */
-                413: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Default Response */
-                415: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Default Response */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Default Response */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-            };
-        };
+        patch: operations["setConnectionStatus"];
         trace?: never;
     };
     "/api/consume/search": {
@@ -2571,133 +377,7 @@ export interface paths {
         get?: never;
         put?: never;
         /** Semantic search of knowledge base items */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        /** @description only chunks at most this cosine distance away */
-                        cosineDistanceThreshold?: number;
-                        /**
-                         * @description extension: false leaves `embedding` out of the hits
-                         * @default true
-                         */
-                        includeEmbedding?: boolean;
-                        /**
-                         * @description maximum number of results, 1-100 (default 10)
-                         * @default 10
-                         */
-                        limit?: number;
-                        /**
-                         * @description extension: `semantic` (default), `hybrid` (vector + keyword ranks fused), `keyword`
-                         * @default semantic
-                         * @enum {string}
-                         */
-                        mode?: "semantic" | "hybrid" | "keyword";
-                        /** @description search text (required, at most 2,000 characters) */
-                        query: string;
-                        /** @description extension */
-                        sourceTypes?: ("integration" | "crawl" | "upload")[];
-                        /** @description an item matches when it carries at least one of these tags */
-                        tags?: string[];
-                        /** @description optional; must be the caller's organization id */
-                        tenantId?: string;
-                        /** @description extension: filter on item visibility */
-                        visibility?: ("public" | "private")[];
-                    };
-                };
-            };
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            result: components["schemas"]["SearchResult"][];
-                        };
-                    };
-                };
-                /** @description Default Response */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Default Response */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Default Response */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Default Response */
-                413: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Default Response */
-                415: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Default Response */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Default Response */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Default Response */
-                503: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-            };
-        };
+        post: operations["search"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2711,29 +391,8 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @enum {string} */
-                            status: "ok";
-                        };
-                    };
-                };
-            };
-        };
+        /** Liveness: the process answers */
+        get: operations["getHealth"];
         put?: never;
         post?: never;
         delete?: never;
@@ -2749,71 +408,8 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            checks: {
-                                [key: string]: string;
-                            };
-                            /** @description embedded mode (PGlite) only */
-                            embedded?: {
-                                ceiling: {
-                                    chunks: number;
-                                    items: number;
-                                };
-                                chunks: number;
-                                items: number;
-                                /** @description share >= 0.8: time to move to server mode (kb export-to-postgres) */
-                                nearCeiling: boolean;
-                                /** @description the larger of items and chunks as a share of the ceiling */
-                                share: number;
-                            };
-                            status: string;
-                        };
-                    };
-                };
-                /** @description Default Response */
-                503: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            checks: {
-                                [key: string]: string;
-                            };
-                            /** @description embedded mode (PGlite) only */
-                            embedded?: {
-                                ceiling: {
-                                    chunks: number;
-                                    items: number;
-                                };
-                                chunks: number;
-                                items: number;
-                                /** @description share >= 0.8: time to move to server mode (kb export-to-postgres) */
-                                nearCeiling: boolean;
-                                /** @description the larger of items and chunks as a share of the ceiling */
-                                share: number;
-                            };
-                            status: string;
-                        };
-                    };
-                };
-            };
-        };
+        /** Readiness: the database, the model and the service are ready for traffic */
+        get: operations["getReadiness"];
         put?: never;
         post?: never;
         delete?: never;
@@ -2845,52 +441,7 @@ export interface components {
             /** @description Unix epoch ms */
             updatedAt: number;
         };
-        ConnectionInput: {
-            /** @description Set when the source refused to refresh the OAuth access: what to do (connect again through OAuth). Null otherwise. */
-            consentNeeded: string | null;
-            /** @description Unix epoch ms */
-            createdAt: number;
-            id: string;
-            lastJob: components["schemas"]["SyncJobInput"] | null;
-            /** @description Unix epoch ms of the next scheduled sync */
-            nextSyncAt: number | null;
-            schedule: {
-                intervalMinutes: number;
-            } | null;
-            /** @enum {string} */
-            status: "active" | "inactive";
-            /** @description Canonical source type */
-            type: string;
-            /** @description Unix epoch ms */
-            updatedAt: number;
-        };
         ConnectionType: {
-            /** @description The product's name, accepted as `source.type` too */
-            alias: string;
-            /** @description The source's own fields, in the order it declares them */
-            fields: {
-                description: string;
-                /** @enum {string} */
-                kind: "string" | "boolean";
-                /** @description The field of `source` in POST /api/connect/connection */
-                name: string;
-                required: boolean;
-                /** @description A credential to mask in forms (tokens) */
-                secret: boolean;
-            }[];
-            /** @description The product behind the type */
-            label: string;
-            /** @description Sources that connect through OAuth consent; null for the others */
-            oauth: {
-                /** @description Whether the operator set up this source's OAuth app */
-                configured: boolean;
-                /** @description The field POST /api/connect/oauth/initiate needs besides `type` (each account runs its own consent) */
-                tenantField: string | null;
-            } | null;
-            /** @description Canonical source type (`source.type`) */
-            type: string;
-        };
-        ConnectionTypeInput: {
             /** @description The product's name, accepted as `source.type` too */
             alias: string;
             /** @description The source's own fields, in the order it declares them */
@@ -2968,104 +519,12 @@ export interface components {
             /** @description the crawled start URL */
             url: string;
         };
-        CrawlJobInput: {
-            allowExternalLinks: boolean;
-            /** @description ISO 8601 UTC when the job ended (completed, failed or cancelled); null before */
-            completed_at: string | null;
-            /** @description distinct pages stored so far (created, updated, retagged or unchanged): what `limit` counts; never above it */
-            completed_pages: number;
-            /** @description ISO 8601 UTC */
-            created_at: string;
-            /** @description why the job failed; null unless `failed` */
-            error_message: string | null;
-            excludePaths: string[];
-            /** @description extension: fetches at most (3 x `limit`, at least `limit` + 10); the crawl ends there */
-            fetch_limit: number;
-            /** @description extension: URLs fetched so far, whatever they yielded */
-            fetched_pages: number;
-            /** @description job identifier */
-            id: string;
-            includePaths: string[];
-            /** @description extension: the page budget: distinct pages stored at most (fetches that store nothing do not count) */
-            limit: number;
-            /** @description extension: link depth limit; null for none */
-            maxDepth: number | null;
-            /** @description extension: finished pages by outcome: `created`, `updated`, `retagged` (same content, this crawl's tags added), `unchanged` (same content or 304, tags too), `removed` (404/410, item deleted), `gone`, `duplicate`, `near_duplicate`, `canonical` (its rel=canonical URL is the page stored), `not_html`, `noindex`, `empty`, `tombstoned`, `budget` (fetched after the limit was reached), `failed`, `blocked`... */
-            outcomes: {
-                [key: string]: number;
-            };
-            /** @description extension, for debugging: URLs not crawled or not stored, by reason (`excluded`, `not_included`, `robots`, `external`, `depth`, `budget` (not reached: the limit or the fetch cap ended the crawl), `not_html`, `duplicate`, `near_duplicate` (text nearly the same as a stored page of the host), `canonical` (stored under its rel=canonical URL), `noindex`, `empty`, `too_long`, `blocked`, `failed`, `pdf_encrypted`, `pdf_unreadable`, `pdf_too_large`), each with a count of distinct URLs and a few examples. The kept item of duplicates carries a `variants:N` tag: N pages of the crawl had its text. */
-            refused: {
-                [key: string]: {
-                    count: number;
-                    /** @description `duplicate`, `near_duplicate`, `canonical`: the URL each example stands for */
-                    of?: {
-                        [key: string]: string;
-                    };
-                    sample: string[];
-                };
-            };
-            /** @description the owning project: the caller's organization id */
-            service_project_id: string;
-            /** @enum {string} */
-            status: "idle" | "scraping" | "completed" | "failed" | "cancelled";
-            /** @description extension: tags given to every crawled item */
-            tags: string[];
-            /** @description the caller's organization id */
-            tenant_id: string;
-            /** @description pages stored plus pages still queued or being fetched, never above `limit`; equal to `completed_pages` once the job ends */
-            total_pages: number;
-            /** @description ISO 8601 UTC */
-            updated_at: string;
-            /** @description the crawled start URL */
-            url: string;
-        };
         /** @description Every error response: a code from a closed set and a sentence a person can act on. */
         Error: {
             error: string;
             message: string;
         };
-        /** @description Every error response: a code from a closed set and a sentence a person can act on. */
-        ErrorInput: {
-            error: string;
-            message: string;
-        };
         ItemStats: {
-            byConnection: {
-                byIndexingStatus: {
-                    failed: number;
-                    indexed: number;
-                    pending: number;
-                };
-                connectionId: string;
-                total: number;
-                type: string;
-            }[];
-            /** @description `indexed` items are searchable; `pending` ones wait for the indexer */
-            byIndexingStatus: {
-                failed: number;
-                indexed: number;
-                pending: number;
-            };
-            bySourceType: {
-                crawl: number;
-                integration: number;
-                upload: number;
-            };
-            /** @description Searchable passages */
-            chunks: number;
-            indexer: {
-                /** @description Estimated seconds until every pending item is searchable: 0 when none is pending, null when no rate is known */
-                etaSeconds: number | null;
-                /** @description Pending items the indexer takes up to and including this organization's last pending one */
-                queuedAhead: number;
-                /** @description Items indexed per second, by every worker for every organization, over the last 5 minutes; null when too few were */
-                ratePerSecond: number | null;
-            };
-            /** @description The organization's items */
-            total: number;
-        };
-        ItemStatsInput: {
             byConnection: {
                 byIndexingStatus: {
                     failed: number;
@@ -3118,45 +577,7 @@ export interface components {
             /** @description `public` or `private` */
             visibility: string;
         };
-        KnowledgeBaseItemInput: {
-            /** @description ISO 8601 UTC */
-            created_at: string;
-            id: string;
-            /** @description `pending` until the chunks are embedded, then `indexed` (or `failed`) */
-            indexing_status: string;
-            /** @description `<type>_<object>` for integrations, `crawled_pages`, `uploaded_documents` */
-            source_table_name: string;
-            /** @description `integration`, `crawl` or `upload` */
-            source_type: string;
-            source_url: string;
-            tags: string[];
-            title: string;
-            /** @description ISO 8601 UTC */
-            updated_at: string;
-            /** @description `public` or `private` */
-            visibility: string;
-        };
         KnowledgeBaseItemWithContent: {
-            /** @description the full text (markdown or plain text) the item was stored with */
-            content: string;
-            /** @description ISO 8601 UTC */
-            created_at: string;
-            id: string;
-            /** @description `pending` until the chunks are embedded, then `indexed` (or `failed`) */
-            indexing_status: string;
-            /** @description `<type>_<object>` for integrations, `crawled_pages`, `uploaded_documents` */
-            source_table_name: string;
-            /** @description `integration`, `crawl` or `upload` */
-            source_type: string;
-            source_url: string;
-            tags: string[];
-            title: string;
-            /** @description ISO 8601 UTC */
-            updated_at: string;
-            /** @description `public` or `private` */
-            visibility: string;
-        };
-        KnowledgeBaseItemWithContentInput: {
             /** @description the full text (markdown or plain text) the item was stored with */
             content: string;
             /** @description ISO 8601 UTC */
@@ -3184,30 +605,7 @@ export interface components {
             total_items: number;
             total_pages: number;
         };
-        PaginationInput: {
-            current_page: number;
-            has_next_page: boolean;
-            has_previous_page: boolean;
-            items_per_page: number;
-            total_items: number;
-            total_pages: number;
-        };
         SearchResult: {
-            chunk_index: number;
-            chunk_plain_text: string;
-            /** @description cosine distance between the query and the chunk (0 = same direction) */
-            distance: number;
-            /** @description the chunk's vector in pgvector's text form, `[0.0123,-0.0456,...]` */
-            embedding?: string;
-            item_id: string;
-            source_table_name: string;
-            source_type: string;
-            source_url: string;
-            tags: string[];
-            title: string;
-            visibility: string;
-        };
-        SearchResultInput: {
             chunk_index: number;
             chunk_plain_text: string;
             /** @description cosine distance between the query and the chunk (0 = same direction) */
@@ -3275,59 +673,6 @@ export interface components {
             /** @enum {string} */
             trigger: "api" | "schedule";
         };
-        SyncJobInput: {
-            /** @description Runs so far; more than 1 after a worker died */
-            attempts: number;
-            /** @description Bytes received from the source */
-            bytesSynced: number;
-            connectionId: string;
-            /** @description Unix epoch ms when it was queued */
-            createdAt: number;
-            /** @description Progress by document, updated with every committed batch while the job runs */
-            documents: {
-                /** @description Items removed: deleted at the source, or not seen by a completed reset */
-                deleted: number;
-                /** @description Documents that could not be synced (failureCount) */
-                failed: number;
-                /** @description Documents the source yielded as new or changed (unchanged ones it skips are not read) */
-                seen: number;
-                /** @description Of those, stored as new or changed items */
-                stored: number;
-                /** @description Of those, identical to the stored item (nothing written or embedded) */
-                unchanged: number;
-            };
-            /** @description Milliseconds it ran (so far, while running) */
-            duration: number;
-            /** @description Why it failed (or, when incomplete, a summary of the failures) */
-            error?: string;
-            failureCount: number;
-            /** @description Documents that could not be synced (first 100) */
-            failures: {
-                externalId?: string;
-                message: string;
-                retryable: boolean;
-                /** @description The document's source_table_name, when the source said */
-                table?: string;
-            }[];
-            finishedAt: number | null;
-            /** @description Random integer up to 2^53 - 1, unique across the service; it carries no order (lists sort by creation) */
-            jobId: number;
-            /** @enum {string} */
-            jobType: "sync" | "reset";
-            /** @description Unix epoch ms */
-            lastUpdatedAt: number;
-            /** @description Documents created, updated or deleted */
-            rowsSynced: number;
-            /** @description Unix epoch ms when it started running (when queued, while pending) */
-            startTime: number;
-            /**
-             * @description pending, running, succeeded, failed, cancelled or incomplete
-             * @enum {string}
-             */
-            status: "pending" | "running" | "succeeded" | "failed" | "cancelled" | "incomplete";
-            /** @enum {string} */
-            trigger: "api" | "schedule";
-        };
     };
     responses: never;
     parameters: never;
@@ -3336,4 +681,2438 @@ export interface components {
     pathItems: never;
 }
 export type $defs = Record<string, never>;
-export type operations = Record<string, never>;
+export interface operations {
+    revokeApiKey: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        success: boolean;
+                    };
+                };
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    createOrganization: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    name: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        apiKey: string;
+                        id: string;
+                        name: string;
+                    };
+                };
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    createApiKey: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        apiKey: string;
+                        id: string;
+                    };
+                };
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    createConnection: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description Extension: sync on a schedule. null removes the schedule; absent keeps the current one. */
+                    schedule?: {
+                        /** @description Sync every so many minutes (5 to 525600) */
+                        intervalMinutes: number;
+                    } | null;
+                    /** @description Extension, OAuth sources (notes, support_desk) only: the secretId of the OAuth consent to use (default: the newest one, of the same subdomain for support_desk). */
+                    secretId?: string;
+                    source: {
+                        /** @description Internal integration token; omit to use the token stored by the OAuth flow. */
+                        access_token?: string;
+                        /** @enum {string} */
+                        type: "notes" | "notion";
+                    } | ({
+                        /** @description OAuth access token, in place of email and api_token; the OAuth consent flow fills it. */
+                        access_token?: string;
+                        /** @description Zendesk API token (with email). Zendesk stops accepting API tokens on 2027-04-30; OAuth (access_token) replaces them. */
+                        api_token?: string;
+                        /** @description Also sync other brands' help centers: `all` (every brand whose help center is live) or a list of brand subdomains (`["acme", "acme-pro"]`). Each item is tagged `brand:<subdomain>`. Absent: only the subdomain's own help center. */
+                        brands?: "all" | string[];
+                        /** @description E-mail of the agent or admin the API token belongs to (with api_token). */
+                        email?: string;
+                        /** @description Also sync solved and closed tickets, their public comments only, as private items. Default false. */
+                        include_tickets?: boolean;
+                        /** @description Account subdomain: `acme` or `acme.zendesk.com`. A name in another script is also taken (converted to its ASCII form). */
+                        subdomain: string;
+                        /** @enum {string} */
+                        type: "support_desk" | "zendesk";
+                    } | unknown | unknown) | {
+                        /** @description Atlassian API token: classic, scoped (read:space:confluence, read:page:confluence) or a service account's. */
+                        api_token: string;
+                        /** @description Site host name: `acme` (meaning acme.atlassian.net), `acme.atlassian.net` or a custom domain. A name in another script is also taken (converted to its ASCII form). */
+                        domain_name: string;
+                        /** @description E-mail of the Atlassian account the API token belongs to (a service account's @serviceaccount.atlassian.com address). */
+                        email: string;
+                        /** @enum {string} */
+                        type: "wiki" | "confluence";
+                    } | ({
+                        /** @description Admin API access token of the store (shpat_… of a legacy custom app), in place of client_id and client_secret; the OAuth consent flow fills it. */
+                        access_token?: string;
+                        /** @description Client ID of a Dev Dashboard app installed on your own store (with client_secret): the service gets its access tokens (valid about 24 hours) through the client credentials grant. */
+                        client_id?: string;
+                        /** @description Client secret of that app (with client_id), stored encrypted. */
+                        client_secret?: string;
+                        /** @description Store name: `acme` or `acme.myshopify.com`. A name in another script is also taken (converted to its ASCII form). */
+                        shop: string;
+                        /** @enum {string} */
+                        type: "storefront" | "shopify";
+                    } | unknown | unknown) | {
+                        /** @description GitBook personal access token. */
+                        access_token: string;
+                        /** @description Id of the space to sync (from its URL: app.gitbook.com/s/<space_id>). */
+                        space_id: string;
+                        /** @enum {string} */
+                        type: "docs_space" | "gitbook";
+                    };
+                } | {
+                    source?: {
+                        /** @enum {unknown} */
+                        type?: "notes" | "notion" | "support_desk" | "zendesk" | "storefront" | "shopify";
+                    };
+                } | {
+                    source?: {
+                        /** @enum {unknown} */
+                        type?: "wiki" | "docs_space" | "confluence" | "gitbook";
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        connectionId: string;
+                        /** @description false when an existing connection got new credentials */
+                        created: boolean;
+                        success: boolean;
+                    };
+                };
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    deleteConnection: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description Id of the connection. Give this or type, not both. */
+                    connectionId?: string;
+                    /**
+                     * @description Source type of the connection (`notes`, `support_desk`, ... or the product name). Give this or connectionId, not both.
+                     * @enum {string}
+                     */
+                    type?: "notes" | "support_desk" | "wiki" | "storefront" | "docs_space" | "notion" | "zendesk" | "confluence" | "shopify" | "gitbook";
+                } & (unknown | unknown);
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        cancelledJobs: number[];
+                        connectionId: string;
+                        deletedItems: number;
+                        success: boolean;
+                    };
+                };
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listSyncJobs: {
+        parameters: {
+            query?: {
+                /** @description Id of the connection. Give this or type, not both. */
+                connectionId?: string;
+                limit?: number;
+                offset?: number;
+                /** @description Source type of the connection (`notes`, `support_desk`, ... or the product name). Give this or connectionId, not both. */
+                type?: "notes" | "support_desk" | "wiki" | "storefront" | "docs_space" | "notion" | "zendesk" | "confluence" | "shopify" | "gitbook";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["SyncJob"][];
+                        next?: string;
+                        previous?: string;
+                        /** @description Jobs of the connection */
+                        total: number;
+                    };
+                };
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listConnectionTypes: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["ConnectionType"][];
+                    };
+                };
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listConnections: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Connection"][];
+                    };
+                };
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listCrawls: {
+        parameters: {
+            query?: {
+                limit?: number;
+                offset?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["CrawlJob"][];
+                        next?: string;
+                        previous?: string;
+                        /** @description the organization's crawl jobs */
+                        total: number;
+                    };
+                };
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    createCrawl: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * @description follow links to other sites (default false: only the start URL's site)
+                     * @default false
+                     */
+                    allowExternalLinks?: boolean;
+                    /**
+                     * @description regular expressions (RE2 syntax) on the URL path; a matching page is skipped (wins over includes). A pattern that does not compile as RE2 is refused (400).
+                     * @default []
+                     */
+                    excludePaths?: string[];
+                    /**
+                     * @description regular expressions (RE2 syntax) on the URL path; when given, only matching pages are kept. A pattern that does not compile as RE2 is refused (400).
+                     * @default []
+                     */
+                    includePaths?: string[];
+                    /**
+                     * @description page budget: distinct pages stored at most (default 100, at most 10000); fetches that store nothing (404, non-HTML, duplicate, near-duplicate, noindex) do not count, and 3 x limit fetches end the crawl
+                     * @default 100
+                     */
+                    limit?: number;
+                    /** @description extension: link depth from the start URL (0: the start page only); when set, sitemaps are not read */
+                    maxDepth?: number;
+                    /**
+                     * @description extension: tags added to every crawled item; an item reached by several crawls carries all their tags, and a crawl removes none (a user's stay until a user changes them)
+                     * @default []
+                     */
+                    tags?: string[];
+                    /**
+                     * Format: uri
+                     * @description start URL (required): absolute http or https, at most 2,000 characters
+                     */
+                    url: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CrawlJob"];
+                };
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getCrawl: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CrawlJob"];
+                };
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    cancelCrawl: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CrawlJob"];
+                };
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    updateItems: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    id: string;
+                    /** @description extension: replaces the item's tags */
+                    tags?: string[];
+                    title: string;
+                    /**
+                     * @description extension
+                     * @enum {string}
+                     */
+                    visibility?: "public" | "private";
+                }[];
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        notFound: string[];
+                        success: boolean;
+                        updated: number;
+                    };
+                };
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    uploadItem: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description markdown or plain text */
+                    content: string;
+                    /**
+                     * Format: uri
+                     * @description absolute http or https URL the document came from
+                     */
+                    source_url?: string;
+                    /** @default [] */
+                    tags?: string[];
+                    title: string;
+                    /**
+                     * @default public
+                     * @enum {string}
+                     */
+                    visibility?: "public" | "private";
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        item: components["schemas"]["KnowledgeBaseItem"];
+                        success: boolean;
+                    };
+                };
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    deleteItems: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    ids: string[];
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        deleted: number;
+                        success: boolean;
+                    };
+                };
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getItem: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        item: components["schemas"]["KnowledgeBaseItemWithContent"];
+                    };
+                };
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    queryItems: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * @description page size, 1-100 (default 20)
+                     * @default 20
+                     */
+                    limit?: number;
+                    /**
+                     * @description page number from 1 (default 1)
+                     * @default 1
+                     */
+                    page?: number;
+                    /** @description case-insensitive match on title and content: the item contains the search text and every word of it begins a word of the item (a word finds longer words it begins; several words match as a phrase, the last a prefix; the inside of a word does not match). %, _, \ and quotes are ordinary characters */
+                    search?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        items: components["schemas"]["KnowledgeBaseItem"][];
+                        pagination: components["schemas"]["Pagination"];
+                    };
+                };
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    reembedItems: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": Record<string, never>;
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Items set pending by this call */
+                        marked: number;
+                        /** @description The organization's items now waiting for the indexer (marked + already pending) */
+                        pending: number;
+                        success: boolean;
+                    };
+                };
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getItemStats: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ItemStats"];
+                };
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    oauthCallback: {
+        parameters: {
+            query: {
+                code?: string;
+                error?: string;
+                error_description?: string;
+                /** @description the signed state of POST /api/connect/oauth/initiate (single use, expires) */
+                state: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        secretId: string;
+                        success: boolean;
+                    };
+                };
+            };
+            /** @description The consent was started with a redirectUri: the browser goes back to it (Location), with `secretId` and `status` (`success`, or `error` with `error`, an error code) as query parameters. No body. */
+            302: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    initiateOAuth: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * Format: uri
+                     * @description Where the browser is sent after the callback, with `secretId` and `status` (success|error) added.
+                     */
+                    redirectUri?: string;
+                    /** @description Required for storefront: the account whose consent this is. A name in another script is also taken (converted to its ASCII form). */
+                    shop?: string;
+                    /** @description Required for support_desk: the account whose consent this is. A name in another script is also taken (converted to its ASCII form). */
+                    subdomain?: string;
+                    /** @enum {string} */
+                    type: "notes" | "notion" | "support_desk" | "zendesk" | "storefront" | "shopify";
+                } & ({
+                    /** @enum {unknown} */
+                    type?: "notes" | "notion";
+                } | {
+                    /** @enum {unknown} */
+                    type?: "support_desk" | "zendesk";
+                } | {
+                    /** @enum {unknown} */
+                    type?: "storefront" | "shopify";
+                });
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        consentUrl: string;
+                        /** @description Unix epoch ms after which the consent must be started again */
+                        expiresAt: number;
+                        secretId: string;
+                    };
+                };
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    runSync: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description Id of the connection. Give this or type, not both. */
+                    connectionId?: string;
+                    /**
+                     * @description sync: what changed since the last sync; reset: re-read everything, remove what the source no longer has
+                     * @default sync
+                     * @enum {string}
+                     */
+                    jobType?: "sync" | "reset";
+                    /**
+                     * @description Source type of the connection (`notes`, `support_desk`, ... or the product name). Give this or connectionId, not both.
+                     * @enum {string}
+                     */
+                    type?: "notes" | "support_desk" | "wiki" | "storefront" | "docs_space" | "notion" | "zendesk" | "confluence" | "shopify" | "gitbook";
+                } & (unknown | unknown);
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        jobId: number;
+                        success: boolean;
+                    };
+                };
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: string;
+                        /** @description sync_in_progress: the job that is pending or running */
+                        jobId?: number;
+                        message: string;
+                    };
+                };
+            };
+            /** @description Default Response */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    secretIdExists: {
+        parameters: {
+            query: {
+                secretId: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        exists: boolean;
+                    };
+                };
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    setConnectionStatus: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description Id of the connection. Give this or type, not both. */
+                    connectionId?: string;
+                    /**
+                     * @description inactive: no syncs (scheduled or requested); items stay searchable
+                     * @enum {string}
+                     */
+                    status: "active" | "inactive";
+                    /**
+                     * @description Source type of the connection (`notes`, `support_desk`, ... or the product name). Give this or connectionId, not both.
+                     * @enum {string}
+                     */
+                    type?: "notes" | "support_desk" | "wiki" | "storefront" | "docs_space" | "notion" | "zendesk" | "confluence" | "shopify" | "gitbook";
+                } & (unknown | unknown);
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        cancelledJobs: number[];
+                        connectionId: string;
+                        /** @enum {string} */
+                        status: "active" | "inactive";
+                        success: boolean;
+                    };
+                };
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    search: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description only chunks at most this cosine distance away */
+                    cosineDistanceThreshold?: number;
+                    /**
+                     * @description extension: false leaves `embedding` out of the hits
+                     * @default true
+                     */
+                    includeEmbedding?: boolean;
+                    /**
+                     * @description maximum number of results, 1-100 (default 10)
+                     * @default 10
+                     */
+                    limit?: number;
+                    /**
+                     * @description extension: `semantic` (default), `hybrid` (vector + keyword ranks fused), `keyword`
+                     * @default semantic
+                     * @enum {string}
+                     */
+                    mode?: "semantic" | "hybrid" | "keyword";
+                    /** @description search text (required, at most 2,000 characters) */
+                    query: string;
+                    /** @description extension */
+                    sourceTypes?: ("integration" | "crawl" | "upload")[];
+                    /** @description an item matches when it carries at least one of these tags */
+                    tags?: string[];
+                    /** @description optional; must be the caller's organization id */
+                    tenantId?: string;
+                    /** @description extension: filter on item visibility */
+                    visibility?: ("public" | "private")[];
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        result: components["schemas"]["SearchResult"][];
+                    };
+                };
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getHealth: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "ok";
+                    };
+                };
+            };
+        };
+    };
+    getReadiness: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        checks: {
+                            [key: string]: string;
+                        };
+                        /** @description embedded mode (PGlite) only */
+                        embedded?: {
+                            ceiling: {
+                                chunks: number;
+                                items: number;
+                            };
+                            chunks: number;
+                            items: number;
+                            /** @description share >= 0.8: time to move to server mode (kb export-to-postgres) */
+                            nearCeiling: boolean;
+                            /** @description the larger of items and chunks as a share of the ceiling */
+                            share: number;
+                        };
+                        status: string;
+                    };
+                };
+            };
+            /** @description Default Response */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        checks: {
+                            [key: string]: string;
+                        };
+                        /** @description embedded mode (PGlite) only */
+                        embedded?: {
+                            ceiling: {
+                                chunks: number;
+                                items: number;
+                            };
+                            chunks: number;
+                            items: number;
+                            /** @description share >= 0.8: time to move to server mode (kb export-to-postgres) */
+                            nearCeiling: boolean;
+                            /** @description the larger of items and chunks as a share of the ceiling */
+                            share: number;
+                        };
+                        status: string;
+                    };
+                };
+            };
+        };
+    };
+}

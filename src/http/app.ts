@@ -1,16 +1,9 @@
 import rateLimit from '@fastify/rate-limit';
-import swagger from '@fastify/swagger';
-import swaggerUi from '@fastify/swagger-ui';
 import Fastify, { type FastifyReply, type FastifyServerOptions, LogController } from 'fastify';
 import { giveWayToApiRequests } from './foreground.ts';
+import { registerOpenApi } from './openapi.ts';
 import { logOneLinePerRequest } from './request-log.ts';
-import {
-  jsonSchemaTransform,
-  jsonSchemaTransformObject,
-  serializerCompiler,
-  validatorCompiler,
-  type ZodTypeProvider,
-} from 'fastify-type-provider-zod';
+import { serializerCompiler, validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';
 import { AppError } from '../lib/errors.ts';
 import { newId } from '../lib/ids.ts';
 import { createProcessLogger } from '../lib/logger.ts';
@@ -27,7 +20,7 @@ import { closeConnectionWhileDraining } from './graceful-close.ts';
 import { OAuthStates } from './oauth-state.ts';
 import { registerRoutes } from './routes/index.ts';
 import { RouteTable } from './route-table.ts';
-import { invalidUtf8Field, NO_NUL_PATTERN, rejectInvalidText, TEXT_RULE } from './text-guard.ts';
+import { invalidUtf8Field, rejectInvalidText } from './text-guard.ts';
 
 interface BuildAppOptions {
   /** The process's pino logger (default: one at KB_LOG_LEVEL), or false for none (tests). */
@@ -128,39 +121,6 @@ function acceptJsonBodiesOnly(app: App): void {
   });
 }
 
-/** The OpenAPI document (served at /openapi.json) and its browsable UI at /docs. */
-async function registerOpenApi(app: App): Promise<void> {
-  await app.register(swagger, {
-    openapi: {
-      openapi: '3.1.0',
-      info: {
-        title: 'Knowledge-base connector service',
-        version: '1.0.0',
-        description:
-          'Connect content sources, crawl websites, and search the resulting knowledge base. ' +
-          'Every /api route except the OAuth callback and the admin API takes `Authorization: Bearer <api key>`.\n\n' +
-          `Text: ${TEXT_RULE} Every request string in this document declares it as \`pattern: ${NO_NUL_PATTERN}\`.\n\n` +
-          'Methods: a path answers a method it does not list with 405 method_not_allowed and an `Allow` header, ' +
-          'and OPTIONS with 204 and `Allow`; a path that does not exist is 404 not_found.',
-      },
-      components: {
-        securitySchemes: {
-          apiKey: {
-            type: 'http',
-            scheme: 'bearer',
-            description: 'An API key of your organization (`kb_...`).',
-          },
-          adminToken: { type: 'http', scheme: 'bearer', description: 'KB_ADMIN_TOKEN (admin API only).' },
-        },
-      },
-      security: [{ apiKey: [] }],
-    },
-    transform: jsonSchemaTransform,
-    transformObject: (document) => withTextRule(jsonSchemaTransformObject(document) as OpenApiDocument),
-  });
-  await app.register(swaggerUi, { routePrefix: '/docs', staticCSP: true });
-}
-
 /** Requests a minute per API key (else per address), on /api routes only. */
 async function registerRateLimit(app: App, perMinute: number): Promise<void> {
   await app.register(rateLimit, {
@@ -211,55 +171,3 @@ function parseJsonBody(contentType: string | undefined, body: Buffer): unknown {
 }
 
 const strictUtf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: false });
-
-type JsonSchema = { [keyword: string]: unknown };
-interface OpenApiDocument {
-  paths?: Record<
-    string,
-    Record<
-      string,
-      {
-        parameters?: Array<{ schema?: JsonSchema }>;
-        requestBody?: { content?: Record<string, { schema?: JsonSchema }> };
-      }
-    >
-  >;
-  [key: string]: unknown;
-}
-
-/**
- * Declares the text rule (text-guard.ts) where the service enforces it: every string a request carries
- * (parameters and bodies, at any depth) gets `pattern: ^[^\u0000]*$`, unless it has a pattern, an enum
- * or a constant of its own. A generator reading the document then knows a NUL is refused. (That a lone
- * surrogate is refused needs no declaring: JSON Schema strings are Unicode text.)
- */
-function withTextRule(document: OpenApiDocument): OpenApiDocument {
-  const visit = (schema: unknown): void => {
-    if (schema === null || typeof schema !== 'object') return;
-    if (Array.isArray(schema)) {
-      for (const s of schema) visit(s);
-      return;
-    }
-    const s = schema as JsonSchema;
-    const types = Array.isArray(s['type']) ? s['type'] : [s['type']];
-    if (
-      types.includes('string') &&
-      s['pattern'] === undefined &&
-      s['enum'] === undefined &&
-      s['const'] === undefined
-    ) {
-      s['pattern'] = NO_NUL_PATTERN;
-    }
-    for (const key of ['items', 'additionalProperties', 'not', 'allOf', 'anyOf', 'oneOf', 'prefixItems'])
-      visit(s[key]);
-    if (s['properties'] && typeof s['properties'] === 'object')
-      for (const p of Object.values(s['properties'])) visit(p);
-  };
-  for (const operations of Object.values(document.paths ?? {})) {
-    for (const op of Object.values(operations)) {
-      for (const p of op.parameters ?? []) visit(p.schema);
-      for (const media of Object.values(op.requestBody?.content ?? {})) visit(media.schema);
-    }
-  }
-  return document;
-}

@@ -187,6 +187,32 @@ describe('OpenAPI document', () => {
     }
   });
 
+  test('is generator-ready: a unique operationId and a summary on every operation, 4XX answers on the API, servers, no unused components', () => {
+    const ids: string[] = [];
+    for (const [path, operations] of Object.entries(spec.paths as Record<string, Record<string, any>>)) {
+      for (const [method, op] of Object.entries(operations)) {
+        const where = `${method.toUpperCase()} ${path}`;
+        assert.match(op.operationId ?? '', /^[a-z][A-Za-z]+$/, `${where}: operationId`);
+        ids.push(op.operationId);
+        assert.ok(op.summary, `${where}: summary`);
+        if (path.startsWith('/api/'))
+          assert.ok(
+            Object.keys(op.responses).some((c) => c.startsWith('4')),
+            `${where}: a 4XX answer`,
+          );
+      }
+    }
+    assert.equal(new Set(ids).size, ids.length, 'operationIds are unique');
+    assert.equal(ids.length, 27);
+    assert.deepEqual(spec.servers, [{ url: '/', description: 'this service' }]);
+    const text = JSON.stringify(spec.paths);
+    const components = JSON.stringify(spec.components.schemas);
+    for (const name of Object.keys(spec.components.schemas)) {
+      const ref = `"#/components/schemas/${name}"`;
+      assert.ok(text.includes(ref) || components.includes(ref), `component ${name} is used`);
+    }
+  });
+
   test('nested seed objects keep their fields and types', () => {
     const item =
       spec.paths['/api/connect/knowledgebase-items/query']!['post'].responses['200'].content[

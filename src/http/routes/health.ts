@@ -35,6 +35,7 @@ export function register(app: App, deps: RouteDeps): void {
     {
       schema: {
         tags: ['operations'],
+        summary: 'Liveness: the process answers',
         security: [],
         response: { 200: z.object({ status: z.literal('ok') }) },
       },
@@ -46,6 +47,7 @@ export function register(app: App, deps: RouteDeps): void {
     {
       schema: {
         tags: ['operations'],
+        summary: 'Readiness: the database, the model and the service are ready for traffic',
         security: [],
         response: { 200: readySchema, 503: readySchema },
       },
