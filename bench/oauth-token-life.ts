@@ -13,7 +13,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { bearerToken } from '../test/fakes/fake-server.ts';
-import { startZendeskAuth } from '../test/fakes/zendesk-oauth.ts';
+import { startZendeskAuth, zendeskOAuthSettings } from '../test/fakes/zendesk-oauth.ts';
 import { FakeZendeskAccount, startFakeZendesk } from '../test/fakes/zendesk.ts';
 import { FAST_WORKERS, waitForJob } from '../test/jobs/helpers.ts';
 import { type StorageMode, startTestApp } from '../test/support/harness.ts';
@@ -49,14 +49,13 @@ async function run(minutesPerRequest: number): Promise<Row> {
     now: clock.now,
   });
   const t = await startTestApp(STORAGE, {
-    config: {
-      KB_CRAWL_ALLOW_PRIVATE: 'true',
-      KB_SUPPORT_DESK_BASE_URL: zendesk.url,
-      KB_SUPPORT_DESK_OAUTH_BASE_URL: `${auth.url}/{subdomain}`,
-      KB_SUPPORT_DESK_CLIENT_ID: CLIENT_ID,
-      KB_SUPPORT_DESK_CLIENT_SECRET: CLIENT_SECRET,
-      KB_PUBLIC_URL: 'https://kb.example.test',
-    },
+    config: zendeskOAuthSettings({
+      zendeskUrl: zendesk.url,
+      authUrl: auth.url,
+      clientId: CLIENT_ID,
+      clientSecret: CLIENT_SECRET,
+      publicUrl: 'https://kb.example.test',
+    }),
     parts: {
       sourceHttp: { maxAttempts: 5, baseDelayMs: 50, maxDelayMs: 1_000, requestsPerSecond: 1_000_000 },
       tokenClock: clock.now,

@@ -175,3 +175,24 @@ export async function startZendeskAuth(zendesk: FakeZendesk, opts: ZendeskAuthOp
     accepts,
   });
 }
+
+/**
+ * The service's settings for support_desk over OAuth against a fake help desk and a fake token server
+ * (each account its own authorization server, under `{subdomain}`), private addresses allowed.
+ */
+export function zendeskOAuthSettings(o: {
+  zendeskUrl: string;
+  authUrl: string;
+  clientId: string;
+  clientSecret: string;
+  publicUrl: string;
+}): Record<string, string> {
+  return {
+    KB_CRAWL_ALLOW_PRIVATE: 'true',
+    KB_SUPPORT_DESK_BASE_URL: o.zendeskUrl,
+    KB_SUPPORT_DESK_OAUTH_BASE_URL: `${o.authUrl}/{subdomain}`,
+    KB_SUPPORT_DESK_CLIENT_ID: o.clientId,
+    KB_SUPPORT_DESK_CLIENT_SECRET: o.clientSecret,
+    KB_PUBLIC_URL: o.publicUrl,
+  };
+}

@@ -1,3 +1,4 @@
+import { zendeskOAuthSettings } from '../fakes/zendesk-oauth.ts';
 /**
  * support_desk through Zendesk's OAuth consent (API.md "Later extensions"; zendesk.md §2 and its
  * Corrections): every account is its own authorization server, so the initiate body names the subdomain;
@@ -113,14 +114,13 @@ for (const mode of STORAGE_MODES) {
         zendesk.account.credentials.access_token = grant.access;
       });
       t = await startTestApp(mode, {
-        config: {
-          KB_CRAWL_ALLOW_PRIVATE: 'true',
-          KB_SUPPORT_DESK_BASE_URL: zendesk.url,
-          KB_SUPPORT_DESK_OAUTH_BASE_URL: `${auth.url}/{subdomain}`,
-          KB_SUPPORT_DESK_CLIENT_ID: CLIENT_ID,
-          KB_SUPPORT_DESK_CLIENT_SECRET: CLIENT_SECRET,
-          KB_PUBLIC_URL: PUBLIC_URL,
-        },
+        config: zendeskOAuthSettings({
+          zendeskUrl: zendesk.url,
+          authUrl: auth.url,
+          clientId: CLIENT_ID,
+          clientSecret: CLIENT_SECRET,
+          publicUrl: PUBLIC_URL,
+        }),
         parts: { sourceHttp: FAST_SOURCE_HTTP },
       });
       pool = t.service.startWorkers({ concurrency: 1, ...FAST_WORKERS, listenUrl: null });

@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import { bearerToken } from '../fakes/fake-server.ts';
-import { type ZendeskAuth, startZendeskAuth } from '../fakes/zendesk-oauth.ts';
+import { type ZendeskAuth, startZendeskAuth, zendeskOAuthSettings } from '../fakes/zendesk-oauth.ts';
 import { type FakeZendesk, startFakeZendesk } from '../fakes/zendesk.ts';
 import { refreshIdleConnectionTokens } from '../../src/jobs/token-refresh-task.ts';
 import type { WorkerPool } from '../../src/jobs/worker.ts';
@@ -47,14 +47,13 @@ for (const mode of STORAGE_MODES) {
       for (let i = 0; i < 24; i++) acct.addArticle({ section, title: `Article ${i}` });
       acct.articleExportPageSize = 2; // many requests: the sync outlives several tokens
       t = await startTestApp(mode, {
-        config: {
-          KB_CRAWL_ALLOW_PRIVATE: 'true',
-          KB_SUPPORT_DESK_BASE_URL: zendesk.url,
-          KB_SUPPORT_DESK_OAUTH_BASE_URL: `${auth.url}/{subdomain}`,
-          KB_SUPPORT_DESK_CLIENT_ID: CLIENT_ID,
-          KB_SUPPORT_DESK_CLIENT_SECRET: CLIENT_SECRET,
-          KB_PUBLIC_URL: PUBLIC_URL,
-        },
+        config: zendeskOAuthSettings({
+          zendeskUrl: zendesk.url,
+          authUrl: auth.url,
+          clientId: CLIENT_ID,
+          clientSecret: CLIENT_SECRET,
+          publicUrl: PUBLIC_URL,
+        }),
         parts: { sourceHttp: { ...FAST_SOURCE_HTTP, requestsPerSecond: 1000 }, tokenClock: clock.now },
       });
       pool = t.service.startWorkers({ concurrency: 1, ...FAST_WORKERS, listenUrl: null });
