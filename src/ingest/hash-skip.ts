@@ -128,11 +128,7 @@ export async function storeDocument(
   if (row.inserted) return { outcome: 'created', itemId: row.id };
   await updateChunkFilters(q, row.id, row.tags, doc.visibility);
   if (row.oldHash !== hash) return { outcome: 'updated', itemId: row.id };
-  return { outcome: sameTags(row.oldTags ?? [], row.tags) ? 'unchanged' : 'retagged', itemId: row.id };
-}
-
-function sameTags(a: readonly string[], b: readonly string[]): boolean {
-  return a.length === b.length && a.every((t) => b.includes(t));
+  return { outcome: row.tagsChanged ? 'retagged' : 'unchanged', itemId: row.id };
 }
 
 /**

@@ -75,19 +75,9 @@ describe('API requests and the embedded database', () => {
       body.end('"content":"Returns are accepted within 30 days."}');
       const res = await answer;
       assert.equal(res.statusCode, 200, res.body);
-      (await quiet.settled) ? undefined : gate.quiet(HOUR);
       await turns();
       assert.equal(quiet.settled, true);
       assert.equal(gate.running, 0);
-    } finally {
-      await t.close();
-    }
-  });
-
-  test('server mode has no gate: its readers never wait for writers', async () => {
-    const t = await startTestApp('postgres');
-    try {
-      assert.equal(t.db.foreground, undefined);
     } finally {
       await t.close();
     }

@@ -55,9 +55,13 @@ interface ItemUpsert {
   searchWords: string;
 }
 
-/** The item's tags after a write: its own with `$n`'s added, or `$n`'s alone (see ItemUpsert.tagsAddUp). */
-const NEW_TAGS = `CASE WHEN $16 THEN i.tags || ARRAY(SELECT t FROM unnest(EXCLUDED.tags) WITH ORDINALITY AS u(t, n) WHERE NOT t = ANY (i.tags) ORDER BY n)
-                     ELSE EXCLUDED.tags END`;
+/** `existing` with the tags of `added` it lacks appended, in their order: how crawls' tags add up. */
+function tagsAddedSql(existing: string, added: string): string {
+  return `${existing} || ARRAY(SELECT t FROM unnest(${added}) WITH ORDINALITY AS u(t, n) WHERE NOT t = ANY (${existing}) ORDER BY n)`;
+}
+
+/** The item's tags after a write: its own with the new ones added, or the new ones alone (ItemUpsert.tagsAddUp). */
+const NEW_TAGS = `CASE WHEN $16 THEN ${tagsAddedSql('i.tags', 'EXCLUDED.tags')} ELSE EXCLUDED.tags END`;
 /** Whether a write leaves the item's tags as they are. */
 const SAME_TAGS = '(CASE WHEN $16 THEN EXCLUDED.tags <@ i.tags ELSE i.tags = EXCLUDED.tags END)';
 
@@ -65,8 +69,8 @@ const SAME_TAGS = '(CASE WHEN $16 THEN EXCLUDED.tags <@ i.tags ELSE i.tags = EXC
  * One statement decides insert / changed / unchanged, so concurrent writers of one key cannot duplicate
  * it. A document stored again exactly as it is (a re-read after no change) matches the WHERE of
  * neither branch and writes nothing: no new row version, no chunk update, nothing for the indexer; then
- * the answer is null. Changed content turns the item `pending`. `oldHash` and `oldTags`: the content hash
- * and tags before; `tags`: the tags now.
+ * the answer is null. Changed content turns the item `pending`. `oldHash`: the content hash before;
+ * `tags`: the tags now, and `tagsChanged` whether they differ from before.
  */
 export async function upsertItem(
   q: Queryable,
@@ -75,15 +79,15 @@ export async function upsertItem(
   id: string;
   inserted: boolean;
   oldHash: string | null;
-  oldTags: string[] | null;
   tags: string[];
+  tagsChanged: boolean;
 } | null> {
   const rows = await q.query<{
     id: string;
     inserted: boolean;
     old_hash: string | null;
-    old_tags: string[] | null;
     tags: string[];
+    tags_changed: boolean;
   }>(
     `WITH old AS (SELECT content_hash, tags FROM items WHERE organization_id = $2 AND source_key = $10)
      INSERT INTO items AS i (id, organization_id, title, content, content_hash, visibility, source_type,
@@ -115,7 +119,7 @@ export async function upsertItem(
                 AND i.source_version IS NOT DISTINCT FROM EXCLUDED.source_version
                 AND (EXCLUDED.crawl_job_id IS NULL OR i.crawl_job_id IS NOT DISTINCT FROM EXCLUDED.crawl_job_id))
      RETURNING id, (xmax = 0) AS inserted, (SELECT content_hash FROM old) AS old_hash,
-               (SELECT tags FROM old) AS old_tags, i.tags`,
+               i.tags, (SELECT tags FROM old) IS DISTINCT FROM i.tags AS tags_changed`,
     [
       item.id,
       item.organizationId,
@@ -137,7 +141,13 @@ export async function upsertItem(
   );
   const row = rows[0];
   return row
-    ? { id: row.id, inserted: row.inserted, oldHash: row.old_hash, oldTags: row.old_tags, tags: row.tags }
+    ? {
+        id: row.id,
+        inserted: row.inserted,
+        oldHash: row.old_hash,
+        tags: row.tags,
+        tagsChanged: row.tags_changed,
+      }
     : null;
 }
 
@@ -179,7 +189,7 @@ export async function addTagsBySourceKey(
   tags: readonly string[],
 ): Promise<{ id: string; tags: string[]; visibility: string } | null> {
   const rows = await q.query<{ id: string; tags: string[]; visibility: string }>(
-    `UPDATE items AS i SET tags = i.tags || ARRAY(SELECT t FROM unnest($3::text[]) WITH ORDINALITY AS u(t, n) WHERE NOT t = ANY (i.tags) ORDER BY n),
+    `UPDATE items AS i SET tags = ${tagsAddedSql('i.tags', '$3::text[]')},
             updated_at = now()
       WHERE i.organization_id = $1 AND i.source_key = $2 AND NOT ($3::text[] <@ i.tags)
       RETURNING i.id, i.tags, i.visibility`,
