@@ -5,7 +5,7 @@
 import type { Command } from 'commander';
 import { type CrawlJob, type ItemStats, ok, type paths } from '../client/index.ts';
 import { CliError } from './errors.ts';
-import { count, counts, duration, eta, oneLine } from './format.ts';
+import { count, counts, duration, eta, oneLine, type WarningLike, warningLines } from './format.ts';
 import {
   displayMode,
   follow,
@@ -77,6 +77,8 @@ export function crawlSummary(label: string, job: CrawlJob, stats: ItemStats): st
     lines.push(`${i === 0 ? '  not kept   ' : '             '}${reason}: ${count(r.count)}${example}`);
   }
   if (job.error_message) lines.push(`  error      ${oneLine(job.error_message, 300)}`);
+  const warned = job as CrawlJob & { warnings?: WarningLike[]; warning_count?: number };
+  lines.push(...warningLines(warned.warnings, warned.warning_count));
   // Stored pages are searchable once indexed; say so when the indexer is behind.
   const pending = stats.byIndexingStatus.pending;
   if (pending > 0) {

@@ -63,3 +63,34 @@ export function table(rows: string[][]): string {
     .map((row) => row.map((cell, i) => (i === row.length - 1 ? cell : cell.padEnd(widths[i]!))).join('  '))
     .join('\n');
 }
+
+/** A job's warning as the summaries read it (crawl and sync jobs alike). */
+export interface WarningLike {
+  code: string;
+  message: string;
+  count: number;
+}
+
+/** Warnings shown in a summary; `--json` has them all. */
+const SHOWN_WARNINGS = 10;
+
+/**
+ * A job's warnings as summary lines (`  warnings   code: message`), the first few of them and how many
+ * more there are; none when the job has none. `total` counts every warning, repeats included.
+ */
+export function warningLines(
+  warnings: readonly WarningLike[] | undefined,
+  total: number | undefined,
+): string[] {
+  const listed = warnings ?? [];
+  if (listed.length === 0) return [];
+  const shown = listed.slice(0, SHOWN_WARNINGS);
+  const lines = shown.map((w, i) => {
+    const times = w.count > 1 ? ` (${count(w.count)} times)` : '';
+    return `${i === 0 ? '  warnings   ' : '             '}${w.code}${times}: ${oneLine(w.message, 300)}`;
+  });
+  const inShown = shown.reduce((n, w) => n + w.count, 0);
+  const more = Math.max(0, (total ?? inShown) - inShown);
+  if (more > 0) lines.push(`             ... and ${count(more)} more (--json lists up to 50)`);
+  return lines;
+}

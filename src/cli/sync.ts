@@ -5,7 +5,7 @@
 import type { Command } from 'commander';
 import { type ItemStats, ok, type paths, type SyncJob } from '../client/index.ts';
 import { CliError, EXIT, UsageError } from './errors.ts';
-import { count, counts, duration, eta, oneLine } from './format.ts';
+import { count, counts, duration, eta, oneLine, type WarningLike, warningLines } from './format.ts';
 import {
   displayMode,
   follow,
@@ -80,6 +80,8 @@ export function syncSummary(label: string, job: SyncJob, stats: ItemStats): stri
     lines.push(
       `             ... and ${count(job.failureCount - shown.length)} more (--json lists up to 100)`,
     );
+  const warned = job as SyncJob & { warnings?: WarningLike[]; warningCount?: number };
+  lines.push(...warningLines(warned.warnings, warned.warningCount));
   return lines.join('\n');
 }
 

@@ -1,7 +1,7 @@
 /** What every page shares: the signed-in client, action feedback, polling, formatting. */
 import { createContext, type ComponentChildren } from 'preact';
 import { useCallback, useContext, useEffect, useRef, useState } from 'preact/hooks';
-import { isUnauthorized, type KbClient, messageOf } from './api.ts';
+import { isUnauthorized, type KbClient, messageOf, ok } from './api.ts';
 
 export interface ConsoleSession {
   client: KbClient;
@@ -100,6 +100,21 @@ export function useLoad<T>(
   }, [polling, opts.pollMs, reload]);
 
   return { data, error, loading, reload, setData };
+}
+
+/**
+ * The source types the service connects (GET /api/connect/connection-types), and how a page names one:
+ * the product and its type, `GitBook (docs_space)`, or the bare type until the list has loaded.
+ */
+export function useSourceTypes() {
+  const { client } = useSession();
+  const types = useLoad(() => ok(client.GET('/api/connect/connection-types')), []);
+  const list = types.data?.data ?? [];
+  const labelOf = (type: string) => {
+    const t = list.find((x) => x.type === type);
+    return t ? `${t.label} (${t.type})` : type;
+  };
+  return { types, list, labelOf };
 }
 
 /** The outcome of the last action: success in a polite live region, errors in an alert region. */

@@ -25,7 +25,7 @@ export interface ExtractedPage {
   canonical?: string;
   /** `<meta name="robots" content="noindex">` (or `none`). */
   noindex: boolean;
-  /** MinHash signature of the markdown (fingerprint.ts); null when it has no words. */
+  /** MinHash signature of the markdown (fingerprint.ts); null when the text is too short to compare. */
   signature: number[] | null;
   /** The item's search words (src/lib/search-words.ts) of `title` and `markdown`, split here, off the crawl's thread. */
   searchWords: string;
@@ -68,7 +68,14 @@ const JUNK_SELECTOR = [
 
 // Boilerplate recognised by id or class name (cookie banners, sidebars, tables of contents...).
 const BOILERPLATE_NAME =
-  /(?:^|[\s_-])(?:cookies?|consent|gdpr|cookiebanner|sidebar|side-bar|sidenav|breadcrumbs?|skip-link|skiplink|toc|table-of-contents|navbar|nav|share|sharing|social-share|newsletter|advert|ads)(?:$|[\s_-])/i;
+  /(?:^|[\s_-])(?:cookies?|consent|gdpr|cookiebanner|sidebar|side-bar|sidenav|breadcrumbs?|skip-link|skiplink|toc|table-of-contents|navbar|nav|share|sharing|social-share|newsletter|advert|ads|footer|copyright|colophon)(?:$|[\s_-])/i;
+
+/**
+ * Where the author declared the main content. Trusted however short it is: a short page (an index, a
+ * package overview, a search page) is stored with its own few words, never with the longer text the
+ * fallback would find around it (the site's footer or navigation, the same on every page).
+ */
+const DECLARED_MAIN = new Set(['main', '[role=main]']);
 
 // Where authors put the main content, most specific first.
 const MAIN_SELECTORS = [
@@ -85,7 +92,7 @@ const MAIN_SELECTORS = [
   '.content',
 ];
 
-/** Below this many characters a semantic container is not trusted to hold the page's content. */
+/** Below this many characters a guessed container (an article, `#content`...) is not trusted to hold the page's content. */
 const MIN_MAIN_TEXT = 140;
 
 /** Extracts title, markdown, links and indexing hints from an HTML page fetched from `url`. */
@@ -114,11 +121,12 @@ export function extractPage(html: string, url: string): ExtractedPage {
   // cannot, a linkedom document has no base URI).
   absolutizeUrls(document, base);
 
-  let root = findMainElement(document);
+  const main = findMainElement(document);
+  let root = main?.element ?? null;
   let readabilityTitle: string | undefined;
-  if (!root || textLength(root) < MIN_MAIN_TEXT) {
-    // No trustworthy semantic container: let Readability find the densest block, but keep a short
-    // <main> (a landing page, a stub) unless Readability finds clearly more text elsewhere.
+  if (!main || (!main.declared && textLength(main.element) < MIN_MAIN_TEXT)) {
+    // No trustworthy container: let Readability find the densest block, but keep a short guessed one
+    // (a landing page, a stub) unless Readability finds clearly more text elsewhere.
     const mainLength = root ? textLength(root) : 0;
     const fallback = readabilityContent(document);
     const fallbackLength = fallback ? textLength(fallback.element) : 0;
@@ -184,15 +192,23 @@ function removeBoilerplate(document: Document): void {
   }
 }
 
-function findMainElement(document: Document): Element | null {
+/**
+ * The main content's container, and whether the author declared it so (`<main>`, `role=main`). A declared
+ * one left empty (its content comes from a script) is returned when no other container has text: what
+ * the fallback would find outside it is the page's boilerplate.
+ */
+function findMainElement(document: Document): { element: Element; declared: boolean } | null {
+  let emptyDeclared: Element | null = null;
   for (const selector of MAIN_SELECTORS) {
     const matches = document.querySelectorAll(selector);
     // Several <article>s make a listing page, not an article: leave that to Readability.
     if (matches.length !== 1) continue;
-    const el = matches[0]!;
-    if (textLength(el) > 0) return el;
+    const element = matches[0]!;
+    const declared = DECLARED_MAIN.has(selector);
+    if (textLength(element) > 0) return { element, declared };
+    if (declared) emptyDeclared ??= element;
   }
-  return null;
+  return emptyDeclared ? { element: emptyDeclared, declared: true } : null;
 }
 
 function readabilityContent(document: Document): { element: Element; title?: string } | null {

@@ -19,8 +19,12 @@
  * one word changed in a 150-word page leaves 0.97, a variant page of the test catalogue (a 200-word
  * product page with the colour and size named: 7 words) 0.95, and both collapse. A 40-word paragraph
  * added to a 200-word page leaves 200 of 240 shingles shared (0.83), a 40-word paragraph replaced 0.67,
- * and both are kept: a page with a paragraph of its own is content. Below about 40 words a page is a
- * near-duplicate only of an identical one.
+ * and both are kept: a page with a paragraph of its own is content.
+ *
+ * Short texts ({@link MIN_SHINGLES}) get no signature and are never compared: below that size one word
+ * changed already takes two texts under the threshold, so a match could only be the same words in the
+ * same order (which the text hash finds) or a few words that say nothing of the page, such as a short
+ * page's leftover boilerplate; an index page and a search page of one site are distinct pages.
  */
 
 /** Words per shingle. */
@@ -31,6 +35,14 @@ const ROWS_PER_BAND = 8;
 const BANDS = SIGNATURE_SIZE / ROWS_PER_BAND;
 /** Estimated Jaccard similarity at or above which a page is a near-duplicate of another. */
 export const NEAR_DUPLICATE_SIMILARITY = 0.9;
+/**
+ * Fewest distinct shingles a text needs to be fingerprinted: where one changed word (which replaces
+ * {@link SHINGLE_WORDS} shingles) still leaves the similarity at the threshold, n - k >= t (n + k).
+ * 38 at two-word shingles and 0.9.
+ */
+const MIN_SHINGLES = Math.round(
+  (SHINGLE_WORDS * (1 + NEAR_DUPLICATE_SIMILARITY)) / (1 - NEAR_DUPLICATE_SIMILARITY),
+);
 
 // Fixed seeds (from a fixed LCG), so fingerprints are comparable across processes and releases.
 const SEEDS = (() => {
@@ -68,7 +80,8 @@ const WORD = /[\p{L}\p{N}]+/gu;
 
 /**
  * The MinHash signature of a page's main text (markdown): {@link SIGNATURE_SIZE} signed 32-bit minimums
- * (a Postgres `integer[]`); null when the text has no words.
+ * (a Postgres `integer[]`); null when the text has fewer than {@link MIN_SHINGLES} distinct shingles (none
+ * when it has no words): a short text is compared by its exact hash only.
  */
 export function textSignature(markdown: string): number[] | null {
   const words = markdown.replace(LINK_TARGET, ']').toLowerCase().match(WORD);
@@ -83,6 +96,7 @@ export function textSignature(markdown: string): number[] | null {
     if (i + 1 >= width) shingles.add(width === 1 ? h : Math.imul(prev, 0x9e3779b1) ^ h);
     prev = h;
   }
+  if (shingles.size < MIN_SHINGLES) return null;
   const mins = new Int32Array(SIGNATURE_SIZE).fill(0x7fffffff);
   for (const shingle of shingles) {
     const h = fmix(shingle);

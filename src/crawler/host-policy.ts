@@ -15,9 +15,17 @@ export class HostPolicy {
   /** The same, once loaded: admission under a transaction reads it without awaiting the network. */
   readonly #settled = new Map<string, RobotsRules | null>();
 
-  constructor(runtime: CrawlerRuntime, signal: AbortSignal) {
+  /** Told of each robots.txt that could not be read (the crawl keeps a warning). */
+  readonly #onUnreadable: ((rules: RobotsRules) => void) | undefined;
+
+  constructor(
+    runtime: CrawlerRuntime,
+    signal: AbortSignal,
+    opts: { onUnreadable?: (rules: RobotsRules) => void } = {},
+  ) {
     this.#rt = runtime;
     this.#signal = signal;
+    this.#onUnreadable = opts.onUnreadable;
   }
 
   /** robots.txt of a URL's host, fetched once per run; null when the host's address is refused. */
@@ -34,6 +42,7 @@ export class HostPolicy {
           // a robots.txt read without one clears what an earlier read recorded (an unreachable one says
           // nothing: the host is not crawled at all).
           if (rules.source !== 'unreachable') await this.#rt.gate.setCrawlDelay(host, rules.crawlDelayMs);
+          else this.#onUnreadable?.(rules);
           this.#settled.set(host, rules);
           return rules;
         },

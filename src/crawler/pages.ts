@@ -41,6 +41,8 @@ import { PdfRefusal } from './pdf.ts';
 import type { FinalResponse } from './redirects.ts';
 import type { CrawlerRuntime } from './runtime.ts';
 import { urlKey } from './url.ts';
+import type { NewJobWarning } from '../db/repositories/job-warnings.ts';
+import { pageTooLarge } from './warnings.ts';
 
 /** What a commit's work may return besides nothing: the row's outcome, or the outcome and its detail. */
 export type CommitResult = string | { outcome: string; detail: string | null };
@@ -86,6 +88,7 @@ export class PageSettler {
   readonly #signal: AbortSignal;
   readonly #admission: Admission;
   readonly #commit: CommitRow;
+  readonly #warn: (warning: NewJobWarning) => void;
 
   constructor(ctx: {
     job: { id: string; organizationId: string };
@@ -95,6 +98,8 @@ export class PageSettler {
     signal: AbortSignal;
     admission: Admission;
     commit: CommitRow;
+    /** Notes a warning for the job (written with the next commit). */
+    warn?: (warning: NewJobWarning) => void;
   }) {
     this.#job = ctx.job;
     this.#startKey = ctx.startKey;
@@ -103,6 +108,7 @@ export class PageSettler {
     this.#signal = ctx.signal;
     this.#admission = ctx.admission;
     this.#commit = ctx.commit;
+    this.#warn = ctx.warn ?? (() => {});
   }
 
   /** A URL that now redirects elsewhere is no page of its own any more: its item from an earlier crawl goes. */
@@ -175,6 +181,8 @@ export class PageSettler {
         if (redirected) await this.dropRedirected(tx, row);
         noteRefusals(locked, [{ url: finalUrl, reason }]);
       });
+    const maxBytes = this.#rt.settings.maxPageBytes;
+    if (res.truncated) this.#warn(pageTooLarge(finalUrl, maxBytes, { skipped: res.kind === 'pdf' }));
     if (res.kind === 'pdf' && res.truncated) {
       return refuse('pdf_too_large', `larger than ${this.#rt.settings.maxPageBytes} bytes`);
     }
@@ -362,7 +370,9 @@ export class PageSettler {
         lastModified: res.lastModified ?? null,
         textHash: p.textHash,
         links: page.links,
-        signature: page.signature,
+        // A text too short to fingerprint saves an empty signature: compared with nothing, but unlike a
+        // page stored before fingerprints (NULL), its next fetch may be conditional.
+        signature: page.signature ?? [],
         bands: p.bands,
       },
       finalKey,

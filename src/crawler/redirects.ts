@@ -19,11 +19,19 @@ export type FinalResponse = Exclude<FetchPageResult, { kind: 'redirect' }>;
 /**
  * `landed`: the final response, and where it landed (`url`, `key`: the row's own when not redirected).
  * `stopped`: a redirect was not followed; the row ends with `outcome` and `detail`, and `refusal` is
- * counted in the crawl's refusal summary.
+ * counted in the crawl's refusal summary; `target` (when usable) and `reason` (an admission reason, or
+ * why the hops failed) are for the crawl's warning.
  */
 type HopsResult =
   | { kind: 'landed'; response: FinalResponse; url: string; key: string }
-  | { kind: 'stopped'; outcome: string; detail: string; refusal: { url: string; reason: string } };
+  | {
+      kind: 'stopped';
+      outcome: string;
+      detail: string;
+      refusal: { url: string; reason: string };
+      target: string | null;
+      reason: string;
+    };
 
 export interface RedirectContext {
   runtime: CrawlerRuntime;
@@ -68,6 +76,8 @@ export async function fetchFollowingRedirects(
       outcome: 'failed',
       detail,
       refusal: { url: row.url, reason: 'failed' },
+      target,
+      reason: detail,
     });
     if (!target || !targetKey) return failed(`redirect to an unusable location from ${displayUrl(url)}`);
     if (visited.has(target)) return failed('redirect loop');
@@ -79,6 +89,8 @@ export async function fetchFollowingRedirects(
         outcome: verdict.reason,
         detail: `redirected to ${displayUrl(target)}`,
         refusal: { url: target, reason: verdict.reason },
+        target,
+        reason: verdict.reason,
       };
     }
     // A target the crawl already has is fetched (or was) under its own row.
@@ -88,6 +100,8 @@ export async function fetchFollowingRedirects(
         outcome: 'duplicate',
         detail: `redirected to ${displayUrl(target)}`,
         refusal: { url: row.url, reason: 'duplicate' },
+        target,
+        reason: 'duplicate',
       };
     }
     visited.add(target);

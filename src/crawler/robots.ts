@@ -22,6 +22,8 @@ export interface RobotsRules {
    * or network failure: nothing allowed, as RFC 9309 asks).
    */
   source: 'parsed' | 'missing' | 'unreachable';
+  /** Why it is `unreachable` (`HTTP 503`, the network error), for the crawl's warning. */
+  problem?: string;
   /** Whether our user agent may fetch `url` (any URL on the robots.txt's host; scheme and port ignored). */
   isAllowed(url: string): boolean;
   /** Crawl-delay for our user agent, in ms, capped; undefined when none is set. */
@@ -80,8 +82,15 @@ export function parseRobots(
   };
 }
 
-function fixedRules(url: string, source: 'missing' | 'unreachable'): RobotsRules {
-  return { url, source, isAllowed: () => source === 'missing', crawlDelayMs: undefined, sitemaps: [] };
+function fixedRules(url: string, source: 'missing' | 'unreachable', problem?: string): RobotsRules {
+  return {
+    url,
+    source,
+    ...(problem === undefined ? {} : { problem }),
+    isAllowed: () => source === 'missing',
+    crawlDelayMs: undefined,
+    sitemaps: [],
+  };
 }
 
 /**
@@ -106,9 +115,9 @@ export async function fetchRobots(
       return parseRobots(robotsUrl, res.text(), userAgent, { maxCrawlDelayMs: opts.maxCrawlDelayMs });
     }
     if (res.status >= 400 && res.status < 500 && res.status !== 429) return fixedRules(robotsUrl, 'missing');
-    return fixedRules(robotsUrl, 'unreachable');
+    return fixedRules(robotsUrl, 'unreachable', `HTTP ${res.status}`);
   } catch (err) {
     if (err instanceof OutboundBlockedError || opts.signal?.aborted) throw err;
-    return fixedRules(robotsUrl, 'unreachable');
+    return fixedRules(robotsUrl, 'unreachable', err instanceof Error ? err.message : String(err));
   }
 }

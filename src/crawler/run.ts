@@ -40,6 +40,7 @@ import {
   saveCrawlJob,
 } from '../db/repositories/crawl-jobs.ts';
 import { getPageMemory } from '../db/repositories/crawl-pages.ts';
+import { addJobWarnings, type NewJobWarning } from '../db/repositories/job-warnings.ts';
 import { crawlSourceKey } from '../ingest/hash-skip.ts';
 import type { Logger } from '../lib/logger.ts';
 import { Admission, type CrawlScope } from './admission.ts';
@@ -59,7 +60,8 @@ import { fetchFollowingRedirects, type RedirectContext } from './redirects.ts';
 import type { RobotsRules } from './robots.ts';
 import type { CrawlerRuntime } from './runtime.ts';
 import { discoverSitemaps } from './sitemaps.ts';
-import { canonicalizeUrl, urlKey } from './url.ts';
+import { canonicalizeUrl, sameSite, urlKey } from './url.ts';
+import { redirectRefused, robotsUnreadable, sitemapOtherHost, sitemapUnreadable } from './warnings.ts';
 
 /** What the runner needs besides the job id; the job engine provides the lease, signal and log. */
 export interface CrawlRunDeps {
@@ -134,6 +136,8 @@ class CrawlRun {
   /** Finished pages waiting for the next group commit (see #commit). */
   readonly #commitQueue: QueuedCommit[] = [];
   #committing = false;
+  /** Warnings not yet written: they go with the next commit of pages, or at the end of the run. */
+  #warnings: NewJobWarning[] = [];
 
   constructor(deps: CrawlRunDeps, job: CrawlJobRecord, signal: AbortSignal) {
     this.#itemsChanged = deps.itemsChanged;
@@ -156,7 +160,9 @@ class CrawlRun {
       maxDepth: job.options.maxDepth,
     };
     this.#tags = [...new Set(job.options.tags ?? [])];
-    this.#hosts = new HostPolicy(this.#rt, signal);
+    this.#hosts = new HostPolicy(this.#rt, signal, {
+      onUnreadable: (rules) => this.#warn(robotsUnreadable(rules)),
+    });
     this.#admission = new Admission(job, this.#scope, this.#hosts);
     this.#redirects = {
       runtime: this.#rt,
@@ -173,10 +179,33 @@ class CrawlRun {
       signal,
       admission: this.#admission,
       commit: (row, outcome, detail, work) => this.#commit(row, outcome, detail, work),
+      warn: (w) => this.#warn(w),
     });
   }
 
+  /** Runs the crawl; its warnings are written even when it fails (not when it is cancelled or taken back). */
   async run(): Promise<void> {
+    try {
+      await this.#runSteps();
+    } catch (err) {
+      if (!this.#signal.aborted) await this.#flushWarnings().catch(() => {});
+      throw err;
+    }
+    await this.#flushWarnings();
+  }
+
+  #warn(warning: NewJobWarning): void {
+    this.#warnings.push(warning);
+  }
+
+  /** Writes the warnings not written with a commit of pages. */
+  async #flushWarnings(): Promise<void> {
+    if (this.#warnings.length === 0) return;
+    const warnings = this.#warnings.splice(0);
+    await this.#lease((tx) => addJobWarnings(tx, this.#job.jobId, warnings));
+  }
+
+  async #runSteps(): Promise<void> {
     const id = this.#job.id;
     await this.#lease((tx) => requeueInFlight(tx, id));
 
@@ -233,14 +262,16 @@ class CrawlRun {
       signal: this.#signal,
       robotsAllows: (u) => robots.isAllowed(u),
     });
-    for (const e of found.errors)
+    const warnings: NewJobWarning[] = [];
+    for (const e of found.errors) {
       this.#log?.warn({ sitemap: displayUrl(e.url), err: e.message }, 'sitemap not read');
-    const candidates = await this.#admission.candidates(
-      found.entries.map((e) => e.url),
-      1,
-      { fromSitemap: true },
-    );
+      warnings.push(sitemapUnreadable(e.url, e.message));
+    }
+    const { urls, otherHosts } = this.#sitemapUrlsOfSite(found.entries.map((e) => e.url));
+    for (const [host, n] of otherHosts) warnings.push(sitemapOtherHost(host, this.#scope.startUrl, n));
+    const candidates = await this.#admission.candidates(urls, 1, { fromSitemap: true });
     await this.#lease(async (tx) => {
+      await addJobWarnings(tx, this.#job.jobId, warnings);
       const locked = await lockCrawlJob(tx, this.#job.id);
       await this.#admission.admit(tx, locked, candidates);
       // Pages the start page linked to are queued already; listed in a sitemap, they move up too.
@@ -248,6 +279,27 @@ class CrawlRun {
       await markSitemapsDone(tx, this.#job.id);
       await saveCrawlJob(tx, this.#job.id, locked);
     });
+  }
+
+  /**
+   * A sitemap may list only pages of its own site (sitemaps.org); one listing another host's pages was
+   * written for another address of the site (a production domain, another port). Unless the crawl follows
+   * external links, those URLs are left out and counted per host for a warning, not refused one by one
+   * as `external` links.
+   */
+  #sitemapUrlsOfSite(all: string[]): { urls: string[]; otherHosts: Map<string, number> } {
+    const otherHosts = new Map<string, number>();
+    if (this.#scope.allowExternalLinks) return { urls: all, otherHosts };
+    const urls: string[] = [];
+    for (const u of all) {
+      if (sameSite(u, this.#scope.startUrl)) {
+        urls.push(u);
+        continue;
+      }
+      const host = new URL(u).host;
+      otherHosts.set(host, (otherHosts.get(host) ?? 0) + 1);
+    }
+    return { urls, otherHosts };
   }
 
   /** Works off the frontier with `pageConcurrency` pages in flight until nothing is queued or in flight. */
@@ -335,6 +387,8 @@ class CrawlRun {
       : null;
     const hops = await fetchFollowingRedirects(this.#redirects, row, memory, signal);
     if (hops.kind === 'landed') return this.#pages.settle(row, hops.response, hops.url, hops.key, memory);
+    // A redirect to a URL the crawl fetches under its own row costs nothing; any other stop costs a page.
+    if (hops.outcome !== 'duplicate') this.#warn(redirectRefused(row.url, hops.target, hops.reason));
     return this.#commit(row, hops.outcome, hops.detail, async (tx, locked) => {
       await this.#pages.dropRedirected(tx, row);
       noteRefusals(locked, [hops.refusal]);
@@ -371,10 +425,13 @@ class CrawlRun {
     try {
       while (this.#commitQueue.length > 0) {
         const group = this.#commitQueue.splice(0, MAX_COMMIT_GROUP);
+        // Warnings noted so far go with this commit (written with their pages, or put back if it fails).
+        const warnings = this.#warnings.splice(0);
         let changed = false;
         try {
           await this.#commitTransaction(async (tx, locked) => {
             changed = false;
+            await addJobWarnings(tx, this.#job.jobId, warnings);
             for (const page of group) {
               const returned = await page.work(tx, locked);
               const result = returned as CommitResult | undefined;
@@ -392,6 +449,7 @@ class CrawlRun {
             this.#admission.committed(locked);
           });
         } catch (err) {
+          this.#warnings.unshift(...warnings);
           for (const page of group) page.reject(err);
           continue;
         }

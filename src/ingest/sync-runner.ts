@@ -29,6 +29,7 @@ import {
   markFailedDocumentsSeen,
   markItemsSeenByJob,
 } from '../db/repositories/sync-pass.ts';
+import { addJobWarnings, type NewJobWarning } from '../db/repositories/job-warnings.ts';
 import { recordSyncProgress, type SyncFailure, syncJobFailures } from '../db/repositories/sync-jobs.ts';
 import {
   documentSearchWords,
@@ -38,6 +39,7 @@ import {
   removeDocument,
   storeDocument,
 } from './hash-skip.ts';
+import { isMissingPermission, permissionWarning } from './source-permissions.ts';
 
 interface SyncRunOptions {
   organizationId: string;
@@ -77,7 +79,7 @@ interface SyncRunResult {
 type Op =
   | { kind: 'document'; doc: SourceDocument }
   | { kind: 'deleted'; externalId: string; table: string }
-  | { kind: 'failure'; failure: SyncFailure };
+  | { kind: 'failure'; failure: SyncFailure; permissionMissing: boolean };
 
 const MAX_FAILURE_MESSAGE = 500;
 
@@ -150,6 +152,7 @@ function toOp(event: Exclude<SyncEvent<unknown>, { kind: 'checkpoint' }>, secret
           message: failureMessage(event.error, secrets),
           retryable: event.retryable,
         },
+        permissionMissing: isMissingPermission(event.error),
       };
   }
 }
@@ -177,6 +180,7 @@ async function commitBatch(opts: SyncRunOptions, batch: Op[], cursor: unknown): 
       documents: applied.documents,
       ...(cursor === undefined ? {} : { cursor }),
     });
+    await addJobWarnings(tx, opts.jobId, applied.warnings);
     // Incremental progress is real progress: the next sync may start here even if this job fails later.
     // A full pass's position only means something to this pass, so the connection gets it at the end.
     if (cursor !== undefined && !full) await saveConnectionCursor(tx, opts.connectionId, cursor);
@@ -191,9 +195,12 @@ async function applyOps(tx: Queryable, opts: SyncRunOptions, batch: Op[], words:
   const documents = { seen: 0, stored: 0, unchanged: 0, deleted: 0 };
   const seen: string[] = [];
   const failures: SyncFailure[] = [];
+  // A missing permission is on the job as a warning too: the person can grant it.
+  const warnings: NewJobWarning[] = [];
   for (const op of batch) {
     if (op.kind === 'failure') {
       failures.push(op.failure);
+      if (op.permissionMissing) warnings.push(permissionWarning(op.failure.table, op.failure.message));
     } else if (op.kind === 'deleted') {
       const key = integrationSourceKey(opts.connectionId, op.table, op.externalId);
       if (await removeDocument(tx, opts.organizationId, key)) {
@@ -218,7 +225,7 @@ async function applyOps(tx: Queryable, opts: SyncRunOptions, batch: Op[], words:
       if (full && itemId) seen.push(itemId);
     }
   }
-  return { rows, documents, seen, failures };
+  return { rows, documents, seen, failures, warnings };
 }
 
 function integrationDocument(connectionId: string, d: SourceDocument, searchWords: string): IngestDocument {

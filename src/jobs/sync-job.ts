@@ -16,6 +16,8 @@ import {
   type SyncJobType,
   type SyncTrigger,
 } from '../db/repositories/sync-jobs.ts';
+import { addJobWarnings } from '../db/repositories/job-warnings.ts';
+import { isMissingPermission, permissionWarning } from '../ingest/source-permissions.ts';
 import { runSync } from '../ingest/sync-runner.ts';
 import { AppError, isAppError } from '../lib/errors.ts';
 import { OutboundBlockedError, OutboundError } from '../net/outbound.ts';
@@ -189,7 +191,13 @@ async function runSyncJob(deps: SyncJobDeps, ctx: JobContext): Promise<JobResult
     return { status: 'succeeded' };
   } catch (err) {
     if (ctx.signal.aborted) throw ctx.signal.reason ?? err;
-    throw describeSyncError(connector, err, secrets);
+    const described = describeSyncError(connector, err, secrets);
+    // A permission the whole sync needed: the job fails, and says which permission on its warnings too.
+    if (isMissingPermission(err)) {
+      const warning = permissionWarning(undefined, described.message);
+      await ctx.withLease((tx) => addJobWarnings(tx, job.id, [warning])).catch(() => {});
+    }
+    throw described;
   }
 }
 

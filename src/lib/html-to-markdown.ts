@@ -3,7 +3,8 @@
  * page's main content) and the connectors whose sources store HTML (Zendesk articles, Confluence storage
  * bodies, Shopify descriptions). Turndown with the GFM plugin over a linkedom DOM, plus rules for what
  * matters to a reader and to search: fenced code blocks that keep their language, compact nested lists,
- * GFM tables (cells flattened to one line, a header row promoted when the table has none), task lists,
+ * GFM tables (cells flattened to one line; an empty header row when the table has none), layout tables
+ * as their text, definition lists as bold terms over their definitions, task lists,
  * images as `![alt](src)`, and links with absolute targets when a base URL is given.
  */
 import { parseHTML } from 'linkedom';
@@ -37,15 +38,15 @@ export function htmlToMarkdown(html: string, opts: HtmlToMarkdownOptions = {}): 
 export function elementToMarkdown(root: Element, opts: HtmlToMarkdownOptions = {}): string {
   if (opts.baseUrl) absolutizeUrls(root, opts.baseUrl);
   markCodeLanguages(root);
-  prepareTables(root);
   // The parsed tree itself, in a fragment (turndown converts a node's children, and the root's own
   // element, a <pre> or <table> say, must be converted too), rather than its HTML parsed again by
   // turndown's own parser: that second parse was a third of a crawled page's extraction time.
-  // linkedom keeps a decoded entity (`&gt;`) as a text node of its own; turndown escapes each text node
-  // as if it began a line (`\>`), so adjacent text is joined first, as a browser's parser would have.
-  root.normalize();
   const fragment = root.ownerDocument.createDocumentFragment();
   fragment.appendChild(root);
+  prepareTables(fragment);
+  // linkedom keeps a decoded entity (`&gt;`) as a text node of its own; turndown escapes each text node
+  // as if it began a line (`\>`), so adjacent text is joined first, as a browser's parser would have.
+  fragment.normalize();
   return tidyMarkdown(turndown.turndown(fragment as unknown as HTMLElement));
 }
 
@@ -191,6 +192,26 @@ function createTurndown(): TurndownService {
       return /^\s/.test(node.nextSibling?.textContent ?? '') ? box : `${box} `;
     },
   });
+  // Definition lists (glossaries, API parameters): markdown has none, so each term is a bold line and its
+  // definition follows on the next line, in the same paragraph: the chunker keeps a term with what defines
+  // it. Terms sharing a definition stack up; a second definition of one term is a paragraph of its own.
+  td.addRule('definitionTerm', {
+    filter: 'dt',
+    replacement: (content, node) => {
+      const term = content.replace(/\s+/g, ' ').trim();
+      if (!term) return '';
+      const bold = /^\*\*[^*]+\*\*$/.test(term) ? term : `**${term}**`;
+      return `${previousElementIs(node, 'DT') ? '\n' : '\n\n'}${bold}\n`;
+    },
+  });
+  td.addRule('definitionDescription', {
+    filter: 'dd',
+    replacement: (content, node) => {
+      const text = content.replace(/^\n+/, '').replace(/\n+$/, '');
+      if (!text.trim()) return '';
+      return `${previousElementIs(node, 'DT') ? '\n' : '\n\n'}${text}\n\n`;
+    },
+  });
   // Images: alt text carries the meaning; decorative images (no alt) and inline data are dropped.
   td.addRule('imageWithAlt', {
     filter: 'img',
@@ -203,6 +224,13 @@ function createTurndown(): TurndownService {
     },
   });
   return td;
+}
+
+/** Whether the nearest element before `node` among its siblings is a `tag` (`DT`, say). */
+function previousElementIs(node: Node, tag: string): boolean {
+  let prev = node.previousSibling;
+  while (prev && prev.nodeType !== 1) prev = prev.previousSibling;
+  return prev?.nodeName === tag;
 }
 
 /** Drops empty links and trailing spaces and collapses blank lines, leaving code blocks byte for byte. */
@@ -236,16 +264,118 @@ function tidyMarkdown(md: string): string {
 }
 
 /**
- * GFM tables are one line per row under a header row: cells lose their block structure (nested tables
- * become inline text) and a table without a header row gets its first row promoted, instead of either
- * breaking the table or leaving it as raw HTML.
+ * Tables come in two kinds, told apart here (before conversion, on the DOM), outermost first:
+ *
+ * - A layout table (a page laid out in a grid) becomes its text: each cell's content in reading order, as
+ *   the blocks it holds. A table is layout when its author says so (`role="presentation"` or `"none"`),
+ *   or when it has no header cell (no `<th>`, `<thead>` or `<caption>`) and any of: a single row or a
+ *   single column (columns of a page, or a stack of blocks: not records), or a cell that holds page
+ *   structure (a nested table, a heading, a list, a quotation, preformatted text, a form or its controls,
+ *   or more than one paragraph or division). A table with header cells is data whatever its cells hold:
+ *   a header is the mark of records.
+ * - A data table becomes a GFM table: cells lose their block structure (nested tables become inline
+ *   text), and one without a header row gets an empty one (GFM requires it), never its first row
+ *   promoted: a first row of data is not a header.
  */
-function prepareTables(root: Element): void {
+function prepareTables(root: DocumentFragment): void {
+  unwrapStrayCells(root);
+  for (const table of Array.from(root.querySelectorAll('table'))) {
+    // A nested table already flattened into its data cell, or unwrapped with its layout table, is done.
+    if (!root.contains(table)) continue;
+    if (isLayoutTable(table)) unwrapLayoutTable(table);
+    else {
+      flattenCells(table);
+      liftCaption(table);
+      ensureHeaderRow(table);
+    }
+  }
+}
+
+const CELL_STRUCTURE =
+  'table, h1, h2, h3, h4, h5, h6, ul, ol, dl, blockquote, pre, form, input, select, textarea';
+
+function isLayoutTable(table: Element): boolean {
+  const role = (table.getAttribute('role') ?? '').toLowerCase();
+  if (role === 'presentation' || role === 'none') return true;
+  const rows = ownRows(table);
+  const cells = rows.map(ownCells);
+  if (childrenNamed(table, 'CAPTION', 'THEAD').length > 0 || cells.some((r) => r.some(isHeaderCell)))
+    return false;
+  if (rows.length <= 1 || cells.every((r) => r.length <= 1)) return true;
+  return cells.some((r) =>
+    r.some((cell) => {
+      if (cell.querySelector(CELL_STRUCTURE)) return true;
+      let blocks = 0;
+      for (const child of Array.from(cell.children))
+        if (/^(?:P|DIV|SECTION|ARTICLE)$/.test(child.tagName)) blocks++;
+      return blocks > 1;
+    }),
+  );
+}
+
+/** The table's own rows (thead's, its own and its tbodies', tfoot's), not those of tables nested in it. */
+function ownRows(table: Element): Element[] {
+  return Array.from((table as HTMLTableElement).rows as unknown as ArrayLike<Element>);
+}
+
+function ownCells(row: Element): Element[] {
+  return Array.from(row.children).filter((c) => c.tagName === 'TD' || c.tagName === 'TH');
+}
+
+function childrenNamed(el: Element, ...tags: string[]): Element[] {
+  return Array.from(el.children).filter((c) => tags.includes(c.tagName));
+}
+
+function isHeaderCell(cell: Element): boolean {
+  return cell.tagName === 'TH';
+}
+
+/**
+ * Rows and cells outside any table are what Readability keeps of a layout table (the cell it chose and
+ * its siblings), or the subtree a caller converts (a cell): their content, each cell a block of its own.
+ */
+function unwrapStrayCells(root: DocumentFragment): void {
   const doc = root.ownerDocument;
   for (const cell of Array.from(root.querySelectorAll('td, th'))) {
-    if (!cell.isConnected) continue;
+    if (cell.closest('table')) continue;
+    const block = doc.createElement('div');
+    block.append(...Array.from(cell.childNodes));
+    cell.replaceWith(block);
+  }
+  for (const row of Array.from(root.querySelectorAll('tr'))) {
+    if (!row.closest('table')) row.replaceWith(...Array.from(row.childNodes));
+  }
+}
+
+/** Replaces a layout table by its cells' content, each cell a block of its own, in reading order. */
+function unwrapLayoutTable(table: Element): void {
+  const doc = table.ownerDocument;
+  const blocks: Element[] = [];
+  for (const row of ownRows(table)) {
+    for (const cell of ownCells(row)) {
+      if (!cell.hasChildNodes()) continue;
+      const block = doc.createElement('div');
+      block.append(...Array.from(cell.childNodes));
+      blocks.push(block);
+    }
+  }
+  // A caption of a layout table (rare) is text like any other.
+  const [caption] = childrenNamed(table, 'CAPTION');
+  if (caption) {
+    const block = doc.createElement('div');
+    block.append(...Array.from(caption.childNodes));
+    blocks.unshift(block);
+  }
+  table.replaceWith(...blocks);
+}
+
+/** One line per cell: nested tables become inline text, block elements their inline content. */
+function flattenCells(table: Element): void {
+  const doc = table.ownerDocument;
+  for (const cell of Array.from(table.querySelectorAll('td, th'))) {
+    if (!table.contains(cell)) continue;
     for (const nested of Array.from(cell.querySelectorAll('table'))) {
-      if (!nested.isConnected) continue;
+      if (!cell.contains(nested)) continue;
       const rows = Array.from(nested.querySelectorAll('tr'), (tr) =>
         Array.from(tr.children, (c) => normalizeSpace(c.textContent ?? ''))
           .filter(Boolean)
@@ -254,7 +384,9 @@ function prepareTables(root: Element): void {
       nested.replaceWith(doc.createTextNode(` ${rows.join('; ')} `));
     }
     for (const block of Array.from(
-      cell.querySelectorAll('p, div, ul, ol, li, blockquote, h1, h2, h3, h4, h5, h6, pre, br, hr'),
+      cell.querySelectorAll(
+        'p, div, ul, ol, li, dl, dt, dd, blockquote, h1, h2, h3, h4, h5, h6, pre, br, hr',
+      ),
     )) {
       if (block.tagName === 'BR' || block.tagName === 'HR') {
         block.replaceWith(doc.createTextNode(' '));
@@ -267,17 +399,52 @@ function prepareTables(root: Element): void {
       }
     }
   }
-  for (const table of Array.from(root.querySelectorAll('table'))) {
-    if (table.querySelector('th')) continue;
-    const firstRow = table.querySelector('tr');
-    if (!firstRow) continue;
-    for (const td of Array.from(firstRow.children)) {
-      if (td.tagName !== 'TD') continue;
-      const th = doc.createElement('th');
-      while (td.firstChild) th.appendChild(td.firstChild);
-      td.replaceWith(th);
+}
+
+/**
+ * The GFM plugin writes a table only when its header row is the table's (or first tbody's) first child:
+ * a caption becomes a paragraph above the table, and column groups (no text) go.
+ */
+function liftCaption(table: Element): void {
+  const doc = table.ownerDocument;
+  for (const el of childrenNamed(table, 'CAPTION', 'COLGROUP', 'COL')) {
+    if (el.tagName === 'CAPTION' && textOf(el) !== '') {
+      const p = doc.createElement('p');
+      p.append(...Array.from(el.childNodes));
+      table.before(p);
     }
+    el.remove();
   }
+}
+
+/**
+ * A header row as the GFM plugin recognises it (in `<thead>`, or header cells only; an empty corner cell
+ * above row headers counts as one); otherwise an empty header row above the first.
+ */
+function ensureHeaderRow(table: Element): void {
+  const rows = ownRows(table);
+  const first = rows[0];
+  if (!first) return;
+  const doc = table.ownerDocument;
+  const firstCells = ownCells(first);
+  if (first.parentElement?.tagName === 'THEAD') return;
+  if (firstCells.some(isHeaderCell) && firstCells.every((c) => isHeaderCell(c) || textOf(c) === '')) {
+    for (const td of firstCells) {
+      if (isHeaderCell(td)) continue;
+      td.replaceWith(doc.createElement('th'));
+    }
+    return;
+  }
+  const width = Math.max(...rows.map((r) => ownCells(r).length));
+  const head = doc.createElement('thead');
+  const row = doc.createElement('tr');
+  for (let i = 0; i < width; i++) row.appendChild(doc.createElement('th'));
+  head.appendChild(row);
+  table.insertBefore(head, table.firstChild);
+}
+
+function textOf(el: Element): string {
+  return normalizeSpace(el.textContent ?? '');
 }
 
 function normalizeSpace(s: string): string {

@@ -181,7 +181,8 @@ for (const mode of STORAGE_MODES) {
         body: { source: { type: 'support_desk', subdomain: 'acme', ...ZENDESK_GOOD, include_tickets: true } },
       });
       assert.equal(created.status, 200, JSON.stringify(created.body));
-      const first = await runAndWait();
+      // The connection's first sync, queued by the create.
+      const first = await waitForJob(t, created.body.jobId as number, undefined, 60_000);
       assert.equal(first.status, 'succeeded', JSON.stringify(first));
       const all = await items();
       assert.deepEqual(all.map((i) => i.title).sort(), [

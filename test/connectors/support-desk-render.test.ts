@@ -67,8 +67,9 @@ for row in report:
     print(row["id"])
 \`\`\`
 
-| Format | Size |
+|  |  |
 | --- | --- |
+| Format | Size |
 | CSV | a\\|b |
 
 > Exports older than 30 days are deleted.

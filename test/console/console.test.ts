@@ -109,6 +109,14 @@ async function startSlowGitbook() {
   return Object.assign(server, { space, state });
 }
 
+/** Polls `check` until it holds; a hang guard, not a timing. */
+async function waitUntil(check: () => Promise<boolean>, what: string): Promise<void> {
+  for (let i = 0; !(await check()); i++) {
+    if (i > 600) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
 describe('admin console in Chromium', () => {
   let t: TestApp;
   let pool: WorkerPool;
@@ -141,6 +149,16 @@ describe('admin console in Chromium', () => {
         .map((el) => el.outerHTML.slice(0, 120)),
     );
     assert.deepEqual(unnamed, [], 'controls without an accessible name');
+    // A button named by aria-label says its visible text too (so "click Full re-sync" works by voice).
+    const misnamed = await page.evaluate(() =>
+      [...document.querySelectorAll<HTMLElement>('button[aria-label]')]
+        .filter((el) => {
+          const words = (s: string) => s.replace(/\s+/g, ' ').trim().toLowerCase();
+          return !words(el.getAttribute('aria-label')!).includes(words(el.textContent ?? ''));
+        })
+        .map((el) => `${el.textContent?.trim()} → ${el.getAttribute('aria-label')}`),
+    );
+    assert.deepEqual(misnamed, [], 'buttons whose accessible name leaves out their visible text');
   };
 
   const go = async (label: string) => {
@@ -217,28 +235,36 @@ describe('admin console in Chromium', () => {
     assert.equal(await page.evaluate(() => localStorage.length), 0, 'and nowhere that outlives the tab');
   });
 
-  test('connect GitBook through its form, sync it, and watch the job’s progress to the end', async () => {
+  test('connect GitBook through its form; its first sync starts at once and the job’s progress shows to the end', async () => {
     await go('Connections');
     await page.getByLabel('Source', { exact: true }).selectOption('docs_space');
     await assertLabelled();
+    // Fields by their human names, not the API's (`access_token`).
+    const fieldLabels = await page.locator('form label').allTextContents();
+    assert.ok(
+      fieldLabels.includes('Access token') && fieldLabels.includes('Space ID'),
+      fieldLabels.join(' | '),
+    );
+    assert.deepEqual(
+      fieldLabels.filter((l) => l.includes('_')),
+      [],
+      'no field is labelled by its API name',
+    );
     // A wrong token first: the API's own refusal, naming the source.
-    await page.getByLabel('access_token').fill('gb_wrong_token');
-    await page.getByLabel('space_id').fill(GITBOOK_SPACE_ID);
+    await page.getByLabel('Access token').fill('gb_wrong_token');
+    await page.getByLabel('Space ID').fill(GITBOOK_SPACE_ID);
     await page.getByRole('button', { name: 'Connect GitBook' }).click();
     await alert()
       .getByText(/GitBook/)
       .waitFor();
-    await page.getByLabel('access_token').fill(GITBOOK_GOOD_TOKEN);
-    await page.getByRole('button', { name: 'Connect GitBook' }).click();
-    await status().getByText('Connected GitBook.', { exact: false }).waitFor();
-    const row = page.locator('tr[data-connection="docs_space"]');
-    await row.getByText('Never synced').waitFor();
-
     gitbook.state.slow = true;
-    await row.getByRole('button', { name: 'Sync GitBook (docs_space) now' }).click();
+    await page.getByLabel('Access token').fill(GITBOOK_GOOD_TOKEN);
+    await page.getByRole('button', { name: 'Connect GitBook' }).click();
+    // No run-sync needed: the connection's first sync started with it.
     await status()
-      .getByText(/Sync job #\d+ of GitBook/)
+      .getByText(/^Connected GitBook\. Its first sync \(job #\d+\) started\.$/)
       .waitFor();
+    const row = page.locator('tr[data-connection="docs_space"]');
     await row.getByText('running').waitFor();
     await row.getByRole('link', { name: 'Job history' }).click();
     await page.getByRole('heading', { level: 1, name: 'Sync jobs' }).waitFor();
@@ -265,7 +291,9 @@ describe('admin console in Chromium', () => {
     await page.getByLabel('Source', { exact: true }).selectOption('notes');
     await page.getByRole('button', { name: 'Connect with Notion consent (OAuth)' }).click();
     // The consent page (fake) grants at once; the service's callback sends the browser back here.
-    await status().getByText('Connected Notion through OAuth consent.').waitFor();
+    await status()
+      .getByText(/^Connected Notion through OAuth consent\. Its first sync \(job #\d+\) started\.$/)
+      .waitFor();
     assert.equal(
       new URL(page.url()).pathname,
       '/console/connections',
@@ -274,7 +302,27 @@ describe('admin console in Chromium', () => {
     await page.locator('tr[data-connection="notes"]').waitFor();
     const listed = await t.call('GET', '/api/connect/connections');
     assert.deepEqual(listed.body.data.map((c: { type: string }) => c.type).sort(), ['docs_space', 'notes']);
+    // Every row's buttons say their visible text in their accessible names.
+    await assertLabelled();
     await shoot('connections');
+  });
+
+  test('OAuth is offered only where the service has it set up; elsewhere the button says why not', async () => {
+    await go('Connections');
+    await page.getByLabel('Source', { exact: true }).selectOption('support_desk');
+    const oauth = page.getByRole('button', { name: 'Connect with Zendesk consent (OAuth)' });
+    assert.equal(await oauth.isDisabled(), true, 'Zendesk OAuth is not configured on this service');
+    const reasonId = await oauth.getAttribute('aria-describedby');
+    assert.ok(reasonId, 'the disabled button points at its reason');
+    assert.match(
+      (await page.locator(`#${reasonId}`).textContent()) ?? '',
+      /OAuth for Zendesk is not configured on this service/,
+    );
+    assert.ok(await page.getByLabel('API token (optional)').isVisible());
+    await page.getByLabel('Source', { exact: true }).selectOption('notes');
+    const notes = page.getByRole('button', { name: 'Connect with Notion consent (OAuth)' });
+    assert.equal(await notes.isDisabled(), false, 'Notion OAuth is configured');
+    assert.equal(await notes.getAttribute('aria-describedby'), null);
   });
 
   test('the overview shows indexing progress until every item is searchable', async () => {
@@ -283,6 +331,16 @@ describe('admin console in Chromium', () => {
       .getByTestId('searchable')
       .getByText(`${SYNCED_ITEMS} of ${SYNCED_ITEMS} items searchable (100%)`)
       .waitFor({ timeout: 60_000 });
+    // Connections by product and type, as the connections page names them, not by internal type alone.
+    const byConnection = page.locator('table', {
+      has: page.locator('caption', { hasText: 'By connection' }),
+    });
+    await byConnection.getByRole('rowheader', { name: 'GitBook (docs_space)', exact: true }).waitFor();
+    assert.deepEqual(
+      (await byConnection.getByRole('rowheader').allTextContents()).filter((n) => !n.includes('(')),
+      [],
+      'every connection is shown by its product name',
+    );
     await assertLabelled();
     await shoot('overview');
   });
@@ -311,7 +369,59 @@ describe('admin console in Chromium', () => {
       api.body.result[0].title,
       'the first semantic hit is the API’s',
     );
+    // Chunks are markdown: shown rendered in both columns (bold, code), never as raw syntax.
+    for (const mode of ['semantic', 'hybrid']) {
+      const chunks = await page.locator(`section[data-mode="${mode}"] .chunk`).allTextContents();
+      const raw = chunks.filter((c) => /\*\*|```|^#{1,6} /m.test(c));
+      assert.deepEqual(raw, [], `${mode} hits show markdown syntax`);
+    }
+    const installation = page.locator('section[data-mode="hybrid"] li.hit', {
+      has: page.locator('.hit-title', { hasText: /^Installation$/ }),
+    });
+    assert.equal(await installation.locator('.chunk strong').first().textContent(), 'Acme CLI');
     await shoot('search');
+  });
+
+  test('search renders a chunk’s markdown without letting its HTML in', async () => {
+    const probe = [
+      '# Penguin probe',
+      '',
+      'Penguins <img src="x" onerror="document.title=\'injected\'"> waddle **quickly** over the ice.',
+      '',
+      '<script>document.title = "injected"</script>',
+      '',
+      '- [a link](javascript:document.title=1) and `code`',
+    ].join('\n');
+    const up = await t.call('POST', '/api/connect/knowledgebase-items', {
+      body: { title: 'Penguin probe', content: probe },
+    });
+    assert.equal(up.status, 200, JSON.stringify(up.body));
+    await waitUntil(async () => {
+      const stats = await t.call('GET', '/api/connect/knowledgebase-items/stats');
+      return stats.body.byIndexingStatus.pending === 0;
+    }, 'the probe to be indexed');
+    await go('Search');
+    await page.getByLabel('Query').fill('penguins waddle over the ice');
+    await page.getByLabel('Query').press('Enter');
+    const hit = page.locator('section[data-mode="hybrid"] li.hit', {
+      has: page.locator('.hit-title', { hasText: /^Penguin probe$/ }),
+    });
+    await hit.waitFor();
+    const chunk = hit.locator('.chunk');
+    assert.equal(await chunk.locator('strong').textContent(), 'quickly');
+    assert.equal(await chunk.locator('li code').textContent(), 'code');
+    assert.equal(
+      await chunk.locator('img, script, [onerror]').count(),
+      0,
+      'no element from the chunk’s HTML',
+    );
+    assert.equal(await chunk.locator('a').count(), 0, 'a javascript: link is text, not a link');
+    assert.match((await chunk.textContent()) ?? '', /a link/);
+    assert.notEqual(await page.title(), 'injected');
+    const gone = await t.call('DELETE', '/api/connect/knowledgebase-items', {
+      body: { ids: [up.body.item.id] },
+    });
+    assert.equal(gone.status, 200, JSON.stringify(gone.body));
   });
 
   test('items: page, search, retitle inline, edit tags, delete and upload', async () => {
@@ -434,5 +544,95 @@ describe('admin console in Chromium', () => {
     const csp = res?.headers()['content-security-policy'] ?? '';
     assert.match(csp, /script-src 'self'/);
     assert.doesNotMatch(csp, /unsafe-inline|unsafe-eval/);
+  });
+});
+
+describe('job warnings in the console (Chromium)', () => {
+  let t: TestApp;
+  let pool: WorkerPool;
+  let site: ServedSite;
+  let shopify: FakeServer;
+  let browser: Browser;
+
+  before(async () => {
+    // Imported here so this block leaves the file's imports as they are.
+    const { serveRoutes } = await import('../support/sites.ts');
+    const shop = await import('../fakes/shopify.ts');
+    const store = new shop.FakeShopifyStore();
+    store.setPolicy('REFUND_POLICY', '<p>You have 30 days to request a return.</p>');
+    store.deny('shopPolicies', 'read_legal_policies');
+    [site, shopify] = await Promise.all([
+      serveRoutes({
+        '/robots.txt': (_req, res, { origin }) => {
+          res.writeHead(200, { 'content-type': 'text/plain' });
+          res.end(`User-agent: *\nSitemap: ${origin}/broken-sitemap.xml\n`);
+        },
+        '/broken-sitemap.xml': { status: 500, body: 'oops' },
+        '/': {
+          body: '<html><head><title>Home</title></head><body><p>Hello from the warnings site.</p></body></html>',
+        },
+      }),
+      shop.startFakeShopify({ store }),
+    ]);
+    t = await startTestApp('pglite', {
+      config: { KB_CRAWL_ALLOW_PRIVATE: 'true', KB_STOREFRONT_BASE_URL: shopify.url },
+      parts: { sourceHttp: FAST_SOURCE_HTTP, crawler: FAST_CRAWLER },
+    });
+    pool = t.service.startWorkers({ concurrency: 2, ...FAST_WORKERS });
+    await t.app.listen({ host: '127.0.0.1', port: 0 });
+    browser = await launchChromium();
+  });
+
+  after(async () => {
+    await browser?.close();
+    await pool?.stop();
+    await t?.close();
+    await Promise.all([site?.close(), shopify?.close()]);
+  });
+
+  test('the crawl and sync-job pages show each job’s warnings', async () => {
+    const crawl = await t.call('POST', '/api/connect/crawling/', { body: { url: `${site.origin}/` } });
+    assert.equal(crawl.status, 200, JSON.stringify(crawl.body));
+    const created = await t.call('POST', '/api/connect/connection', {
+      body: {
+        source: {
+          type: 'shopify',
+          shop: 'acme-outdoor',
+          access_token: 'shpat_fake_good_token_0123456789abcdef',
+        },
+      },
+    });
+    assert.equal(created.status, 200, JSON.stringify(created.body));
+    if (created.body.jobId === undefined) {
+      const run = await t.call('POST', '/api/connect/run-sync', { body: { type: 'storefront' } });
+      assert.equal(run.status, 200, JSON.stringify(run.body));
+    }
+    await waitUntil(async () => {
+      const c = await t.call('GET', `/api/connect/crawling/${crawl.body.id}`);
+      const s = await t.call('GET', '/api/connect/connection-sync-jobs?type=storefront');
+      return c.body.status === 'completed' && s.body.data[0]?.status === 'incomplete';
+    }, 'the crawl and the sync to end');
+
+    const address = t.app.server.address();
+    const base = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`;
+    const page = await (await browser.newContext({ viewport: DESKTOP })).newPage();
+    await page.goto(`${base}/console/crawls`);
+    await page.getByLabel('API key').fill(t.orgA.key);
+    await page.getByLabel('API key').press('Enter');
+    await page.getByRole('heading', { level: 1, name: 'Crawls' }).waitFor();
+    const crawlWarning = page.locator(
+      `li.job[data-crawl="${crawl.body.id}"] [data-warning="sitemap_unreadable"]`,
+    );
+    await crawlWarning
+      .getByText(`${site.origin}/broken-sitemap.xml could not be read`, { exact: false })
+      .waitFor();
+
+    await page.goto(`${base}/console/sync-jobs?connection=${encodeURIComponent(created.body.connectionId)}`);
+    await page
+      .locator('[data-warning="permission_missing"]')
+      .getByText('read_legal_policies', { exact: false })
+      .waitFor();
+    await page.setViewportSize(PHONE);
+    await page.screenshot({ path: path.join(SCREENS, 'sync-job-warnings-phone.png'), fullPage: true });
   });
 });

@@ -94,10 +94,14 @@ describe('extractPage on a page without semantic markup', () => {
     }
   });
 
-  it('keeps headings, a header-less table, nested lists and code with its language', () => {
+  it('keeps headings, a header-less table (under an empty header row), nested lists and code with its language', () => {
     assert.match(r.markdown, /^## The settings that matter$/m);
     assert.match(r.markdown, /^### Per-table settings$/m);
-    assert.ok(r.markdown.includes('| Setting | Default | Suggested |\n| --- | --- | --- |'));
+    assert.ok(
+      r.markdown.includes(
+        '|  |  |  |\n| --- | --- | --- |\n| Setting | Default | Suggested |\n| autovacuum\\_vacuum\\_scale\\_factor | 0.2 | 0.01 |',
+      ),
+    );
     assert.ok(
       r.markdown.includes('```sql\nALTER TABLE events SET (autovacuum_vacuum_scale_factor = 0.01);\n```'),
     );
@@ -138,5 +142,104 @@ describe('extractPage on a page without semantic markup', () => {
       'https://e.com/',
     ).markdown;
     assert.ok(md.includes('````\na ``` b\n````'));
+  });
+});
+
+const fixture = (name: string, url: string) =>
+  extractPage(readFileSync(path.join(import.meta.dirname, 'fixtures', name), 'utf8'), url);
+
+describe("extractPage keeps a page's structure", () => {
+  it('a page laid out with a table becomes its text, the data table inside it stays a table', () => {
+    const r = fixture('layout-table-home.html', 'http://rowing.example/');
+    assert.equal(r.title, 'Harbour Rowing Club');
+    assert.match(r.markdown, /^## Welcome to the boathouse$/m);
+    assert.match(r.markdown, /^The Harbour Rowing Club has rowed on the estuary since 1894\./m);
+    assert.match(r.markdown, /^## Opening hours$/m);
+    assert.ok(
+      r.markdown.includes(
+        '| Date | Regatta | Boats |\n| --- | --- | --- |\n| 3 May | Spring Head | Eights, fours |\n| 14 June | Estuary Sprints | Sculls, pairs |',
+      ),
+    );
+    // Every table line is a line of the regatta table: no cell holds the page.
+    const tableLines = r.markdown.split('\n').filter((l) => l.startsWith('|') || l.endsWith('|'));
+    assert.equal(tableLines.length, 4, r.markdown);
+    assert.ok(!r.markdown.includes('\\|'), 'no table escaped into a cell');
+  });
+
+  it('a table without a header row gets an empty one, never its first row promoted; row headers stay in their rows', () => {
+    const r = fixture('headerless-table.html', 'https://docs.example/limits');
+    assert.ok(
+      r.markdown.includes(
+        '|  |  |  |\n| --- | --- | --- |\n| Concurrent jobs | 50 | per organization |\n| Job runtime | 24 hours | per attempt |\n| Output kept | 7 days | per job |',
+      ),
+      r.markdown,
+    );
+    assert.ok(
+      r.markdown.includes(
+        '|  | Free | Team |\n| --- | --- | --- |\n| Machines | 2 | 40 |\n| Storage | 5 GB | 1 TB |',
+      ),
+      r.markdown,
+    );
+    assert.ok(!r.markdown.includes('<table'));
+  });
+
+  it('a definition list becomes each term in bold over its definition, in one paragraph', () => {
+    const r = fixture('glossary.html', 'https://docs.example/glossary');
+    assert.equal(r.title, 'Glossary');
+    assert.ok(
+      r.markdown.includes('**Backfill**\nRunning a scheduled job for past dates it missed, oldest first.'),
+    );
+    assert.ok(
+      r.markdown.includes(
+        '**Claim**\n**Lease**\nThe hold a worker takes on a job while it runs it.\n\nA lease that is not renewed expires',
+      ),
+      r.markdown,
+    );
+    assert.ok(
+      r.markdown.includes(
+        '**[Queue](https://docs.example/queues.html)**\nAn ordered list of jobs waiting for a machine with room.',
+      ),
+    );
+  });
+});
+
+describe('extractPage on short pages', () => {
+  const site = path.join(import.meta.dirname, 'fixtures/short-pages-site');
+  const sitePage = (rel: string) =>
+    extractPage(readFileSync(path.join(site, rel), 'utf8'), `http://docs.example/${rel}`);
+
+  it("stores a short page's own text, never the long footer or the sidebar around it", () => {
+    const expected: Record<string, RegExp> = {
+      'genindex.html':
+        /^# Index\n[\s\S]*\[lanternfish\]\(http:\/\/docs\.example\/pkg\/overview\.html#module-lanternfish\)/,
+      'pkg/overview.html':
+        /^# Package overview\n\nThe `lanternfish` package holds the scheduler and its client\.$/,
+      'search.html': /^# Search\n\nSearching for multiple words only shows matches that contain all words\.$/,
+      'index.html': /^# Lanternfish\n\nLanternfish schedules batch jobs across a fleet of small machines\./,
+    };
+    for (const [rel, pattern] of Object.entries(expected)) {
+      const r = sitePage(rel);
+      assert.match(r.markdown, pattern, `${rel}: ${r.markdown}`);
+      for (const boilerplate of ['Copyright', 'Sphinx', 'Quick search', 'Navigation'])
+        assert.ok(!r.markdown.includes(boilerplate), `${rel}: ${boilerplate}`);
+      assert.equal(r.signature, null, `${rel}: too short to compare`);
+    }
+    assert.ok(sitePage('guide.html').signature, 'a page with a few paragraphs is fingerprinted');
+  });
+
+  it('trusts a short <main> over a longer block elsewhere, even one not named as a footer', () => {
+    const footer = 'Lanternfish is distributed under the Apache License. '.repeat(6);
+    const r = extractPage(
+      `<html><head><title>Changelog</title></head><body><main><h1>Changelog</h1><p>No releases yet.</p></main><div class="bottom-band"><p>${footer}</p></div></body></html>`,
+      'https://docs.example/changelog',
+    );
+    assert.equal(r.markdown, '# Changelog\n\nNo releases yet.');
+    // A <main> a script fills: its heading or nothing (refused as empty), never the block beside it.
+    const shell = extractPage(
+      `<html><head><title>Dashboard · App</title></head><body><h1>Dashboard</h1><main></main><div class="bottom-band"><p>${footer}</p></div></body></html>`,
+      'https://app.example/dashboard',
+    );
+    assert.equal(shell.markdown, '# Dashboard');
+    assert.equal(shell.signature, null);
   });
 });

@@ -61,6 +61,17 @@ describe('near-duplicate fingerprints', () => {
     assert.equal(textSignature('  \n# \n'), null);
   });
 
+  test('texts too short for one changed word to matter get no signature and are never compared', () => {
+    const words = (n: number) => Array.from({ length: n }, (_, i) => `w${i}`).join(' ');
+    // 37 distinct word pairs: one word changed would already leave 35 of 39 (0.897), under the threshold.
+    assert.equal(textSignature(words(38)), null);
+    assert.ok(textSignature(words(39)), '38 word pairs: fingerprinted');
+    // A short page and another saying the same few words in other markup: kept apart (the text hash
+    // still finds truly identical pages).
+    assert.equal(textSignature('# Search\n\nSearching for multiple words only shows matches.'), null);
+    assert.equal(textSignature('# Index\n\n[Search](/search.html) for multiple words.'), null);
+  });
+
   test('bands are shared by near-duplicates of one salt only', () => {
     const sig = textSignature(page)!;
     const near = textSignature(`${page} blue`)!;

@@ -43,7 +43,10 @@ for (const mode of STORAGE_MODES) {
       assert.equal(list.body.data.length, 1);
       assert.equal(list.body.data[0].id, res.body.connectionId);
       assert.equal(list.body.data[0].status, 'active');
-      assert.equal(list.body.data[0].lastJob, null);
+      // Its first sync is queued with it (no worker runs here: it stays pending).
+      assert.equal(typeof res.body.jobId, 'number');
+      assert.equal(list.body.data[0].lastJob.jobId, res.body.jobId);
+      assert.equal(list.body.data[0].lastJob.status, 'pending');
       assert.ok(!JSON.stringify(list.body).includes(ZENDESK_GOOD.api_token));
       assert.ok(!JSON.stringify(list.body).includes(ZENDESK_GOOD.email));
     });

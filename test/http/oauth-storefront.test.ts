@@ -92,7 +92,8 @@ for (const mode of STORAGE_MODES) {
         body: { source: { type: 'storefront', shop: SHOPIFY_SHOP } },
       });
       assert.equal(created.status, 200, JSON.stringify(created.body));
-      const job = await sync();
+      // The new connection's first sync, queued by the create.
+      const job = await waitForJob(t, created.body.jobId as number);
       assert.equal(job.status, 'succeeded', JSON.stringify(job));
       assert.deepEqual(await titles(), [
         'About us',

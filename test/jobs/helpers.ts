@@ -79,13 +79,14 @@ export const TEST_SOURCE_INPUT = {
   space_id: TEST_SPACE_ID,
 };
 
+/** Connects the test source without its first sync (`sync: false`): the tests start each sync themselves. */
 export async function connect(
   t: TestApp,
   extra: Record<string, unknown> = {},
   key?: string,
 ): Promise<string> {
   const res = await t.call('POST', '/api/connect/connection', {
-    body: { source: TEST_SOURCE_INPUT, ...extra },
+    body: { source: TEST_SOURCE_INPUT, sync: false, ...extra },
     key,
   });
   assert.equal(res.status, 200, JSON.stringify(res.body));

@@ -24,7 +24,7 @@ describe('htmlToMarkdown', () => {
     );
   });
 
-  it('writes GFM tables: cells on one line, pipes escaped, a header row promoted when there is none', () => {
+  it('writes GFM tables: cells on one line, pipes escaped, an empty header row when there is none', () => {
     assert.equal(
       htmlToMarkdown(
         '<table><thead><tr><th>Name</th><th>Type</th></tr></thead><tbody>' +
@@ -35,7 +35,59 @@ describe('htmlToMarkdown', () => {
     );
     assert.equal(
       htmlToMarkdown('<table><tr><td>h1</td><td>h2</td></tr><tr><td>x</td><td>y</td></tr></table>'),
-      '| h1 | h2 |\n| --- | --- |\n| x | y |',
+      '|  |  |\n| --- | --- |\n| h1 | h2 |\n| x | y |',
+    );
+    assert.equal(
+      htmlToMarkdown('<table><tr><td></td><th>Free</th></tr><tr><th>Seats</th><td>2</td></tr></table>'),
+      '|  | Free |\n| --- | --- |\n| Seats | 2 |',
+      'an empty corner cell belongs to the header row',
+    );
+    assert.equal(
+      htmlToMarkdown(
+        '<table><caption>Prices</caption><colgroup><col><col></colgroup>' +
+          '<tr><th>Plan</th><th>Price</th></tr><tr><td>Pro</td><td>10</td></tr></table>',
+      ),
+      'Prices\n\n| Plan | Price |\n| --- | --- |\n| Pro | 10 |',
+      'a caption and column groups do not leave the table as HTML',
+    );
+  });
+
+  it('writes layout tables as their text, outermost first, keeping a data table inside them', () => {
+    const page =
+      '<table><tr><td colspan="2"><b>Club</b></td></tr>' +
+      '<tr><td><a href="/news">News</a></td><td><h2>Welcome</h2><p>Row with us.</p>' +
+      '<table><tr><th>Date</th><th>Race</th></tr><tr><td>3 May</td><td>Head</td></tr></table></td></tr></table>';
+    assert.equal(
+      htmlToMarkdown(page),
+      '**Club**\n\n[News](/news)\n\n## Welcome\n\nRow with us.\n\n| Date | Race |\n| --- | --- |\n| 3 May | Head |',
+    );
+    assert.equal(
+      htmlToMarkdown(
+        '<table role="presentation"><tr><td>a</td><td>b</td></tr><tr><td>c</td><td>d</td></tr></table>',
+      ),
+      'a\n\nb\n\nc\n\nd',
+      'the author says so',
+    );
+    assert.equal(
+      htmlToMarkdown('<table><tr><td><p>Only</p><p>column</p></td></tr></table>'),
+      'Only\n\ncolumn',
+    );
+    assert.equal(
+      htmlToMarkdown(
+        '<table><tr><td>x</td><td><ul><li>a</li></ul></td></tr><tr><td>y</td><td>z</td></tr></table>',
+      ),
+      'x\n\n- a\n\ny\n\nz',
+      'a list in a cell of a header-less table',
+    );
+  });
+
+  it('writes definition lists as bold terms over their definitions', () => {
+    assert.equal(
+      htmlToMarkdown(
+        '<dl><dt>Backfill</dt><dd>Past runs.</dd><dt>Claim</dt><dt>Lease</dt>' +
+          '<dd><p>A hold.</p><p>It expires.</p></dd><dd>Also a contract.</dd></dl><p>After.</p>',
+      ),
+      '**Backfill**\nPast runs.\n\n**Claim**\n**Lease**\nA hold.\n\nIt expires.\n\nAlso a contract.\n\nAfter.',
     );
   });
 

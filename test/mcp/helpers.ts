@@ -283,9 +283,9 @@ export async function agentScenario(
   await assert.rejects(clientB.readResource({ uri: `kb://items/${up1.item.id}` }), /not found|no item/i);
 }
 
-/** Connects organization A's docs_space connection to the fake source (once per service). */
+/** Connects organization A's docs_space connection to the fake source (once per service); the tests sync over MCP. */
 export async function connectSource(s: McpTestService): Promise<void> {
-  await ok(s.a.POST('/api/connect/connection', { body: { source: TEST_SOURCE_INPUT as any } }));
+  await ok(s.a.POST('/api/connect/connection', { body: { source: TEST_SOURCE_INPUT as any, sync: false } }));
 }
 
 /** The key, and its secret part alone, are nowhere in `text`. */

@@ -152,11 +152,11 @@ describe('no secret reaches the logs of a full run', () => {
     });
     assert.equal(refused.status, 400);
     const wikiConn = await t.call('POST', '/api/connect/connection', {
-      body: { source: { type: 'wiki', domain_name: 'acme.atlassian.net', ...CONFLUENCE_GOOD } },
+      body: { source: { type: 'wiki', domain_name: 'acme.atlassian.net', ...CONFLUENCE_GOOD }, sync: false },
     });
     assert.equal(wikiConn.status, 200, JSON.stringify(wikiConn.body));
     const desk = await t.call('POST', '/api/connect/connection', {
-      body: { source: { type: 'support_desk', subdomain: 'acme', ...ZENDESK_GOOD } },
+      body: { source: { type: 'support_desk', subdomain: 'acme', ...ZENDESK_GOOD }, sync: false },
     });
     assert.equal(desk.status, 200, JSON.stringify(desk.body));
 
@@ -170,7 +170,7 @@ describe('no secret reaches the logs of a full run', () => {
     secrets['oauthCode'] = codes.at(-1)!;
     assert.equal((await t.call('GET', callback.pathname + callback.search, { key: null })).status, 200);
     const notes = await t.call('POST', '/api/connect/connection', {
-      body: { source: { type: 'notes' }, secretId: init.body.secretId },
+      body: { source: { type: 'notes' }, secretId: init.body.secretId, sync: false },
     });
     assert.equal(notes.status, 200, JSON.stringify(notes.body));
 

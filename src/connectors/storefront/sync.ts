@@ -54,6 +54,14 @@ import { isAppError } from '../../lib/errors.ts';
 import { sourceName } from '../credential-check.ts';
 import { isSourceHttpError, isTransientSourceError } from '../http.ts';
 import { knownById } from '../toolkit/known.ts';
+import {
+  deleteUnlisted,
+  FailureRun,
+  type FailureRunOptions,
+  type ListedRecord,
+  listingPass,
+  type ReadOutcome,
+} from '../toolkit/listing-pass.ts';
 import type { ConnectorContext, KnownDocument, SourceDocument, SyncEvent, SyncOptions } from '../types.ts';
 import {
   type ClientTuning,
@@ -415,30 +423,53 @@ async function* inBatches(
   fetch: (batch: readonly string[]) => Promise<unknown[]>,
   handle: (id: string, node: unknown) => AsyncGenerator<Event>,
 ): AsyncGenerator<Event> {
-  let transientInARow = 0;
+  const run = new FailureRun(failureRun(noun));
   for (let i = 0; i < ids.length; i += size) {
-    const batch = ids.slice(i, i + size);
-    let nodes: unknown[];
-    try {
-      nodes = await fetch(batch);
-    } catch (err) {
-      if (!isDocumentError(pass.ctx, err)) throw err;
-      const retryable = isTransientSourceError(err);
-      const message = err instanceof Error ? err.message : String(err);
-      for (const id of batch)
-        yield failure(table, id, `${noun} ${id} could not be read: ${message}`, {
-          retryable,
-        });
-      if (retryable && ++transientInARow >= MAX_TRANSIENT_IN_A_ROW) {
-        throw new Error(
-          `${sourceName(STOREFRONT_SOURCE)} failed ${transientInARow} ${noun} requests in a row; last: ${message}`,
-        );
-      }
-      continue;
-    }
-    transientInARow = 0;
-    for (const [index, id] of batch.entries()) yield* handle(id, nodes[index] ?? null);
+    const outcome = await readBatch(pass, table, noun, ids.slice(i, i + size), fetch, handle);
+    yield* outcome.events;
+    run.record(outcome.transient, { failed: outcome.failed === true });
   }
+}
+
+/** Batch requests failing in a row for transient reasons; a batch refused for good neither counts nor resets. */
+function failureRun(noun: string): FailureRunOptions {
+  return {
+    max: MAX_TRANSIENT_IN_A_ROW,
+    source: sourceName(STOREFRONT_SOURCE),
+    what: `${noun} requests`,
+    permanentFailureResets: false,
+  };
+}
+
+/** One batch by id: each answer handed to `handle`, or a failure of each id when the request fails. */
+async function readBatch(
+  pass: Pass,
+  table: Table,
+  noun: string,
+  batch: readonly string[],
+  fetch: (batch: readonly string[]) => Promise<unknown[]>,
+  handle: (id: string, node: unknown) => AsyncGenerator<Event>,
+): Promise<ReadOutcome<StorefrontCursor>> {
+  let nodes: unknown[];
+  try {
+    nodes = await fetch(batch);
+  } catch (err) {
+    if (!isDocumentError(pass.ctx, err)) throw err;
+    const retryable = isTransientSourceError(err);
+    const message = err instanceof Error ? err.message : String(err);
+    return {
+      events: batch.map((id) =>
+        failure(table, id, `${noun} ${id} could not be read: ${message}`, { retryable }),
+      ),
+      ...(retryable ? { transient: new Error(message) } : {}),
+      failed: true,
+    };
+  }
+  const events: Event[] = [];
+  for (const [index, id] of batch.entries()) {
+    for await (const event of handle(id, nodes[index] ?? null)) events.push(event);
+  }
+  return { events };
 }
 
 // ---------------------------------------------------------------------------------------------------
@@ -472,9 +503,7 @@ async function* syncPolicies(pass: Pass, raws: readonly unknown[]): AsyncGenerat
     yield { kind: 'document', doc: policyDocument(policy, version) };
   }
   if (!complete) return;
-  for (const id of known.keys()) {
-    if (!present.has(id)) yield { kind: 'deleted', externalId: id, table: POLICIES_TABLE };
-  }
+  yield* deleteUnlisted({ signal: pass.ctx.signal, known, present });
 }
 
 function policyDocument(policy: ShopPolicy, version: string): SourceDocument {
@@ -639,7 +668,7 @@ async function* syncProducts(
     listed.clear();
     for (const id of published) listed.add(id);
   }
-  yield* deleteUnlisted(pass, ledger, listed);
+  yield* deleteUnlistedProducts(pass, ledger, listed);
 }
 
 function newLedger(): ProductLedger {
@@ -653,14 +682,15 @@ function newLedger(): ProductLedger {
 }
 
 /** Held products (and those yielded this pass) that a complete listing did not list are gone. */
-function* deleteUnlisted(pass: Pass, ledger: ProductLedger, listed: Set<string>): Generator<Event> {
-  const held = new Set([...pass.known[PRODUCTS_TABLE].keys(), ...ledger.yielded]);
-  for (const id of held) {
-    pass.ctx.signal.throwIfAborted();
-    if (listed.has(id) || ledger.deleted.has(id) || ledger.failed.has(id)) continue;
-    ledger.deleted.add(id);
-    yield { kind: 'deleted', externalId: id, table: PRODUCTS_TABLE };
-  }
+function deleteUnlistedProducts(pass: Pass, ledger: ProductLedger, listed: Set<string>): Generator<Event> {
+  return deleteUnlisted({
+    signal: pass.ctx.signal,
+    known: pass.known[PRODUCTS_TABLE],
+    present: listed,
+    settled: (id) => ledger.deleted.has(id) || ledger.failed.has(id),
+    yieldedEarlier: [...ledger.yielded].map((id) => ({ id, table: PRODUCTS_TABLE })),
+    onDeleted: (id) => ledger.deleted.add(id),
+  });
 }
 
 function markFailed(cursor: StorefrontCursor, failed: boolean): void {
@@ -941,62 +971,79 @@ async function* syncContent<S extends PageState | ArticleState, D extends S>(
   kind: ContentKind<S, D>,
   first: LooseConnection | undefined,
 ): AsyncGenerator<Event> {
-  const known = pass.known[kind.table];
-  const visible = new Set<string>();
   const failed = new Set<string>();
-  const stale: string[] = [];
-  let complete = true;
+  yield* listingPass<S, StorefrontCursor>({
+    signal: pass.ctx.signal,
+    known: pass.full ? undefined : pass.known[kind.table],
+    list: () => contentListing(pass, kind, first),
+    token: (state) => kind.token(state, pass.store),
+    read: async (states) => {
+      const left: string[] = [];
+      const outcome = await readBatch(
+        pass,
+        kind.table,
+        kind.noun,
+        states.map((s) => s.id),
+        (batch) => kind.nodes(pass.client, batch),
+        (id, node) => contentEvents(pass, kind, id, node, { failed, left }),
+      );
+      return { ...outcome, left };
+    },
+    batchSize: CONTENT_NODES_BATCH,
+    failures: failureRun(kind.noun),
+    settled: (id) => failed.has(id),
+  });
+}
+
+/** Every page (or article) without its body: the visible ones are items. */
+async function* contentListing<S extends PageState | ArticleState, D extends S>(
+  pass: Pass,
+  kind: ContentKind<S, D>,
+  first: LooseConnection | undefined,
+): AsyncGenerator<ListedRecord<S, StorefrontCursor>> {
   for await (const page of listingPages(first, (after) => kind.states(pass.client, after))) {
     for (const raw of page.nodes) {
       const parsed = kind.stateSchema.safeParse(raw);
       if (!parsed.success) {
-        const id = idOf(raw);
-        if (id === undefined) complete = false;
-        else failed.add(id);
-        yield shapeFailure(kind.table, kind.noun, raw, parsed.error);
+        yield {
+          kind: 'unreadable',
+          id: idOf(raw),
+          events: [shapeFailure(kind.table, kind.noun, raw, parsed.error)],
+        };
         continue;
       }
       const state = parsed.data;
-      if (!isVisible(state)) continue;
-      visible.add(state.id);
-      if (pass.full || known.get(state.id)?.version !== kind.token(state, pass.store)) stale.push(state.id);
+      if (isVisible(state)) yield { kind: 'item', id: state.id, entry: state };
+      else yield { kind: 'not_item', id: state.id };
     }
   }
-  const left = new Set<string>();
-  yield* inBatches(
-    pass,
-    kind.table,
-    kind.noun,
-    stale,
-    CONTENT_NODES_BATCH,
-    (batch) => kind.nodes(pass.client, batch),
-    async function* (id, node) {
-      if (node === null) {
-        failed.add(id);
-        yield failure(kind.table, id, `${kind.noun} ${id} was listed but answers null (deleted since?)`, {
-          retryable: false,
-        });
-        return;
-      }
-      const parsed = kind.schema.safeParse(node);
-      if (!parsed.success) {
-        failed.add(id);
-        yield shapeFailure(kind.table, kind.noun, node, parsed.error);
-        return;
-      }
-      const item = parsed.data;
-      if (!isVisible(item)) {
-        left.add(id);
-        return;
-      }
-      yield { kind: 'document', doc: kind.document(item, pass.store, kind.token(item, pass.store)) };
-    },
-  );
-  if (!complete || pass.full) return;
-  for (const id of known.keys()) {
-    pass.ctx.signal.throwIfAborted();
-    if ((!visible.has(id) || left.has(id)) && !failed.has(id)) {
-      yield { kind: 'deleted', externalId: id, table: kind.table };
-    }
+}
+
+/** A page's (or article's) body as its document, or why not. */
+async function* contentEvents<S extends PageState | ArticleState, D extends S>(
+  pass: Pass,
+  kind: ContentKind<S, D>,
+  id: string,
+  node: unknown,
+  seen: { failed: Set<string>; left: string[] },
+): AsyncGenerator<Event> {
+  if (node === null) {
+    seen.failed.add(id);
+    yield failure(kind.table, id, `${kind.noun} ${id} was listed but answers null (deleted since?)`, {
+      retryable: false,
+    });
+    return;
   }
+  const parsed = kind.schema.safeParse(node);
+  if (!parsed.success) {
+    seen.failed.add(id);
+    yield shapeFailure(kind.table, kind.noun, node, parsed.error);
+    return;
+  }
+  const item = parsed.data;
+  if (!isVisible(item)) {
+    seen.left.push(id);
+    return;
+  }
+  yield { kind: 'document', doc: kind.document(item, pass.store, kind.token(item, pass.store)) };
 }

@@ -29,8 +29,8 @@ import {
 } from './client.ts';
 import { storageToMarkdown } from './render.ts';
 import { type ContentWithBody, contentSummarySchema, contentWithBodySchema } from './schemas.ts';
-import { mapInOrder } from '../toolkit/in-order.ts';
 import { knownById } from '../toolkit/known.ts';
+import { type ListedRecord, listingPass } from '../toolkit/listing-pass.ts';
 
 export const PAGES_TABLE = 'wiki_pages';
 export const BLOGPOSTS_TABLE = 'wiki_blogposts';
@@ -94,72 +94,56 @@ export async function* syncWiki(
   for await (const batch of listCurrentSpaces(ctx)) {
     for (const s of batch) spaces.set(s.id, { key: s.key, name: s.name });
   }
-  const { listed, present, enumerationComplete, wikiBase } = yield* listEverything(ctx, spaces);
-
-  const state: PassState = {
-    spaces,
-    pageTitles: new Map(listed.filter((e) => e.table === PAGES_TABLE).map((e) => [e.id, e.title])),
-    wikiBase: (wikiBase ?? `${ctx.baseUrl}/wiki`).replace(/\/+$/, ''),
-  };
-  const full = opts.mode === 'full';
-  const known = full ? undefined : await knownById(opts.known, ctx.signal);
-  let todo: Listed[];
-  if (known) {
-    todo = listed.filter((e) => known.get(e.id)?.version !== changeToken(e.number, location(state, e)));
-  } else {
-    todo = listed.slice(resumeIndex(listed, opts.cursor?.after ?? null));
-  }
-  yield* fetchBodies(ctx, state, todo);
-
-  if (known && enumerationComplete) {
-    for (const [id, doc] of known) {
-      ctx.signal.throwIfAborted();
-      if (!present.has(id)) yield { kind: 'deleted', externalId: id, table: doc.table };
-    }
-  }
+  // Filled by the listing; complete by the time tokens are compared and bodies read.
+  const state: PassState = { spaces, pageTitles: new Map(), wikiBase: `${ctx.baseUrl}/wiki` };
+  const known = opts.mode === 'full' ? undefined : await knownById(opts.known, ctx.signal);
+  yield* listingPass<Listed, WikiCursor>({
+    signal: ctx.signal,
+    known,
+    list: () => listEverything(ctx, state),
+    token: (e) => changeToken(e.number, location(state, e)),
+    resumeAt: (listed) => resumeIndex(listed, opts.cursor?.after ?? null),
+    read: async ([entry]) => fetchOne(ctx, state, entry!),
+    concurrency: FETCH_CONCURRENCY,
+    failures: { max: MAX_TRANSIENT_IN_A_ROW, source: sourceName(WIKI_SOURCE), what: 'document requests' },
+    checkpoint: { every: CHECKPOINT_EVERY, cursor: (e) => ({ after: { table: e.table, id: e.id } }) },
+  });
   yield { kind: 'checkpoint', cursor: { after: null } };
 }
 
-/** What the listings showed. */
-interface Enumeration {
-  listed: Listed[];
-  /** Ids the listings showed, readable or not: the id pass never removes these. */
-  present: Set<string>;
-  /** False when a listed record had no readable id: the id pass cannot tell what is gone then. */
-  enumerationComplete: boolean;
-  wikiBase: string | undefined;
-}
-
-/** Lists every current page, then every current blog post, of the current spaces; yields unreadable ones. */
+/**
+ * Lists every current page, then every current blog post, of the current spaces: the listing of the
+ * pass (unreadable records are failures), filling in the parent titles and the site's own base URL.
+ */
 async function* listEverything(
   ctx: ConnectorContext<WikiCredentials>,
-  spaces: Map<string, SpaceInfo>,
-): AsyncGenerator<SyncEvent<WikiCursor>, Enumeration> {
-  const out: Enumeration = { listed: [], present: new Set(), enumerationComplete: true, wikiBase: undefined };
+  state: PassState,
+): AsyncGenerator<ListedRecord<Listed, WikiCursor>> {
+  let wikiBase: string | undefined;
   for (const { kind, table, noun } of KINDS) {
     for await (const page of listCurrentContent(ctx, kind)) {
-      out.wikiBase ??= page._links?.base;
+      wikiBase ??= page._links?.base;
       for (const raw of page.results) {
         const parsed = contentSummarySchema.safeParse(raw);
         if (!parsed.success) {
           const id = idOf(raw);
-          if (id === undefined) out.enumerationComplete = false;
-          else out.present.add(id);
+          const error = new Error(
+            `${sourceName(WIKI_SOURCE)} listed a ${noun}${id ? ` (${id})` : ''} in an unexpected shape: ${z.prettifyError(parsed.error).replace(/\s+/g, ' ')}`,
+          );
           yield {
-            kind: 'failure',
-            ...(id === undefined ? {} : { externalId: id }),
-            error: new Error(
-              `${sourceName(WIKI_SOURCE)} listed a ${noun}${id ? ` (${id})` : ''} in an unexpected shape: ${z.prettifyError(parsed.error).replace(/\s+/g, ' ')}`,
-            ),
-            retryable: false,
+            kind: 'unreadable',
+            id,
+            events: [
+              { kind: 'failure', ...(id === undefined ? {} : { externalId: id }), error, retryable: false },
+            ],
           };
           continue;
         }
         const c = parsed.data;
         // The listing asked for current content; pages of archived spaces still say `current`.
-        if (c.status !== 'current' || !spaces.has(c.spaceId)) continue;
-        out.present.add(c.id);
-        out.listed.push({
+        if (c.status !== 'current' || !state.spaces.has(c.spaceId)) continue;
+        if (table === PAGES_TABLE) state.pageTitles.set(c.id, c.title);
+        const entry: Listed = {
           kind,
           table,
           noun,
@@ -168,44 +152,16 @@ async function* listEverything(
           spaceId: c.spaceId,
           parentId: c.parentId ?? null,
           number: c.version.number,
-        });
+        };
+        yield { kind: 'item', id: c.id, entry };
       }
     }
   }
-  return out;
-}
-
-/**
- * Fetches the bodies of `todo`, a few in flight, and yields their events in order, with a checkpoint
- * every CHECKPOINT_EVERY documents.
- */
-async function* fetchBodies(
-  ctx: ConnectorContext<WikiCredentials>,
-  state: PassState,
-  todo: Listed[],
-): AsyncGenerator<SyncEvent<WikiCursor>> {
-  let sinceCheckpoint = 0;
-  let transientInARow = 0;
-  for await (const [entry, outcome] of mapInOrder(todo, FETCH_CONCURRENCY, (e) => fetchOne(ctx, state, e))) {
-    for (const event of outcome.events) yield event;
-    if (outcome.transient) {
-      if (++transientInARow >= MAX_TRANSIENT_IN_A_ROW) {
-        throw new Error(
-          `${sourceName(WIKI_SOURCE)} failed ${transientInARow} document requests in a row; last: ${outcome.transient.message}`,
-        );
-      }
-    } else {
-      transientInARow = 0;
-    }
-    if (++sinceCheckpoint >= CHECKPOINT_EVERY) {
-      sinceCheckpoint = 0;
-      yield { kind: 'checkpoint', cursor: { after: { table: entry.table, id: entry.id } } };
-    }
-  }
+  state.wikiBase = (wikiBase ?? state.wikiBase).replace(/\/+$/, '');
 }
 
 /** Where the listing goes on after `after`; by position, else (it left since) by id order. */
-function resumeIndex(listed: Listed[], after: WikiCursor['after']): number {
+function resumeIndex(listed: readonly Listed[], after: WikiCursor['after']): number {
   if (!after) return 0;
   const at = listed.findIndex((e) => e.table === after.table && e.id === after.id);
   if (at >= 0) return at + 1;

@@ -19,6 +19,7 @@ import {
   useAction,
   useLoad,
   useSession,
+  useSourceTypes,
 } from '../ui.tsx';
 
 type ConnectionType = components['schemas']['ConnectionType'];
@@ -27,6 +28,20 @@ interface CreateBody {
   source: Record<string, unknown> & { type: string };
   secretId?: string;
   schedule?: { intervalMinutes: number };
+}
+
+/** What the create answers; `jobId` names the first sync, which the service starts with the connection. */
+interface CreateAnswer {
+  created: boolean;
+  jobId?: number;
+}
+
+/** What the person is told after a create: connected (or credentials replaced), and the sync it started. */
+function connectedMessage(label: string, r: CreateAnswer, how = ''): string {
+  const started = r.jobId === undefined ? '' : ` Its first sync (job #${r.jobId}) started.`;
+  return r.created
+    ? `Connected ${label}${how}.${started}`
+    : `${label}'s credentials were replaced${how}; its items stay.${r.jobId === undefined ? '' : ` A sync (job #${r.jobId}) started.`}`;
 }
 
 const OAUTH_PENDING = 'kb-console-oauth';
@@ -41,16 +56,11 @@ interface PendingConsent {
 
 export function ConnectionsPage() {
   const { client } = useSession();
-  const types = useLoad(() => ok(client.GET('/api/connect/connection-types')), []);
+  const { types, list: typeList, labelOf } = useSourceTypes();
   const list = useLoad(() => ok(client.GET('/api/connect/connections')), [], {
     pollMs: 1500,
     poll: (d) => d.data.some((c) => c.lastJob !== null && ACTIVE_JOB.has(c.lastJob.status)),
   });
-  const typeList = types.data?.data ?? [];
-  const labelOf = (type: string) => {
-    const t = typeList.find((x) => x.type === type);
-    return t ? `${t.label} (${t.type})` : type;
-  };
   const consent = useConsentReturn(typeList, () => void list.reload());
 
   return (
@@ -190,7 +200,7 @@ function ConnectionActions({ connection: c, label, busy, run, reload }: Connecti
       <button
         type="button"
         disabled={busy}
-        aria-label={`Sync ${label} now`}
+        aria-label={`Sync now: ${label}`}
         onClick={() => queue('sync', 'Sync')}
       >
         Sync now
@@ -199,7 +209,8 @@ function ConnectionActions({ connection: c, label, busy, run, reload }: Connecti
         type="button"
         class="secondary"
         disabled={busy}
-        aria-label={`Re-read everything from ${label}`}
+        aria-label={`Full re-sync of ${label}`}
+        title="Re-read everything and remove what the source no longer has"
         onClick={() => queue('reset', 'Full re-sync')}
       >
         Full re-sync
@@ -244,12 +255,10 @@ function ConnectForm(props: { types: ConnectionType[]; onConnected(): void }) {
         void run(async () => {
           const body: CreateBody = { source: sourceOf(type, values) };
           if (schedule.trim() !== '') body.schedule = { intervalMinutes: Number(schedule) };
-          const r = await ok(client.POST('/api/connect/connection', { body: body as never }));
+          const r: CreateAnswer = await ok(client.POST('/api/connect/connection', { body: body as never }));
           props.onConnected();
           setValues({});
-          return r.created
-            ? `Connected ${type.label}. Start its first sync from the list above.`
-            : `${type.label}'s credentials were replaced; its items stay.`;
+          return connectedMessage(type.label, r);
         });
       }}
     >
@@ -288,7 +297,8 @@ function ConnectForm(props: { types: ConnectionType[]; onConnected(): void }) {
           <button
             type="button"
             class="secondary"
-            disabled={busy}
+            disabled={busy || !type.oauth.configured}
+            aria-describedby={type.oauth.configured ? undefined : 'connect-oauth-off'}
             onClick={() => run(() => startConsent(client, type, values))}
           >
             Connect with {type.label} consent (OAuth)
@@ -296,7 +306,10 @@ function ConnectForm(props: { types: ConnectionType[]; onConnected(): void }) {
         )}
       </div>
       {type.oauth && !type.oauth.configured && (
-        <p class="hint">OAuth for {type.label} is not configured on this service; give a token instead.</p>
+        <p id="connect-oauth-off" class="hint">
+          OAuth for {type.label} is not configured on this service (its operator sets up the OAuth app); give
+          a token instead.
+        </p>
       )}
       <NoticeView notice={notice} />
     </form>
@@ -349,7 +362,8 @@ async function startConsent(client: KbClient, type: ConnectionType, values: Fiel
   return `Opening ${type.label}'s consent page…`;
 }
 
-type DeclaredFieldSpec = ConnectionType['fields'][number];
+/** `label`: what the form calls the field (services before it was listed give only `name`). */
+type DeclaredFieldSpec = ConnectionType['fields'][number] & { label?: string };
 
 /** One field the source declares: a checkbox for a boolean, else a labelled input; its description below. */
 function DeclaredField(props: {
@@ -375,7 +389,7 @@ function DeclaredField(props: {
           aria-describedby={hintId}
           onChange={(e) => props.onValue(e.currentTarget.checked)}
         />
-        <label for={id}>{f.name}</label>
+        <label for={id}>{f.label ?? f.name}</label>
         {hint}
       </div>
     );
@@ -383,7 +397,7 @@ function DeclaredField(props: {
   return (
     <div>
       <label for={id}>
-        {f.name}
+        {f.label ?? f.name}
         {f.required ? '' : ' (optional)'}
       </label>
       <FieldInput
@@ -457,11 +471,11 @@ function useConsentReturn(types: ConnectionType[], onConnected: () => void) {
     void run(async () => {
       const source: Record<string, unknown> = { type: pending.type };
       if (pending.tenantField && pending.tenant) source[pending.tenantField] = pending.tenant;
-      const r = await ok(
+      const r: CreateAnswer = await ok(
         client.POST('/api/connect/connection', { body: { source, secretId: pending.secretId } as never }),
       );
       onConnected();
-      return `Connected ${label} through OAuth consent${r.created ? '' : ' (credentials replaced)'}.`;
+      return connectedMessage(label, r, ' through OAuth consent');
     });
   }, [secretId, status, types.length]);
   return { notice };

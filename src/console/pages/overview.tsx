@@ -1,7 +1,15 @@
 /** How far the knowledge base is: GET /api/connect/knowledgebase-items/stats, polled while items wait. */
 import type { ItemStats } from '../../client/index.ts';
 import { ok } from '../api.ts';
-import { ErrorText, formatDuration, formatNumber, Section, useLoad, useSession } from '../ui.tsx';
+import {
+  ErrorText,
+  formatDuration,
+  formatNumber,
+  Section,
+  useLoad,
+  useSession,
+  useSourceTypes,
+} from '../ui.tsx';
 
 export function OverviewPage() {
   const { client } = useSession();
@@ -113,6 +121,7 @@ function SourceFacts({ stats }: { stats: ItemStats }) {
 }
 
 function ConnectionBreakdown({ stats }: { stats: ItemStats }) {
+  const { labelOf } = useSourceTypes();
   return (
     <table class="table">
       <caption>By connection</caption>
@@ -129,7 +138,7 @@ function ConnectionBreakdown({ stats }: { stats: ItemStats }) {
         {stats.byConnection.map((c) => (
           <tr key={c.connectionId}>
             <th scope="row" data-label="Connection">
-              {c.type}
+              {labelOf(c.type)}
             </th>
             <td data-label="Items">{formatNumber(c.total)}</td>
             <td data-label="Searchable">{formatNumber(c.byIndexingStatus.indexed)}</td>

@@ -1,11 +1,12 @@
 /**
  * The search playground: one query run as semantic and as hybrid search side by side (POST
- * /api/consume/search), each hit with its cosine distance and chunk text, the query's terms marked.
+ * /api/consume/search), each hit with its cosine distance and chunk (its markdown rendered, safely), the
+ * query's terms marked.
  */
 import { useState } from 'preact/hooks';
 import type { SearchResult } from '../../client/index.ts';
 import { isUnauthorized, messageOf, ok } from '../api.ts';
-import { highlight } from '../highlight.ts';
+import { Markdown } from '../markdown.tsx';
 import { Section, splitList, useSession } from '../ui.tsx';
 
 const MODES = ['semantic', 'hybrid'] as const;
@@ -175,11 +176,9 @@ function Hits(props: { mode: Mode; query: string; outcome: Outcome | undefined }
                 {h.source_type} · passage {h.chunk_index + 1}
                 {h.tags.length > 0 ? ` · ${h.tags.join(', ')}` : ''}
               </p>
-              <p class="chunk">
-                {highlight(h.chunk_plain_text, props.query).map((part, i) =>
-                  part.match ? <mark key={i}>{part.text}</mark> : part.text,
-                )}
-              </p>
+              <div class="chunk">
+                <Markdown markdown={h.chunk_plain_text} query={props.query} />
+              </div>
             </li>
           ))}
         </ol>

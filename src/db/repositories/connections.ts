@@ -65,7 +65,7 @@ interface UpsertConnection {
 export async function upsertConnection(
   q: Queryable,
   c: UpsertConnection,
-): Promise<{ id: string; created: boolean }> {
+): Promise<{ id: string; created: boolean; status: ConnectionStatus; consentWasNeeded: boolean }> {
   const id = newId();
   const schedule = c.scheduleIntervalMinutes ?? null;
   const inserted = await q.query<{ id: string }>(
@@ -74,12 +74,13 @@ export async function upsertConnection(
      ON CONFLICT (organization_id, type) DO NOTHING RETURNING id`,
     [id, c.organizationId, c.type, c.encrypt(id), schedule],
   );
-  if (inserted.length > 0) return { id, created: true };
-  const existing = await q.query<{ id: string }>(
-    'SELECT id FROM connections WHERE organization_id = $1 AND type = $2 FOR UPDATE',
+  if (inserted.length > 0) return { id, created: true, status: 'active', consentWasNeeded: false };
+  const existing = await q.query<{ id: string; status: ConnectionStatus; consentWasNeeded: boolean }>(
+    `SELECT id, status, consent_needed IS NOT NULL AS "consentWasNeeded"
+       FROM connections WHERE organization_id = $1 AND type = $2 FOR UPDATE`,
     [c.organizationId, c.type],
   );
-  const existingId = existing[0]!.id;
+  const { id: existingId, status, consentWasNeeded } = existing[0]!;
   const setSchedule = c.scheduleIntervalMinutes !== undefined;
   await q.query(
     `UPDATE connections SET credentials_encrypted = $2, updated_at = now(), consent_needed = NULL,
@@ -90,7 +91,7 @@ export async function upsertConnection(
       WHERE id = $1`,
     [existingId, c.encrypt(existingId), setSchedule, schedule],
   );
-  return { id: existingId, created: false };
+  return { id: existingId, created: false, status, consentWasNeeded };
 }
 
 export async function setConnectionStatus(q: Queryable, id: string, status: ConnectionStatus): Promise<void> {

@@ -5,6 +5,7 @@
  */
 import type { Queryable } from '../database.ts';
 import { leaseRefreshSql } from './job-lease.ts';
+import type { JobWarning } from './job-warnings.ts';
 
 /** The crawl's options as the caller sent them (defaults applied). */
 export interface CrawlOptions {
@@ -51,6 +52,9 @@ export interface CrawlJobView {
   /** Finished pages by outcome (`created`, `updated`, `unchanged`, `removed`, `duplicate`, `failed`...). */
   outcomes: Record<string, number>;
   refused: RefusalSummary;
+  /** Problems a person can act on (job-warnings.ts), a bounded list; `warning_count` counts them all. */
+  warnings: JobWarning[];
+  warning_count: number;
 }
 
 const ISO = (expr: string) => `to_char(${expr} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
@@ -70,7 +74,7 @@ const VIEW = `SELECT c.id, c.organization_id AS service_project_id, c.url,
     c.stored_pages AS completed_pages, CASE WHEN j.status = 'failed' THEN j.error ELSE NULL END AS error_message,
     LEAST(c.page_limit, c.stored_pages + c.admitted_pages - c.settled_pages) AS total_pages,
     c.organization_id AS tenant_id, c.page_limit AS "limit", c.fetched_pages, c.fetch_limit, c.options,
-    c.outcomes, c.refused
+    c.outcomes, c.refused, j.warnings, j.warning_count
   FROM crawl_jobs c JOIN jobs j ON j.id = c.job_id`;
 
 interface ViewRow
@@ -79,7 +83,7 @@ interface ViewRow
 }
 
 function toView(row: ViewRow): CrawlJobView {
-  const { options, outcomes, refused, ...rest } = row;
+  const { options, outcomes, refused, warnings, warning_count, ...rest } = row;
   return {
     ...rest,
     includePaths: options.includePaths ?? [],
@@ -89,6 +93,8 @@ function toView(row: ViewRow): CrawlJobView {
     tags: options.tags ?? [],
     outcomes,
     refused,
+    warnings,
+    warning_count,
   };
 }
 

@@ -4,6 +4,7 @@
  */
 import type { JobStatus } from '../job-status.ts';
 import type { Queryable } from '../database.ts';
+import type { JobWarning } from './job-warnings.ts';
 
 export type SyncJobType = 'sync' | 'reset';
 export type SyncTrigger = 'api' | 'schedule';
@@ -41,6 +42,9 @@ export interface SyncJobView {
   failureCount: number;
   failures: SyncFailure[];
   documents: DocumentCounts;
+  /** Problems a person can act on (job-warnings.ts), a bounded list; `warningCount` counts them all. */
+  warnings: JobWarning[];
+  warningCount: number;
 }
 
 /** A sync job's documents so far: yielded by the source, stored (new or changed), unchanged, deleted, failed. */
@@ -65,7 +69,8 @@ const VIEW = `SELECT j.id::float8 AS "jobId", j.status, s.job_type AS "jobType",
     s.failure_count AS "failureCount", s.failures,
     json_build_object('seen', s.documents_seen::float8, 'stored', s.documents_stored::float8,
       'unchanged', s.documents_unchanged::float8, 'deleted', s.documents_deleted::float8,
-      'failed', s.failure_count) AS documents
+      'failed', s.failure_count) AS documents,
+    j.warnings, j.warning_count AS "warningCount"
   FROM sync_jobs s JOIN jobs j ON j.id = s.job_id`;
 
 function toView(row: SyncJobView & { error: string | null }): SyncJobView {

@@ -1,6 +1,8 @@
 import { z } from 'zod';
 import type { NormalizedSource, SourceRegistry } from '../../connectors/registry.ts';
 import { findOAuthSecret, upsertConnection } from '../../db/repositories/connections.ts';
+import type { Queryable } from '../../db/database.ts';
+import { enqueueSyncJob } from '../../jobs/sync-job.ts';
 import { AppError } from '../../lib/errors.ts';
 import { type App, type RouteDeps, callerOf } from '../context.ts';
 import { bodyInteger, commonErrors } from '../schemas.ts';
@@ -63,6 +65,12 @@ const bodySchema = (registry: SourceRegistry) =>
         .describe(
           'Extension, OAuth sources (notes, support_desk) only: the secretId of the OAuth consent to use (default: the newest one, of the same subdomain for support_desk).',
         ),
+      sync: z
+        .boolean()
+        .default(true)
+        .describe(
+          'Extension: false leaves the first sync to you (POST /api/connect/run-sync). By default a new connection, or one that needed consent again and now has new credentials, starts syncing at once (`jobId` in the answer).',
+        ),
     })
     .meta(secretIdOnlyForOAuth(registry));
 
@@ -93,13 +101,21 @@ export function register(app: App, deps: RouteDeps): void {
           'source_unreachable), then stores them encrypted. A second create for the same type replaces the ' +
           'credentials and keeps the synced items. An OAuth source (notes, support_desk) given no token in the ' +
           'request takes the one its consent stored (the newest, or the one under secretId): without a stored ' +
-          "consent, 400 oauth_required. Each credential field's pattern is the rule the source applies.",
+          "consent, 400 oauth_required. Each credential field's pattern is the rule the source applies. " +
+          'Extension: a new connection starts its first sync at once (its `jobId` in the answer) unless the ' +
+          'body says `"sync": false`; so does one that needed consent again and gets new credentials.',
         body: bodySchema(deps.sources.registry),
         response: {
           200: z.object({
             success: z.boolean(),
             connectionId: z.string(),
             created: z.boolean().describe('false when an existing connection got new credentials'),
+            jobId: z
+              .number()
+              .optional()
+              .describe(
+                'Extension: the sync job queued with the connection (its first sync), absent when none was (`sync: false`, a rotation of working credentials, an inactive connection)',
+              ),
           }),
           ...commonErrors,
         },
@@ -107,22 +123,45 @@ export function register(app: App, deps: RouteDeps): void {
     },
     async (request) => {
       const { organizationId } = callerOf(request);
-      const { source, schedule, secretId } = request.body;
+      const { source, schedule, secretId, sync } = request.body;
       const normalized = deps.sources.registry.normalize(source);
       const { type } = normalized;
       const given = await withConsentTokens(deps, organizationId, normalized, secretId);
       const credentials = await checkWithinDeadline(deps, normalized, given);
-      const result = await deps.db.transaction((tx) =>
-        upsertConnection(tx, {
+      const result = await deps.db.transaction(async (tx) => {
+        const stored = await upsertConnection(tx, {
           organizationId,
           type,
           encrypt: (id) => deps.sources.encryptCredentials(id, credentials),
           scheduleIntervalMinutes: schedule === undefined ? undefined : (schedule?.intervalMinutes ?? null),
-        }),
-      );
-      return { success: true, connectionId: result.id, created: result.created };
+        });
+        const jobId =
+          sync && startsSyncing(stored) ? await queueFirstSync(tx, organizationId, stored.id) : null;
+        return { ...stored, jobId };
+      });
+      if (result.jobId !== null) deps.jobs.wake();
+      return {
+        success: true,
+        connectionId: result.id,
+        created: result.created,
+        ...(result.jobId === null ? {} : { jobId: result.jobId }),
+      };
     },
   );
+}
+
+/**
+ * Whether storing the credentials starts a sync: a new connection has nothing yet, and one that needed
+ * consent again could not sync until now. A rotation of working credentials changes nothing to sync, and
+ * an inactive connection stays paused.
+ */
+function startsSyncing(stored: { created: boolean; status: string; consentWasNeeded: boolean }): boolean {
+  return stored.status === 'active' && (stored.created || stored.consentWasNeeded);
+}
+
+/** Queues the sync in the connection's transaction; null when a job of the connection is already queued. */
+function queueFirstSync(tx: Queryable, organizationId: string, connectionId: string): Promise<number | null> {
+  return enqueueSyncJob(tx, { organizationId, connectionId, jobType: 'sync', trigger: 'api' });
 }
 
 /**

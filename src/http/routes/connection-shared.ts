@@ -10,6 +10,7 @@ import { type ConnectionRef, type ConnectionRow, findConnection } from '../../db
 import { JOB_STATUSES } from '../../db/job-status.ts';
 import { AppError } from '../../lib/errors.ts';
 import { credentialPatterns } from '../schemas.ts';
+import { jobWarningsSchema } from './job-warnings-schema.ts';
 
 /** The two optional fields; exactly one must be given ({@link connectionRefOf} checks). */
 export const connectionRefFields = (registry: SourceRegistry) => ({
@@ -122,6 +123,8 @@ export const syncJobSchema = z
         failed: z.number().describe('Documents that could not be synced (failureCount)'),
       })
       .describe('Progress by document, updated with every committed batch while the job runs'),
+    warnings: jobWarningsSchema,
+    warningCount: z.number().describe('extension: warnings in all, those beyond the list included'),
   })
   .meta({ id: 'SyncJob' });
 

@@ -11,6 +11,7 @@ const SECRET_FIELD = /token|secret|password/i;
 
 const fieldSchema = z.object({
   name: z.string().describe('The field of `source` in POST /api/connect/connection'),
+  label: z.string().describe('What a form calls the field (`API token` for `api_token`)'),
   kind: z.enum(['string', 'boolean']),
   required: z.boolean(),
   secret: z.boolean().describe('A credential to mask in forms (tokens)'),
@@ -38,18 +39,33 @@ const connectionTypeSchema = z
   })
   .meta({ id: 'ConnectionType' });
 
+/** Words shown in capitals in a field's label. */
+const ACRONYMS = new Set(['api', 'id', 'url', 'oauth']);
+
+/**
+ * What a form calls a field: the title the connector declares for it, else its name in words
+ * (`api_token` → `API token`, `space_id` → `Space ID`).
+ */
+function labelOf(name: string, title: unknown): string {
+  if (typeof title === 'string' && title.trim() !== '') return title;
+  const words = name.split('_').map((w) => (ACRONYMS.has(w) ? w.toUpperCase() : w));
+  const [first = '', ...rest] = words;
+  return [first.charAt(0).toUpperCase() + first.slice(1), ...rest].join(' ');
+}
+
 /** A connector's declared input fields, as a form needs them (from its zod schema, the one the route parses). */
 function fieldsOf(connector: AnyConnector): z.infer<typeof fieldSchema>[] {
   const json = z.toJSONSchema(connector.credentials as z.ZodType, {
     io: 'input',
     unrepresentable: 'any',
   }) as {
-    properties?: Record<string, { type?: unknown; description?: unknown }>;
+    properties?: Record<string, { type?: unknown; title?: unknown; description?: unknown }>;
     required?: string[];
   };
   const required = new Set(json.required ?? []);
   return Object.entries(json.properties ?? {}).map(([name, prop]) => ({
     name,
+    label: labelOf(name, prop.title),
     kind: prop.type === 'boolean' ? 'boolean' : 'string',
     required: required.has(name),
     secret: SECRET_FIELD.test(name),
@@ -82,7 +98,7 @@ export function register(app: App, deps: RouteDeps): void {
         tags: ['connections'],
         summary: 'List the source types and their fields (extension)',
         description:
-          'Each source type with the `source` fields of POST /api/connect/connection (name, kind, required, ' +
+          'Each source type with the `source` fields of POST /api/connect/connection (name, label, kind, required, ' +
           'secret, description) and, for OAuth sources, the field the consent needs and whether it is configured.',
         querystring: z.strictObject({}),
         response: { 200: z.object({ data: z.array(connectionTypeSchema) }), ...commonErrors },

@@ -1,5 +1,6 @@
 /** The crawl job as every crawl endpoint shows it (seed "Crawl job" plus extensions), and its id param. */
 import { z } from 'zod';
+import { jobWarningsSchema } from './job-warnings-schema.ts';
 
 export const crawlJobSchema = z
   .object({
@@ -69,6 +70,8 @@ export const crawlJobSchema = z
           '`pdf_too_large`), each with a count of distinct URLs ' +
           'and a few examples. The kept item of duplicates carries a `variants:N` tag: N pages of the crawl had its text.',
       ),
+    warnings: jobWarningsSchema,
+    warning_count: z.number().describe('extension: warnings in all, those beyond the list included'),
   })
   .meta({ id: 'CrawlJob' });
 
