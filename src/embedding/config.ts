@@ -20,6 +20,11 @@ export const localEmbedderConfigSchema = z
     batchSize: z.number().int().min(1).max(512).optional(),
     /** ONNX runtime intra-op threads. Default: one less than the cores (one is left to the service). */
     threads: z.number().int().min(1).max(256).optional(),
+    /**
+     * Queries get a model thread of their own, so a search never waits for a document's inference (a second
+     * copy of the model in memory). Default: when the machine has two cores or more.
+     */
+    queryThread: z.boolean().optional(),
   })
   .strict();
 

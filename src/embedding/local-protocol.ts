@@ -27,6 +27,11 @@ export const modelThreadSettingsSchema = z.object({
   batchSize: z.number().int().positive(),
   maxTokens: z.number().int().positive(),
   pooling: z.enum(['mean', 'cls']),
+  /**
+   * The thread embeds documents only (a thread of its own answers queries): it lowers its scheduling
+   * priority before loading, so the runtime's threads inherit it (thread-priority.ts says why).
+   */
+  background: z.boolean(),
 });
 export type ModelThreadSettings = z.infer<typeof modelThreadSettingsSchema>;
 
@@ -48,7 +53,12 @@ export type ToModelThread = z.infer<typeof toModelThreadSchema>;
 
 /** Thread → owner. */
 export const fromModelThreadSchema = z.discriminatedUnion('type', [
-  z.object({ type: z.literal('ready'), dimensions: z.number().int().positive() }),
+  z.object({
+    type: z.literal('ready'),
+    dimensions: z.number().int().positive(),
+    /** The thread's scheduling niceness where the system tells it (Linux), else null. */
+    niceness: z.number().int().nullable(),
+  }),
   z.object({ type: z.literal('load-failed'), message: z.string() }),
   /** One vector per text, in the call's order; their buffers are transferred, not copied. */
   z.object({

@@ -29,6 +29,7 @@ import {
   modelThreadSettingsSchema,
   toModelThreadSchema,
 } from './local-protocol.ts';
+import { lowerThisThreadPriority, thisThreadNiceness } from '../lib/thread-priority.ts';
 import { l2Normalize } from './vector.ts';
 
 interface Call {
@@ -301,9 +302,11 @@ async function serve(tokenizer: PreTrainedTokenizer, model: PreTrainedModel): Pr
         return;
     }
   });
-  send({ type: 'ready', dimensions });
+  send({ type: 'ready', dimensions, niceness: thisThreadNiceness() });
 }
 
+// Before the session exists: the runtime's own threads, created while it loads, inherit the priority.
+if (settings.background) lowerThisThreadPriority();
 // Last, so that the class above is defined before the model is served.
 const loaded = await load(settings).catch((err: unknown) => {
   // The thread then ends by itself: nothing listens on its port.

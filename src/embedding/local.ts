@@ -50,6 +50,19 @@ const DEFAULT_BATCH_SIZE = { q8: 1, fp32: 32 } as const;
 function defaultModelThreads(): number {
   return Math.max(1, os.availableParallelism() - 1);
 }
+
+/**
+ * Whether queries get a model thread of their own. With one thread, a search waits for the document
+ * inference in progress (tens of milliseconds with int8 MiniLM on these cores): while another organization's
+ * large document was embedded, search p50 went from 10 to 22 ms and p95 from 22 to 45 (bench/event-loop.ts
+ * with the real model). A second session answers queries at once, and the documents' thread runs at a lower
+ * scheduling priority so a query's inference gets a core first. It costs a second copy of the model in
+ * memory (about 90 MB for int8 MiniLM), so a single-core machine, where the two could only take turns
+ * anyway, keeps one.
+ */
+function defaultQueryThread(): boolean {
+  return os.availableParallelism() >= 2;
+}
 const BGE_QUERY_INSTRUCTION = 'Represent this sentence for searching relevant passages: ';
 
 const poolingFileSchema = z.object({
@@ -120,6 +133,8 @@ interface PendingCall {
  */
 class ModelThread {
   dimensions = 0;
+  /** The thread's scheduling niceness as it reported it (null where the system does not say). */
+  niceness: number | null = null;
   private readonly name: string;
   private readonly worker: Worker;
   private readonly pending = new Map<number, PendingCall>();
@@ -228,6 +243,7 @@ class ModelThread {
     switch (message.type) {
       case 'ready':
         this.dimensions = message.dimensions;
+        this.niceness = message.niceness;
         this.settleLoad?.resolve();
         this.settleLoad = undefined;
         if (this.pending.size === 0) this.worker.unref();
@@ -273,9 +289,10 @@ class ModelThread {
 let loading: Promise<unknown> = Promise.resolve();
 
 /**
- * A sentence-embedding model run by transformers.js (ONNX runtime, CPU) in a worker thread, so inference
- * never blocks the service's event loop. One thread runs one inference at a time (the runtime already uses
- * every core for one), queries before queued document inferences (local-worker.ts). The main thread keeps
+ * A sentence-embedding model run by transformers.js (ONNX runtime, CPU) in worker threads, so inference
+ * never blocks the service's event loop: one for documents and, on two cores or more, one for queries
+ * (defaultQueryThread says why). A thread runs one inference at a time (the runtime already uses every
+ * core it is given for one), queries before queued document inferences (local-worker.ts). The main thread keeps
  * a tokenizer of its own for `countTokens`, which the chunker calls synchronously and which is cheap.
  *
  * A thread that dies (an exception, a kill) fails the calls waiting on it with `unavailable`; the next
@@ -287,14 +304,13 @@ export class LocalEmbedder implements Embedder {
   readonly dimensions: number;
   readonly maxTokens: number;
   readonly profile: ModelProfile;
-  private readonly name: string;
-  private readonly settings: ModelThreadSettings;
   private readonly tokenizer: PreTrainedTokenizer;
   private readonly specialTokens: number;
   readonly tokenCounter: TokenCounterSpec;
-  private thread: ModelThread;
-  /** A new thread being started after the last one died. */
-  private restarting: Promise<ModelThread> | null = null;
+  /** The thread that embeds documents, and queries too when there is no query thread. */
+  private readonly documents: ThreadSlot;
+  /** The queries' own thread (defaultQueryThread says when there is one). */
+  private readonly queries: ThreadSlot | null;
   /** Calls not yet settled (close() waits for them). */
   private readonly inFlight = new Set<Promise<unknown>>();
   private closed = false;
@@ -305,16 +321,16 @@ export class LocalEmbedder implements Embedder {
     profile: ModelProfile;
     settings: ModelThreadSettings;
     tokenizer: PreTrainedTokenizer;
-    thread: ModelThread;
+    documents: ThreadSlot;
+    queries: ThreadSlot | null;
   }) {
     this.modelId = args.modelId;
-    this.name = args.name;
-    this.dimensions = args.thread.dimensions;
+    this.dimensions = args.documents.thread.dimensions;
     this.profile = args.profile;
     this.maxTokens = args.profile.maxTokens;
-    this.settings = args.settings;
     this.tokenizer = args.tokenizer;
-    this.thread = args.thread;
+    this.documents = args.documents;
+    this.queries = args.queries;
     this.specialTokens = args.tokenizer.encode('').length;
     this.tokenCounter = {
       module: new URL('./token-counters.ts', import.meta.url).href,
@@ -355,14 +371,29 @@ export class LocalEmbedder implements Embedder {
       batchSize: config.batchSize ?? DEFAULT_BATCH_SIZE[quantized ? 'q8' : 'fp32'],
       maxTokens: profile.maxTokens,
       pooling: profile.pooling,
+      background: false,
     };
-    // The thread loads first: a hub model's files are downloaded there, and the tokenizer below finds them cached.
-    const thread = await ModelThread.start(settings, name);
+    const queryThread = config.queryThread ?? defaultQueryThread();
+    // The threads load first: a hub model's files are downloaded there, and the tokenizer below finds them cached.
+    const documentSettings = { ...settings, background: queryThread };
+    const querySettings: ModelThreadSettings = { ...settings, threads: 1, background: false };
+    const started = await Promise.allSettled([
+      ThreadSlot.start(documentSettings, name),
+      queryThread ? ThreadSlot.start(querySettings, name) : Promise.resolve(null),
+    ]);
+    const [documents = null, queries = null] = started.map((r) =>
+      r.status === 'fulfilled' ? r.value : null,
+    );
+    const failed = started.find((r) => r.status === 'rejected');
+    if (failed || !documents) {
+      await Promise.all([documents?.close(), queries?.close()]);
+      throw (failed as PromiseRejectedResult).reason;
+    }
     let tokenizer: PreTrainedTokenizer;
     try {
       tokenizer = await loadLocalTokenizer(tokenizerOptions(settings));
     } catch (err) {
-      await thread.close();
+      await Promise.all([documents.close(), queries?.close()]);
       throw new AppError('unavailable', `Could not load embedding model ${name}: ${(err as Error).message}`);
     }
     return new LocalEmbedder({
@@ -371,7 +402,8 @@ export class LocalEmbedder implements Embedder {
       profile,
       settings,
       tokenizer,
-      thread,
+      documents,
+      queries,
     });
   }
 
@@ -399,13 +431,23 @@ export class LocalEmbedder implements Embedder {
     if (this.closed) return;
     this.closed = true;
     await Promise.all(this.inFlight);
-    await this.thread.close();
+    await Promise.all([this.documents.close(), this.queries?.close()]);
+  }
+
+  /** Each model thread and its scheduling niceness as it reported it (null where the system does not say). */
+  get threads(): Array<{ lane: 'documents' | 'queries'; niceness: number | null }> {
+    const lanes: Array<{ lane: 'documents' | 'queries'; niceness: number | null }> = [
+      { lane: 'documents', niceness: this.documents.thread.niceness },
+    ];
+    if (this.queries) lanes.push({ lane: 'queries', niceness: this.queries.thread.niceness });
+    return lanes;
   }
 
   private call(texts: string[], priority: EmbedPriority, signal?: AbortSignal): Promise<Float32Array[]> {
     if (this.closed) return Promise.reject(new AppError('unavailable', 'The embedding model is closed'));
     if (texts.length === 0) return Promise.resolve([]);
-    const result = this.running().then((thread) => thread.embed(texts, priority, signal));
+    const slot = priority === 'query' && this.queries ? this.queries : this.documents;
+    const result = slot.running().then((thread) => thread.embed(texts, priority, signal));
     const settled = result.then(
       () => undefined,
       () => undefined,
@@ -414,18 +456,45 @@ export class LocalEmbedder implements Embedder {
     void settled.then(() => this.inFlight.delete(settled));
     return result;
   }
+}
 
-  /** The model's thread, started again when the last one died. */
-  private running(): Promise<ModelThread> {
-    if (this.thread.running) return Promise.resolve(this.thread);
-    this.restarting ??= ModelThread.start(this.settings, this.name)
+/** A model thread, started again by the next call after it died. */
+class ThreadSlot {
+  readonly #settings: ModelThreadSettings;
+  readonly #name: string;
+  #thread: ModelThread;
+  /** A new thread being started after the last one died. */
+  #restarting: Promise<ModelThread> | null = null;
+
+  private constructor(settings: ModelThreadSettings, name: string, thread: ModelThread) {
+    this.#settings = settings;
+    this.#name = name;
+    this.#thread = thread;
+  }
+
+  static async start(settings: ModelThreadSettings, name: string): Promise<ThreadSlot> {
+    return new ThreadSlot(settings, name, await ModelThread.start(settings, name));
+  }
+
+  get thread(): ModelThread {
+    return this.#thread;
+  }
+
+  /** The thread, started again when the last one died. */
+  running(): Promise<ModelThread> {
+    if (this.#thread.running) return Promise.resolve(this.#thread);
+    this.#restarting ??= ModelThread.start(this.#settings, this.#name)
       .then((thread) => {
-        this.thread = thread;
+        this.#thread = thread;
         return thread;
       })
       .finally(() => {
-        this.restarting = null;
+        this.#restarting = null;
       });
-    return this.restarting;
+    return this.#restarting;
+  }
+
+  close(): Promise<void> {
+    return this.#thread.close();
   }
 }

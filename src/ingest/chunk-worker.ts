@@ -5,6 +5,7 @@
  */
 import { type CountTokens, loadTokenCounter } from '../embedding/token-counters.ts';
 import type { TokenCounterSpec } from '../embedding/types.ts';
+import { lowerThisThreadPriority } from '../lib/thread-priority.ts';
 import { type Chunk, chunkMarkdown } from './markdown-chunker.ts';
 
 export interface ChunkTask {
@@ -15,6 +16,9 @@ export interface ChunkTask {
   maxTokens: number;
   overlapTokens: number;
 }
+
+// Chunking is background work: where cores are short, requests' threads go first.
+lowerThisThreadPriority();
 
 const counters = new Map<string, Promise<CountTokens>>();
 

@@ -113,6 +113,10 @@ describe('log format', () => {
     assert.ok(lines.includes(info.firstStartKey), 'the key alone on its line, nothing around it');
     assert.match(block, /kb: listening on http:\/\/127\.0\.0\.1:8080\n/);
     assert.match(block, /API docs\s+http:\/\/127\.0\.0\.1:8080\/docs/);
+    assert.match(block, /console\s+http:\/\/127\.0\.0\.1:8080\/console/);
+    // The next three commands: the key, a crawl followed until searchable, a search.
+    assert.match(block, /export KB_API_KEY=<the key above>\n.*kb crawl \S+ --wait\n.*kb search /);
+    assert.ok(plain.includes('kb: console at http://127.0.0.1:8080/console'));
     assert.match(block, /━\n\n$/, 'a rule and a blank line after');
     const colored = startBanner(info, { format: 'pretty', color: true });
     assert.ok(colored.includes('\u001b['), 'colour on a terminal that has it');
@@ -162,8 +166,8 @@ describe('the service as started (src/main.ts)', () => {
     assert.match(out, /━{20,}\n {2}kb: listening on http/);
     assert.match(
       out,
-      /\n(kb_[0-9a-f]{16}_[A-Za-z0-9_-]{32})\n━/,
-      'the first-start key alone on its line inside the block',
+      /\n(kb_[0-9a-f]{16}_[A-Za-z0-9_-]{32})\n\n {2}Next, in another terminal:\n[^━]*\n━/,
+      'the first-start key alone on its line inside the block, the next commands after it',
     );
   });
 });

@@ -53,6 +53,12 @@ describe('the console as the service serves it', () => {
     assert.equal(again.statusCode, 304);
   });
 
+  test('the root address leads to the console', async () => {
+    const res = await get('/');
+    assert.equal(res.statusCode, 302);
+    assert.equal(res.headers.location, '/console');
+  });
+
   test('every path under /console answers the shell (client-side routes); unknown files are 404', async () => {
     const shell = (await get('/console')).body;
     for (const url of [

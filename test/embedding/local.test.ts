@@ -156,13 +156,17 @@ describe('LocalEmbedder (real inference on the fixture model)', () => {
 describe('LocalEmbedder thread (the model runs off the main thread)', () => {
   let embedder: LocalEmbedder;
   let fp32: LocalEmbedder;
+  /** One thread for queries and documents alike, as on a single core: its queue decides who goes first. */
+  let shared: LocalEmbedder;
   before(async () => {
     embedder = await createTestEmbedder();
     fp32 = await createTestEmbedder({ quantized: false });
+    shared = await createTestEmbedder({ queryThread: false });
   });
   after(async () => {
     await embedder.close();
     await fp32.close();
+    await shared.close();
   });
 
   test('vectors equal those transformers.js computes on the calling thread, one text per inference', async () => {
@@ -255,20 +259,43 @@ describe('LocalEmbedder thread (the model runs off the main thread)', () => {
     }
   });
 
-  test('a query goes before the document inferences queued ahead of it; documents keep their order', async () => {
+  test('queries have a thread of their own, answered while documents embed; the documents’ thread yields the cores', async () => {
+    assert.deepEqual(
+      embedder.threads.map((t) => t.lane),
+      ['documents', 'queries'],
+    );
+    if (process.platform === 'linux') {
+      const niceness = Object.fromEntries(embedder.threads.map((t) => [t.lane, t.niceness]));
+      assert.ok(niceness['documents']! > niceness['queries']!, JSON.stringify(niceness));
+    }
+    // A long document call holds the documents' thread; a query does not wait for any of its inferences.
+    let documentsDone = false;
+    const busy = embedder.embed(documents(64, 'a long document call')).then(() => {
+      documentsDone = true;
+    });
+    await embedder.embedQuery('how often do connectors sync?');
+    assert.equal(documentsDone, false, 'the query was answered while the documents were still embedding');
+    await busy;
+    assert.deepEqual(
+      shared.threads.map((t) => t.lane),
+      ['documents'],
+    );
+  });
+
+  test('one thread for both: a query goes before the document inferences queued ahead of it; documents keep their order', async () => {
     const finished: string[] = [];
     const calls = Array.from({ length: 4 }, (_, c) =>
-      embedder.embed(documents(32, `call ${c}`)).then(() => finished.push(`documents ${c}`)),
+      shared.embed(documents(32, `call ${c}`)).then(() => finished.push(`documents ${c}`)),
     );
-    calls.push(embedder.embedQuery('how often do connectors sync?').then(() => finished.push('query')));
+    calls.push(shared.embedQuery('how often do connectors sync?').then(() => finished.push('query')));
     await Promise.all(calls);
     // The first call is 32 inferences: the query waits for the one running when it arrives, not the call.
     assert.deepEqual(finished, ['query', ...Array.from({ length: 4 }, (_, c) => `documents ${c}`)]);
   });
 
-  test('documents still get a share of the model while queries keep coming', async () => {
+  test('one thread for both: documents still get a share of the model while queries keep coming', async () => {
     let documentsDone = false;
-    const document = embedder.embed(documents(8, 'under search load')).then(() => {
+    const document = shared.embed(documents(8, 'under search load')).then(() => {
       documentsDone = true;
     });
     // Four closed-loop searchers keep queries waiting in the thread all along; strict query priority
@@ -278,7 +305,7 @@ describe('LocalEmbedder thread (the model runs off the main thread)', () => {
     const searcher = async () => {
       while (!documentsDone && queries < cap) {
         queries++;
-        await embedder.embedQuery(`question ${queries} about connectors`);
+        await shared.embedQuery(`question ${queries} about connectors`);
       }
     };
     await Promise.all([searcher(), searcher(), searcher(), searcher()]);
@@ -307,13 +334,12 @@ describe('LocalEmbedder thread (the model runs off the main thread)', () => {
     const watch = watchThreads();
     const own = await createTestEmbedder();
     watch.stop();
-    assert.equal(watch.threads.length, 1, 'the model runs in a thread of its own');
-    const exited = once(watch.threads[0]!, 'exit');
+    assert.equal(watch.threads.length, 2, 'the model runs in threads of its own: documents, queries');
+    const exited = watch.threads.map((thread) => once(thread, 'exit'));
     const pending = own.embed(documents(8, 'before close'));
     await own.close();
     assert.equal((await pending).length, 8);
-    const [code] = await exited;
-    assert.equal(code, 0);
+    for (const [code] of await Promise.all(exited)) assert.equal(code, 0);
     await assert.rejects(own.embed(['x']), isUnavailable(/closed/));
   });
 
@@ -321,13 +347,15 @@ describe('LocalEmbedder thread (the model runs off the main thread)', () => {
     const watch = watchThreads();
     const own = await createTestEmbedder();
     try {
-      assert.equal(watch.threads.length, 1, 'the model runs in a thread of its own');
+      assert.equal(watch.threads.length, 2, 'the model runs in threads of its own: documents, queries');
       const [before] = await own.embed(['embedded before and after the crash']);
-      const waiting = [own.embed(documents(32, 'one')), own.embed(documents(32, 'two')), own.embedQuery('q')];
+      const waiting = [own.embed(documents(32, 'one')), own.embed(documents(32, 'two'))];
+      // The documents' thread started first.
       await watch.threads[0]!.terminate();
       for (const call of waiting) await assert.rejects(call, isUnavailable(/thread stopped/));
+      assert.equal((await own.embedQuery('the queries go on meanwhile')).length, own.dimensions);
       const [after] = await own.embed(['embedded before and after the crash']);
-      assert.equal(watch.threads.length, 2, 'a new thread took over');
+      assert.equal(watch.threads.length, 3, 'a new thread took over the documents');
       assert.deepEqual(after, before);
     } finally {
       watch.stop();

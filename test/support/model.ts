@@ -34,7 +34,12 @@ export function testModelDir(): Promise<string> {
   return pending;
 }
 
-/** A real local embedder on the fixture model (int8 unless `quantized: false`); the caller closes it. */
-export async function createTestEmbedder(opts: { quantized?: boolean } = {}): Promise<LocalEmbedder> {
+/**
+ * A real local embedder on the fixture model (int8 unless `quantized: false`; a query thread as the machine's
+ * default unless `queryThread` says); the caller closes it.
+ */
+export async function createTestEmbedder(
+  opts: { quantized?: boolean; queryThread?: boolean } = {},
+): Promise<LocalEmbedder> {
   return LocalEmbedder.load({ provider: 'local', modelDir: await testModelDir(), ...opts });
 }

@@ -159,6 +159,8 @@ export function register(app: App): void {
     return send(request, reply, shell, 'no-cache');
   };
   const hidden = { schema: { hide: true } };
+  // The address a person types first: the console, not a 404 error.
+  app.get('/', hidden, (_request, reply) => reply.redirect('/console', 302));
   app.get('/console', hidden, shell);
   app.get('/console/*', hidden, shell);
   app.get<{ Params: { file: string } }>(`${ASSET_PREFIX}:file`, hidden, async (request, reply) => {
