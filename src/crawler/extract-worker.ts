@@ -2,8 +2,12 @@
  * Worker-thread entry of the extraction pool (extract-pool.ts): parsing and converting a large page (or
  * a PDF) takes hundreds of milliseconds of CPU, which must not stall the API's event loop.
  */
+import { lowerThisThreadPriority } from '../lib/thread-priority.ts';
 import { type ExtractedPage, extractPage } from './extract.ts';
 import { extractPdf, PdfRefusal } from './pdf.ts';
+
+// A crawl's pages are background work: where cores are short, the threads answering requests go first.
+lowerThisThreadPriority();
 
 export type ExtractTask =
   | { kind?: 'html'; html: string; url: string }
