@@ -65,7 +65,7 @@ export interface paths {
         put?: never;
         /**
          * Create a connection (or rotate its credentials)
-         * @description Checks the credentials with one authenticated call to the source (400 source_auth_failed / source_unreachable), then stores them encrypted. A second create for the same type replaces the credentials and keeps the synced items. An OAuth source (notes, support_desk) given no token in the request takes the one its consent stored (the newest, or the one under secretId): without a stored consent, 400 oauth_required. Each credential field's pattern is the rule the source applies.
+         * @description Checks the credentials with one authenticated call to the source (400 source_auth_failed / source_unreachable), then stores them encrypted. A second create for the same type replaces the credentials and keeps the synced items. An OAuth source (notes, support_desk) given no token in the request takes the one its consent stored (the newest, or the one under secretId): without a stored consent, 400 oauth_required. Each credential field's pattern is the rule the source applies. Extension: a new connection starts its first sync at once (its `jobId` in the answer) unless the body says `"sync": false`; so does one that needed consent again and gets new credentials.
          */
         post: operations["createConnection"];
         /**
@@ -107,7 +107,7 @@ export interface paths {
         };
         /**
          * List the source types and their fields (extension)
-         * @description Each source type with the `source` fields of POST /api/connect/connection (name, kind, required, secret, description) and, for OAuth sources, the field the consent needs and whether it is configured.
+         * @description Each source type with the `source` fields of POST /api/connect/connection (name, label, kind, required, secret, description) and, for OAuth sources, the field the consent needs and whether it is configured.
          */
         get: operations["listConnectionTypes"];
         put?: never;
@@ -449,6 +449,8 @@ export interface components {
                 description: string;
                 /** @enum {string} */
                 kind: "string" | "boolean";
+                /** @description What a form calls the field (`API token` for `api_token`) */
+                label: string;
                 /** @description The field of `source` in POST /api/connect/connection */
                 name: string;
                 required: boolean;
@@ -518,6 +520,10 @@ export interface components {
             updated_at: string;
             /** @description the crawled start URL */
             url: string;
+            /** @description extension: warnings in all, those beyond the list included */
+            warning_count: number;
+            /** @description extension: problems a person can act on that did not fail the job, at most 50 distinct entries (10 of one code); a repeated one counts up its entry */
+            warnings: components["schemas"]["JobWarning"][];
         };
         /** @description Every error response: a code from a closed set and a sentence a person can act on. */
         Error: {
@@ -558,6 +564,19 @@ export interface components {
             };
             /** @description The organization's items */
             total: number;
+        };
+        JobWarning: {
+            /**
+             * @description `sitemap_unreadable`, `sitemap_other_host` (a sitemap lists URLs of another host: ignored), `robots_unreadable` (5xx, 429 or no answer: the host is not crawled, as RFC 9309 asks), `redirect_refused` (a redirect the crawl did not follow, and why), `page_too_large` (a page cut at the size cap, or a PDF over it skipped), `permission_missing` (the credentials lack a permission at the source; what it costs is listed in `failures` too)
+             * @enum {string}
+             */
+            code: "sitemap_unreadable" | "sitemap_other_host" | "robots_unreadable" | "redirect_refused" | "page_too_large" | "permission_missing";
+            /** @description how many times it occurred (for `sitemap_other_host`: URLs ignored) */
+            count: number;
+            /** @description what happened and what to do about it, naming the URL or resource */
+            message: string;
+            /** @description the URL or resource the warning is about */
+            subject: string;
         };
         KnowledgeBaseItem: {
             /** @description ISO 8601 UTC */
@@ -672,6 +691,10 @@ export interface components {
             status: "pending" | "running" | "succeeded" | "failed" | "cancelled" | "incomplete";
             /** @enum {string} */
             trigger: "api" | "schedule";
+            /** @description extension: warnings in all, those beyond the list included */
+            warningCount: number;
+            /** @description extension: problems a person can act on that did not fail the job, at most 50 distinct entries (10 of one code); a repeated one counts up its entry */
+            warnings: components["schemas"]["JobWarning"][];
         };
     };
     responses: never;
@@ -1015,6 +1038,11 @@ export interface operations {
                         /** @enum {string} */
                         type: "docs_space" | "gitbook";
                     };
+                    /**
+                     * @description Extension: false leaves the first sync to you (POST /api/connect/run-sync). By default a new connection, or one that needed consent again and now has new credentials, starts syncing at once (`jobId` in the answer).
+                     * @default true
+                     */
+                    sync?: boolean;
                 } | {
                     source?: {
                         /** @enum {unknown} */
@@ -1039,6 +1067,8 @@ export interface operations {
                         connectionId: string;
                         /** @description false when an existing connection got new credentials */
                         created: boolean;
+                        /** @description Extension: the sync job queued with the connection (its first sync), absent when none was (`sync: false`, a rotation of working credentials, an inactive connection) */
+                        jobId?: number;
                         success: boolean;
                     };
                 };
