@@ -15,6 +15,11 @@ export interface CrawlOptions {
   /** Link depth from the start URL (0: the start page only); absent: no depth limit. */
   maxDepth?: number;
   tags: string[];
+  /** Pages that are lists of links (src/ingest/link-lists.ts) are chunked for search too; absent: they are not. */
+  indexListPages?: boolean;
+  /** The crawl's pace per host, as asked (within the operator's bounds); absent: the host's default. */
+  maxConcurrency?: number;
+  delayMs?: number;
 }
 
 export type CrawlStatus = 'idle' | 'scraping' | 'completed' | 'failed' | 'cancelled';
@@ -49,6 +54,9 @@ export interface CrawlJobView {
   allowExternalLinks: boolean;
   maxDepth: number | null;
   tags: string[];
+  indexListPages: boolean;
+  maxConcurrency: number | null;
+  delayMs: number | null;
   /** Finished pages by outcome (`created`, `updated`, `unchanged`, `removed`, `duplicate`, `failed`...). */
   outcomes: Record<string, number>;
   refused: RefusalSummary;
@@ -78,7 +86,17 @@ const VIEW = `SELECT c.id, c.organization_id AS service_project_id, c.url,
   FROM crawl_jobs c JOIN jobs j ON j.id = c.job_id`;
 
 interface ViewRow
-  extends Omit<CrawlJobView, 'includePaths' | 'excludePaths' | 'allowExternalLinks' | 'maxDepth' | 'tags'> {
+  extends Omit<
+    CrawlJobView,
+    | 'includePaths'
+    | 'excludePaths'
+    | 'allowExternalLinks'
+    | 'maxDepth'
+    | 'tags'
+    | 'maxConcurrency'
+    | 'delayMs'
+    | 'indexListPages'
+  > {
   options: CrawlOptions;
 }
 
@@ -90,7 +108,10 @@ function toView(row: ViewRow): CrawlJobView {
     excludePaths: options.excludePaths ?? [],
     allowExternalLinks: options.allowExternalLinks ?? false,
     maxDepth: options.maxDepth ?? null,
+    indexListPages: options.indexListPages ?? false,
     tags: options.tags ?? [],
+    maxConcurrency: options.maxConcurrency ?? null,
+    delayMs: options.delayMs ?? null,
     outcomes,
     refused,
     warnings,

@@ -1,0 +1,173 @@
+/**
+ * `kb webhooks add|list|rm|deliveries`: the organization's outbound webhook endpoints and their delivery
+ * log, over /api/connect/webhook-endpoints. `add` prints the signing secret: the only time it is shown.
+ */
+import type { Command } from 'commander';
+import { ok } from '../client/index.ts';
+import { UsageError } from './errors.ts';
+import { oneLine, table } from './format.ts';
+import { collect, connect, intOption, printJson, type RemoteOptions, remoteOptions } from './remote.ts';
+
+const EVENT_TYPES = [
+  'sync.started',
+  'sync.finished',
+  'crawl.finished',
+  'items.indexed',
+  'connection.needs_consent',
+];
+
+interface WebhookEndpoint {
+  id: string;
+  url: string;
+  description: string | null;
+  events: string[] | null;
+  enabled: boolean;
+  disabledReason: string | null;
+  failingSince: string | null;
+  secret?: string;
+}
+
+interface WebhookDelivery {
+  id: string;
+  eventType: string;
+  status: string;
+  attempts: number;
+  lastStatusCode: number | null;
+  lastError: string | null;
+  nextAttemptAt: string | null;
+  createdAt: string;
+}
+
+type Result<T> = Promise<{ data?: T; error?: unknown; response: Response }>;
+
+/**
+ * These paths as the client sees them. Written out here rather than taken from the generated client
+ * types so the command does not depend on when those are regenerated; the calls are the same.
+ */
+interface WebhookCalls {
+  GET(path: string, init: { params: { path?: { id: string }; query?: { limit?: number } } }): Result<unknown>;
+  POST(path: string, init: { body: unknown }): Result<unknown>;
+  DELETE(path: string, init: { params: { path: { id: string } } }): Result<unknown>;
+}
+
+function calls(client: unknown): WebhookCalls {
+  return client as WebhookCalls;
+}
+
+function describeEndpoint(e: WebhookEndpoint): string[] {
+  const state = e.enabled ? (e.failingSince ? `failing since ${e.failingSince}` : 'enabled') : 'DISABLED';
+  return [e.id, e.url, e.events ? e.events.join(',') : 'all events', state];
+}
+
+interface AddOptions extends RemoteOptions {
+  event?: string[];
+  description?: string;
+}
+
+interface DeliveriesOptions extends RemoteOptions {
+  limit?: number;
+}
+
+function registerAdd(group: Command): void {
+  remoteOptions(
+    group
+      .command('add <url>')
+      .description('register an endpoint; prints its signing secret (shown this once)')
+      .option(
+        '--event <type>',
+        `deliver only this event type (repeatable): ${EVENT_TYPES.join(', ')}`,
+        collect,
+      )
+      .option('--description <text>', 'a note for people'),
+  ).action(async (url: string, opts: AddOptions) => {
+    for (const type of opts.event ?? []) {
+      if (!EVENT_TYPES.includes(type))
+        throw new UsageError(`unknown event type ${type}: one of ${EVENT_TYPES.join(', ')}`);
+    }
+    const remote = connect(opts);
+    const body = {
+      url,
+      ...(opts.event?.length ? { events: opts.event } : {}),
+      ...(opts.description ? { description: opts.description } : {}),
+    };
+    const e = (await ok(
+      calls(remote.client).POST('/api/connect/webhook-endpoints', { body }),
+    )) as WebhookEndpoint;
+    if (remote.json) return printJson(e);
+    console.log(table([describeEndpoint(e)]));
+    console.log(`secret ${e.secret}`);
+    console.log(
+      'Keep the secret now: it is not shown again. Verify each delivery with it (docs/webhooks.md).',
+    );
+  });
+}
+
+function registerList(group: Command): void {
+  remoteOptions(group.command('list').description('the endpoints, with their state')).action(
+    async (opts: RemoteOptions) => {
+      const remote = connect(opts);
+      const { endpoints } = (await ok(
+        calls(remote.client).GET('/api/connect/webhook-endpoints', { params: {} }),
+      )) as {
+        endpoints: WebhookEndpoint[];
+      };
+      if (remote.json) return printJson({ endpoints });
+      if (endpoints.length === 0) return console.log('no webhook endpoints (kb webhooks add <url>)');
+      console.log(table(endpoints.map(describeEndpoint)));
+      for (const e of endpoints.filter((x) => x.disabledReason)) console.log(`${e.id}: ${e.disabledReason}`);
+    },
+  );
+}
+
+function registerRemove(group: Command): void {
+  remoteOptions(group.command('rm <id>').description('delete an endpoint and its pending deliveries')).action(
+    async (id: string, opts: RemoteOptions) => {
+      const remote = connect(opts);
+      const result = await ok(
+        calls(remote.client).DELETE('/api/connect/webhook-endpoints/{id}', { params: { path: { id } } }),
+      );
+      if (remote.json) return printJson(result);
+      console.log(`deleted ${id}`);
+    },
+  );
+}
+
+function registerDeliveries(group: Command): void {
+  remoteOptions(
+    group
+      .command('deliveries <id>')
+      .description("an endpoint's recent deliveries, newest first")
+      .option('--limit <n>', 'how many (default 50)', intOption('--limit', 1, 500)),
+  ).action(async (id: string, opts: DeliveriesOptions) => {
+    const remote = connect(opts);
+    const { deliveries } = (await ok(
+      calls(remote.client).GET('/api/connect/webhook-endpoints/{id}/deliveries', {
+        params: { path: { id }, ...(opts.limit ? { query: { limit: opts.limit } } : {}) },
+      }),
+    )) as { deliveries: WebhookDelivery[] };
+    if (remote.json) return printJson({ deliveries });
+    if (deliveries.length === 0) return console.log('no deliveries yet');
+    console.log(
+      table(
+        deliveries.map((d) => [
+          d.createdAt,
+          d.eventType,
+          d.status,
+          `${d.attempts} attempt${d.attempts === 1 ? '' : 's'}`,
+          d.status === 'pending' && d.nextAttemptAt ? `next ${d.nextAttemptAt}` : '',
+          d.lastError ? oneLine(d.lastError, 80) : '',
+        ]),
+      ),
+    );
+  });
+}
+
+export function register(program: Command): void {
+  const group = program
+    .command('webhooks')
+    .description('endpoints that receive job events, and their deliveries');
+  registerAdd(group);
+  registerList(group);
+  registerRemove(group);
+  registerDeliveries(group);
+}
