@@ -24,18 +24,43 @@
  * per-query cap (BENCH_NOTES_CAP, default 10,000), read in `created_time` windows: requests per row of the
  * first sync, and the query requests (and windows) of the first and an unchanged sync.
  *
+ * Token lifetimes: for each source whose tokens expire, a first sync that outlives three of them against
+ * the source's fakes with short token lives, through the job engine (its own child process): API requests,
+ * token renewals (calls of the token endpoint during the sync), requests refused with 401, the token time
+ * the sync spanned, and wall time. Rows:
+ * - support_desk over OAuth: BENCH_TOKEN_DOCS articles (default 2,000, export pages of 100), Zendesk's
+ *   30-minute access tokens and single-use rotating refresh tokens (test/fakes/zendesk-oauth.ts);
+ * - storefront over OAuth (authorization code grant): BENCH_TOKEN_PRODUCTS products (default 1,000), expiring
+ *   offline tokens of an hour with rotating refresh tokens;
+ * in both, the clock the fake and the service count token lives on moves BENCH_TOKEN_MINUTES_PER_REQUEST
+ * (default 4) with every API request;
+ * - storefront with client credentials: the same store, tokens of BENCH_TOKEN_CC_SECONDS (default 0.2) on the
+ *   wall clock (the connector counts their life itself, on the wall clock), no refresh token.
+ * notes announces no token lifetime (Notion documents none: a 401 is its only signal) and wiki takes API
+ * tokens only, so neither has a row. The stores' cost budget is lifted here: the figures are the token
+ * handling's, not Shopify's rate limit.
+ *
  * Options: BENCH_SOURCES (comma list of `notes,wiki,docs_space,support_desk,storefront`), BENCH_SOURCE_DOCS, BENCH_EMBED_DOCS
  * (0 skips step 4), BENCH_STORAGE (`pglite` default, or `postgres`), BENCH_NOTES_CAP_ROWS (0 skips the
- * capped database), BENCH_NOTES_CAP.
+ * capped database), BENCH_NOTES_CAP, BENCH_TOKEN_LIFE (0 skips the token rows), BENCH_TOKEN_DOCS,
+ * BENCH_TOKEN_PRODUCTS, BENCH_TOKEN_MINUTES_PER_REQUEST, BENCH_TOKEN_CC_SECONDS.
  */
 import { spawnSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { confluenceBenchWorkspace } from '../test/fakes/confluence.ts';
 import { gitbookBenchWorkspace } from '../test/fakes/gitbook.ts';
 import { notionBenchWorkspace, notionRowCapWorkspace } from '../test/fakes/notion.ts';
-import { shopifyBenchWorkspace } from '../test/fakes/shopify.ts';
-import { zendeskBenchWorkspace } from '../test/fakes/zendesk.ts';
+import { bearerToken } from '../test/fakes/fake-server.ts';
+import {
+  FakeShopifyStore,
+  SHOPIFY_SHOP,
+  shopifyBenchWorkspace,
+  startFakeShopify,
+} from '../test/fakes/shopify.ts';
+import { FakeZendeskAccount, startFakeZendesk, zendeskBenchWorkspace } from '../test/fakes/zendesk.ts';
+import { startZendeskAuth, zendeskOAuthSettings } from '../test/fakes/zendesk-oauth.ts';
 import type { BenchWorkspace, BenchWorkspaceFactory } from '../test/fakes/workspace.ts';
 import { FAST_WORKERS, waitForJob } from '../test/jobs/helpers.ts';
 import { withSearch } from '../test/support/embedding.ts';
@@ -60,6 +85,12 @@ const CHILD_FLAG = '--one-source';
 const NOTES_CAP_ROWS = Number(process.env['BENCH_NOTES_CAP_ROWS'] ?? 25_000);
 const NOTES_CAP = Number(process.env['BENCH_NOTES_CAP'] ?? 10_000);
 const NOTES_CAP_FLAG = '--notes-row-cap';
+const TOKEN_LIFE = process.env['BENCH_TOKEN_LIFE'] !== '0';
+const TOKEN_DOCS = Number(process.env['BENCH_TOKEN_DOCS'] ?? 2_000);
+const TOKEN_PRODUCTS = Number(process.env['BENCH_TOKEN_PRODUCTS'] ?? 1_000);
+const TOKEN_MINUTES_PER_REQUEST = Number(process.env['BENCH_TOKEN_MINUTES_PER_REQUEST'] ?? 4);
+const TOKEN_CC_SECONDS = Number(process.env['BENCH_TOKEN_CC_SECONDS'] ?? 0.2);
+const TOKEN_LIFE_FLAG = '--token-life';
 
 interface SourceResult {
   source: string;
@@ -125,28 +156,39 @@ async function startApp(
   return t;
 }
 
-async function sync(t: TestApp, type: string) {
+async function sync(t: TestApp, type: string, queued?: number) {
   const started = performance.now();
-  const run = await t.call('POST', '/api/connect/run-sync', { body: { type } });
-  if (run.status !== 200) throw new Error(`run-sync: ${JSON.stringify(run.body)}`);
-  const job = await waitForJob(t, run.body.jobId as number, undefined, 3_600_000);
+  let jobId = queued;
+  if (jobId === undefined) {
+    const run = await t.call('POST', '/api/connect/run-sync', { body: { type } });
+    if (run.status !== 200) throw new Error(`run-sync: ${JSON.stringify(run.body)}`);
+    jobId = run.body.jobId as number;
+  }
+  const job = await waitForJob(t, jobId, undefined, 3_600_000);
   if (job.status !== 'succeeded') throw new Error(`sync ${job.status}: ${JSON.stringify(job)}`);
   return { job, seconds: (performance.now() - started) / 1000 };
 }
 
-async function connect(t: TestApp, fake: BenchWorkspace): Promise<void> {
+/**
+ * Creates the connection and runs its first sync: the one the create queues (timed from the create, its
+ * credential check included), or one asked for.
+ */
+async function connectAndSync(t: TestApp, fake: BenchWorkspace, type: string) {
+  const started = performance.now();
   const res = await t.call('POST', '/api/connect/connection', { body: { source: fake.source } });
   if (res.status !== 200) throw new Error(`create connection: ${JSON.stringify(res.body)}`);
+  const queued = typeof res.body.jobId === 'number' ? res.body.jobId : undefined;
+  const first = await sync(t, type, queued);
+  return { ...first, seconds: (performance.now() - started) / 1000 };
 }
 
 async function benchOne(factory: BenchWorkspaceFactory): Promise<SourceResult> {
   const fake = await factory.start(DOCS);
   const t = await startApp(factory, fake, false);
   try {
-    await connect(t, fake);
     let mark = fake.requests.length;
     let waitMark = costWaits.length;
-    const first = await sync(t, factory.type);
+    const first = await connectAndSync(t, fake, factory.type);
     const firstCostWaitS = costWaitSince(waitMark);
     const firstRequests = fake.requests.length - mark;
     const items = await t.db.query<{ n: number }>('SELECT count(*)::int AS n FROM items');
@@ -200,9 +242,8 @@ async function benchEmbedding(factory: BenchWorkspaceFactory): Promise<{ seconds
   const t = await startApp(factory, fake, true);
   try {
     await withSearch(t); // loads the model before the clock starts
-    await connect(t, fake);
     const started = performance.now();
-    await sync(t, factory.type);
+    await connectAndSync(t, fake, factory.type);
     for (;;) {
       const left = await t.db.query<{ n: number }>(
         "SELECT count(*)::int AS n FROM items WHERE indexing_status = 'pending'",
@@ -244,9 +285,8 @@ async function benchNotesRowCap(): Promise<NotesRowCapResult> {
     };
   };
   try {
-    await connect(t, fake);
     let mark = fake.requests.length;
-    const first = await sync(t, 'notes');
+    const first = await connectAndSync(t, fake, 'notes');
     const firstCount = count(mark);
     const items = await t.db.query<{ n: number }>('SELECT count(*)::int AS n FROM items');
     if (items[0]!.n !== NOTES_CAP_ROWS + 1)
@@ -301,9 +341,235 @@ function runNotesRowCap(): NotesRowCapResult | null {
   return result;
 }
 
+// ---------------------------------------------------------------------------------------------------
+// Token lifetimes
+// ---------------------------------------------------------------------------------------------------
+
+interface TokenLifeResult {
+  source: string;
+  /** How token time ran: `+4 min a request`, or `wall clock`. */
+  clock: string;
+  tokenLifeS: number;
+  documents: number;
+  apiRequests: number;
+  /** Calls of the token endpoint during the sync (refreshes or new grants). */
+  renewals: number;
+  refused401: number;
+  /** Token time the sync spanned, in token lifetimes. */
+  lifetimes: number;
+  seconds: number;
+}
+
+const TOKEN_CLIENT_ID = 'kb-bench-client';
+const TOKEN_CLIENT_SECRET = `bench-${randomBytes(8).toString('hex')}`;
+const BENCH_PUBLIC_URL = 'https://kb.example.test';
+
+/** The clock a fake and the service count token lives on: the wall clock plus what the bench adds. */
+function movingClock() {
+  const clock = { offset: 0, now: () => Date.now() + clock.offset };
+  return clock;
+}
+
+/** The consent flow of the API (initiate, the vendor's redirect, callback). */
+async function consent(t: TestApp, initiate: Record<string, unknown>): Promise<void> {
+  const init = await t.call('POST', '/api/connect/oauth/initiate', { body: initiate });
+  if (init.status !== 200) throw new Error(`initiate: ${JSON.stringify(init.body)}`);
+  const granted = await fetch(init.body.consentUrl, { redirect: 'manual' });
+  const callback = new URL(granted.headers.get('location')!);
+  const res = await t.call('GET', callback.pathname + callback.search, { key: null });
+  if (res.status !== 200) throw new Error(`callback: ${JSON.stringify(res.body)}`);
+}
+
+/** Creates the connection and lets a first sync the create queued finish before anything is measured. */
+async function connectSettled(t: TestApp, source: Record<string, unknown>): Promise<void> {
+  const res = await t.call('POST', '/api/connect/connection', { body: { source } });
+  if (res.status !== 200) throw new Error(`create connection: ${JSON.stringify(res.body)}`);
+  if (typeof res.body.jobId === 'number') await waitForJob(t, res.body.jobId, undefined, 3_600_000);
+}
+
+/** A full sync (`reset`), timed; it must succeed. */
+async function fullSync(t: TestApp, type: string): Promise<number> {
+  const started = performance.now();
+  const run = await t.call('POST', '/api/connect/run-sync', { body: { type, jobType: 'reset' } });
+  if (run.status !== 200) throw new Error(`run-sync: ${JSON.stringify(run.body)}`);
+  const job = await waitForJob(t, run.body.jobId as number, undefined, 3_600_000);
+  if (job.status !== 'succeeded') throw new Error(`${type} sync ${job.status}: ${JSON.stringify(job)}`);
+  return (performance.now() - started) / 1000;
+}
+
+async function tokenLifeSupportDesk(): Promise<TokenLifeResult> {
+  const clock = movingClock();
+  const account = new FakeZendeskAccount();
+  const section = account.addSection(account.addCategory('Guides'), 'All');
+  for (let n = 1; n <= TOKEN_DOCS; n++) {
+    account.addArticle({ section, title: `Item ${n}`, body: `<p>Article ${n} ${'text '.repeat(40)}</p>` });
+  }
+  account.articleExportPageSize = 100;
+  const zendesk = await startFakeZendesk({ account });
+  const auth = await startZendeskAuth(zendesk, {
+    clientId: TOKEN_CLIENT_ID,
+    clientSecret: TOKEN_CLIENT_SECRET,
+    now: clock.now,
+  });
+  const t = await startTestApp(STORAGE, {
+    config: zendeskOAuthSettings({
+      zendeskUrl: zendesk.url,
+      authUrl: auth.url,
+      clientId: TOKEN_CLIENT_ID,
+      clientSecret: TOKEN_CLIENT_SECRET,
+      publicUrl: BENCH_PUBLIC_URL,
+    }),
+    parts: { sourceHttp: SOURCE_HTTP, tokenClock: clock.now },
+  });
+  t.service.startWorkers({ concurrency: 1, ...FAST_WORKERS, listenUrl: null });
+  try {
+    await consent(t, { type: 'support_desk', subdomain: 'acme' });
+    await connectSettled(t, { type: 'support_desk', subdomain: 'acme' });
+    let apiRequests = 0;
+    let refused401 = 0;
+    account.onRequest = (req) => {
+      const token = bearerToken(req);
+      if (token === undefined) return undefined;
+      apiRequests++;
+      if (!auth.accepts(token)) refused401++;
+      clock.offset += TOKEN_MINUTES_PER_REQUEST * 60_000;
+      return undefined;
+    };
+    const before = { refreshes: auth.counts.refreshes, offset: clock.offset };
+    const seconds = await fullSync(t, 'support_desk');
+    return {
+      source: 'support_desk (Zendesk OAuth)',
+      clock: `+${TOKEN_MINUTES_PER_REQUEST} min a request`,
+      tokenLifeS: 1_800,
+      documents: TOKEN_DOCS,
+      apiRequests,
+      renewals: auth.counts.refreshes - before.refreshes,
+      refused401,
+      lifetimes: (clock.offset - before.offset) / 1_800_000,
+      seconds,
+    };
+  } finally {
+    await t.close();
+    await zendesk.close();
+    await auth.close();
+  }
+}
+
+/** A store of TOKEN_PRODUCTS products whose cost budget never binds, with the app's credentials. */
+function tokenLifeStore(now: () => number): FakeShopifyStore {
+  const store = new FakeShopifyStore();
+  store.bucket.restoreRate = 1_000_000;
+  store.now = now;
+  store.app.clientId = TOKEN_CLIENT_ID;
+  store.app.clientSecret = TOKEN_CLIENT_SECRET;
+  for (let n = 1; n <= TOKEN_PRODUCTS; n++) {
+    store.addProduct({ title: `Product ${n}`, descriptionHtml: `<p>Product ${n} ${'text '.repeat(40)}</p>` });
+  }
+  return store;
+}
+
+/** storefront through one way in (`oauth`: consent, clock moving per request; else client credentials). */
+async function tokenLifeStorefront(way: 'oauth' | 'client_credentials'): Promise<TokenLifeResult> {
+  const clock = movingClock();
+  const store = tokenLifeStore(way === 'oauth' ? clock.now : Date.now);
+  store.clientCredentialsLifetimeSeconds = TOKEN_CC_SECONDS;
+  const shopify = await startFakeShopify({ store });
+  const t = await startTestApp(STORAGE, {
+    config: {
+      KB_CRAWL_ALLOW_PRIVATE: 'true',
+      KB_STOREFRONT_BASE_URL: shopify.url,
+      KB_STOREFRONT_OAUTH_BASE_URL: shopify.url,
+      KB_STOREFRONT_CLIENT_ID: TOKEN_CLIENT_ID,
+      KB_STOREFRONT_CLIENT_SECRET: TOKEN_CLIENT_SECRET,
+      KB_PUBLIC_URL: BENCH_PUBLIC_URL,
+    },
+    parts: { sourceHttp: SOURCE_HTTP, tokenClock: clock.now },
+  });
+  t.service.startWorkers({ concurrency: 1, ...FAST_WORKERS, listenUrl: null });
+  try {
+    if (way === 'oauth') {
+      await consent(t, { type: 'storefront', shop: SHOPIFY_SHOP });
+      await connectSettled(t, { type: 'storefront', shop: SHOPIFY_SHOP });
+    } else {
+      await connectSettled(t, {
+        type: 'storefront',
+        shop: SHOPIFY_SHOP,
+        client_id: TOKEN_CLIENT_ID,
+        client_secret: TOKEN_CLIENT_SECRET,
+      });
+    }
+    let apiRequests = 0;
+    store.onQuery = () => {
+      apiRequests++;
+      if (way === 'oauth') clock.offset += TOKEN_MINUTES_PER_REQUEST * 60_000;
+    };
+    const before = { grants: store.grants.length, expired: store.expiredAnswers, offset: clock.offset };
+    const seconds = await fullSync(t, 'storefront');
+    const lifeS = way === 'oauth' ? store.offlineLifetimeSeconds : TOKEN_CC_SECONDS;
+    const spanS = way === 'oauth' ? (clock.offset - before.offset) / 1000 : seconds;
+    const refused401 = store.expiredAnswers - before.expired;
+    return {
+      source: way === 'oauth' ? 'storefront (Shopify OAuth)' : 'storefront (Shopify client credentials)',
+      clock: way === 'oauth' ? `+${TOKEN_MINUTES_PER_REQUEST} min a request` : 'wall clock',
+      tokenLifeS: lifeS,
+      documents: TOKEN_PRODUCTS,
+      // Queries the store answered, and those it refused for their token.
+      apiRequests: apiRequests + refused401,
+      renewals: store.grants.length - before.grants,
+      refused401,
+      lifetimes: spanS / lifeS,
+      seconds,
+    };
+  } finally {
+    await t.close();
+    await shopify.close();
+  }
+}
+
+async function benchTokenLife(): Promise<TokenLifeResult[]> {
+  const rows: TokenLifeResult[] = [];
+  if (SOURCES.includes('support_desk')) rows.push(await tokenLifeSupportDesk());
+  if (SOURCES.includes('storefront')) {
+    rows.push(await tokenLifeStorefront('oauth'));
+    rows.push(await tokenLifeStorefront('client_credentials'));
+  }
+  return rows;
+}
+
+function runTokenLife(): TokenLifeResult[] | null {
+  if (!TOKEN_LIFE || !SOURCES.some((s) => s === 'support_desk' || s === 'storefront')) return null;
+  console.error(`# token lifetimes: syncs outliving three tokens on ${STORAGE}...`);
+  const child = spawnSync(process.execPath, [fileURLToPath(import.meta.url), TOKEN_LIFE_FLAG], {
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'inherit'],
+    maxBuffer: 64 * 1024 * 1024,
+  });
+  if (child.status !== 0) throw new Error(`token-life benchmark exited ${child.status}`);
+  const rows = JSON.parse(child.stdout.trim().split('\n').at(-1)!) as TokenLifeResult[];
+  printTable(
+    `Token lifetimes: a first sync outliving three access tokens, ${STORAGE}`,
+    rows.map((r) => ({
+      source: r.source,
+      'token life': r.tokenLifeS >= 60 ? `${r.tokenLifeS / 60} min` : `${r.tokenLifeS} s`,
+      clock: r.clock,
+      documents: String(r.documents),
+      'token lives spanned': fmt(r.lifetimes),
+      'API requests': String(r.apiRequests),
+      'token renewals': String(r.renewals),
+      '401s': String(r.refused401),
+      'wall s': fmt(r.seconds, 2),
+    })),
+  );
+  return rows;
+}
+
 const fmt = (n: number, digits = 1) => n.toFixed(digits);
 
 async function main(): Promise<void> {
+  if (process.argv.includes(TOKEN_LIFE_FLAG)) {
+    console.log(JSON.stringify(await benchTokenLife()));
+    return;
+  }
   if (process.argv.includes(NOTES_CAP_FLAG)) {
     console.log(JSON.stringify(await benchNotesRowCap()));
     return;
@@ -339,7 +605,7 @@ async function main(): Promise<void> {
       'incremental s': fmt(r.incrementalS),
       'requests/changed doc': fmt(r.incrementalRequests / r.changed, 2),
       'rows written': String(r.incrementalRows),
-      'unchanged sync requests': String(r.unchangedRequests),
+      'unchanged sync requests (of first)': `${r.unchangedRequests} of ${r.firstRequests} (${fmt((100 * r.unchangedRequests) / r.firstRequests)}%)`,
       'peak RSS MiB': fmt(r.peakRssMiB, 0),
       'cost-budget wait (first / incr.)':
         r.firstCostWaitS === null
@@ -362,7 +628,15 @@ async function main(): Promise<void> {
     );
   }
   const notesRowCap = runNotesRowCap();
-  writeResult('source-sync', { docs: DOCS, embedDocs: EMBED_DOCS, storage: STORAGE, results, notesRowCap });
+  const tokenLife = runTokenLife();
+  writeResult('source-sync', {
+    docs: DOCS,
+    embedDocs: EMBED_DOCS,
+    storage: STORAGE,
+    results,
+    notesRowCap,
+    tokenLife,
+  });
 }
 
 await main();

@@ -174,8 +174,9 @@ export interface SourceHttpClientOptions {
   /** Called before each wait, for logging and metrics. Never receives headers or bodies. */
   onRetry?: (info: RetryNotice & { method: string; url: string }) => void;
   /**
-   * The connection's expiring access token (a sync's): a `Bearer` header carrying one of its tokens gets
-   * the current one, and a 401 to it is answered by one refresh and one more try.
+   * The connection's expiring access token (a sync's): a header carrying one of its tokens (`Bearer` or
+   * bare) gets the current one, and a 401 to it is answered by one refresh and one more try. A request's
+   * own `accessTokens` replaces it for that request.
    */
   accessTokens?: AccessTokens;
 }
@@ -446,12 +447,13 @@ export function createSourceHttpClient(options: SourceHttpClientOptions): Source
   ): Promise<SourceResponse> {
     const req = prepareRequest(method, url, opts, { defaultHeaders, maxResponseBytes });
     const { shownUrl, upperMethod } = req;
-    const sent = options.accessTokens ? await putCurrentToken(req, options.accessTokens) : undefined;
+    const tokens = opts.accessTokens ?? options.accessTokens;
+    const carried = tokens ? await putCurrentToken(req, tokens) : undefined;
     let outcome = await attempts(req);
-    if (sent !== undefined && 'response' in outcome && outcome.response.status === 401) {
+    if (tokens && carried && 'response' in outcome && outcome.response.status === 401) {
       // An access token can be refused before its announced expiry (revoked, rotated by another process,
       // clocks apart): one refresh, one more try; a second 401 is the connector's to name.
-      req.headers['authorization'] = `Bearer ${await options.accessTokens!.refresh(sent)}`;
+      req.headers[carried.header] = `${carried.prefix}${await tokens.refresh(carried.token)}`;
       outcome = await attempts(req);
     }
 
@@ -485,16 +487,33 @@ export function createSourceHttpClient(options: SourceHttpClientOptions): Source
   };
 }
 
+/** Where a request carries one of the connection's access tokens: the header, what precedes the token. */
+interface CarriedToken {
+  header: string;
+  /** `Bearer ` in an Authorization header; empty where the header holds the bare token. */
+  prefix: string;
+  /** The token sent. */
+  token: string;
+}
+
 /**
- * Puts the current access token in place of the one a `Bearer` header carries, when that one is the
- * connection's. Returns the token put in, or undefined for a request that carries none of its tokens.
+ * Puts the current access token in place of one of the connection's tokens, in whichever header carries
+ * it: `Authorization: Bearer …`, or a header whose whole value is the token (Shopify's
+ * `X-Shopify-Access-Token`). Returns where it went, or undefined for a request that carries none.
  */
-async function putCurrentToken(req: PreparedRequest, tokens: AccessTokens): Promise<string | undefined> {
-  const carried = /^Bearer\s+(\S+)$/i.exec(req.headers['authorization'] ?? '')?.[1];
-  if (carried === undefined || !tokens.owns(carried)) return undefined;
-  const token = await tokens.current();
-  req.headers['authorization'] = `Bearer ${token}`;
-  return token;
+async function putCurrentToken(
+  req: PreparedRequest,
+  tokens: AccessTokens,
+): Promise<CarriedToken | undefined> {
+  for (const [header, value] of Object.entries(req.headers)) {
+    const bearer = /^(Bearer\s+)(\S+)$/i.exec(value);
+    const [prefix, carried] = bearer ? [bearer[1]!, bearer[2]!] : ['', value];
+    if (!carried || !tokens.owns(carried)) continue;
+    const token = await tokens.current();
+    req.headers[header] = `${prefix}${token}`;
+    return { header, prefix, token };
+  }
+  return undefined;
 }
 
 function lowerKeys(headers: Record<string, string>): Record<string, string> {

@@ -84,6 +84,11 @@ export interface SourceRequestOptions {
   query?: Query;
   /** Cap on this response's size; a larger body is an error. Defaults to the client's cap. */
   maxBytes?: number;
+  /**
+   * Expiring access tokens the connector gets for itself (a grant made during the sync), kept current for
+   * this request in place of the client's own (see {@link AccessTokens}).
+   */
+  accessTokens?: AccessTokens;
 }
 
 /** A response of a source, after retries. */
@@ -265,7 +270,9 @@ export interface OAuthTokens {
 /**
  * Where a sync's HTTP client gets an access token that may expire: the job holds the connection's
  * tokens, refreshes them (and stores the rotated ones) and hands out the current one. The client puts it
- * in place of the credentials' token in a `Bearer` header, so a connector never sees the refresh.
+ * in place of the credentials' token in whichever header carries it (`Authorization: Bearer …`, or a
+ * header holding the bare token, as Shopify's `X-Shopify-Access-Token`), so a connector never sees the
+ * refresh.
  */
 export interface AccessTokens {
   /** Whether `token` is one of this connection's access tokens (the one the credentials hold, or a later one). */

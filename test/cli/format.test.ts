@@ -46,6 +46,8 @@ const job: SyncJob = {
   createdAt: 0,
   finishedAt: null,
   failureCount: 12,
+  warnings: [],
+  warningCount: 0,
   failures: Array.from({ length: 12 }, (_, i) => ({
     externalId: `d${i}`,
     table: 'docs_space_pages',

@@ -105,12 +105,12 @@ describeSourceEndToEnd({
     },
   ],
   search: { query: 'how long do I have to ask for my money back?', topTitle: 'Refund policy' },
-  // The export carries the bodies, a thousand articles a request, so a first sync of fourteen costs five
-  // requests (categories, sections, the article count, the export and its boundary second), and an
-  // unchanged one four (the same, the export's boundary second once). A share of a few requests means
-  // little: support-desk-sync.test.ts asserts that an unchanged sync does not list, and the benchmark
-  // measures the share at 5,000 articles. What the scenario holds here is that nothing is written again.
-  maxIncrementalShare: 1,
+  // The export carries the bodies, a thousand articles a request, so a first sync of fourteen costs six
+  // requests (categories, sections, languages, the article count, the export and its boundary second),
+  // and an unchanged one two (the count and the export's boundary second: the structure is the last
+  // pass's). support-desk-sync.test.ts asserts that an unchanged sync does not list, and the locales test
+  // holds the share under a quarter at 500 articles in 3 languages.
+  maxIncrementalShare: 0.34,
 });
 
 const PUBLIC_REPLY = 'Please unplug the printer and use a class C fire extinguisher on the toner drawer.';

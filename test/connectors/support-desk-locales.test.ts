@@ -85,8 +85,10 @@ describe('support_desk (Zendesk): every language', () => {
     const again = await set.sync();
     assert.deepEqual([again.documents, again.deleted, again.failures], [[], [], []]);
     assert.equal(since(fake, mark, isListing('fr')).length, 0, 'an unchanged language is not listed');
-    // Categories, sections, languages, the count, a probe per other language, one export page.
-    assert.equal(again.requests, 7);
+    // The count, a probe per other language (those the last pass saw), one export page: the categories,
+    // sections and languages are the last pass's.
+    assert.equal(again.requests, 4);
+    assert.ok(!fake.requests.slice(mark).some((q) => q.path.endsWith('/api/v2/help_center/locales')));
   });
 
   it('between two syncs: a translation edited alone, added, back to draft and removed; an article archived takes its translations', async () => {
@@ -138,13 +140,42 @@ describe('support_desk (Zendesk): every language', () => {
     assert.equal(since(fake, mark, isListing('fr')).length, 0);
   });
 
-  it('a language the help center disables takes its items', async () => {
+  it('a language the help center disables takes its items: its probe answers 404, so the languages are read again', async () => {
     const s = buildAccount();
-    const { set } = await start(s.account);
+    const { fake, set } = await start(s.account);
     await set.sync();
     s.account.disableLocale('fr');
+    // Enabled meanwhile, with no article changed: only a read of the languages shows it.
+    s.account.addTranslation(s.sso.id, 'es', { title: 'Inicio de sesión único' });
+    const mark = fake.requests.length;
     const second = await set.sync();
+    assert.deepEqual(second.failures, []);
     assert.deepEqual(keys(second.deleted), [`${s.invoices.id}:fr`, `${s.reset.id}:fr`].sort());
+    assert.deepEqual(keys(second.documents), [`${s.sso.id}:es`]);
+    const asked = fake.requests.slice(mark);
+    assert.ok(
+      asked.some(
+        (q) => q.path.endsWith('/api/v2/help_center/fr/articles') && q.query.get('per_page') === '1',
+      ),
+    );
+    assert.equal(asked.filter((q) => q.path.endsWith('/api/v2/help_center/locales')).length, 1);
+    const third = await set.sync();
+    assert.deepEqual([third.documents, third.deleted, third.failures], [[], [], []]);
+    // The count, the probes of de and es, one export page.
+    assert.equal(third.requests, 4);
+  });
+
+  it('a changed count reads the languages again: one enabled meanwhile is synced', async () => {
+    const s = buildAccount();
+    const { fake, set } = await start(s.account);
+    await set.sync();
+    s.account.addTranslation(s.sso.id, 'es', { title: 'Inicio de sesión único' });
+    s.account.archiveArticle(s.invoices.id);
+    const mark = fake.requests.length;
+    const second = await set.sync();
+    assert.deepEqual(keys(second.documents), [`${s.sso.id}:es`]);
+    assert.deepEqual(keys(second.deleted), [`${s.invoices.id}`, `${s.invoices.id}:fr`].sort());
+    assert.equal(since(fake, mark, (q) => q.path.endsWith('/api/v2/help_center/locales')).length, 1);
   });
 
   it('a reset re-reads every language and ends with exactly the source set', async () => {
@@ -251,7 +282,7 @@ describe('support_desk (Zendesk): every brand', () => {
 });
 
 describe('support_desk (Zendesk): what an unchanged sync costs', () => {
-  it('a fixed few requests whatever the size: five, and one per other language', async () => {
+  it('a fixed few requests whatever the size: two, and one per other language; at most a quarter of the first', async () => {
     const account = new FakeZendeskAccount();
     const sections = [1, 2, 3].map((n) =>
       account.addSection(account.addCategory(`Category ${n}`), `Section ${n}`),
@@ -269,9 +300,11 @@ describe('support_desk (Zendesk): what an unchanged sync costs', () => {
     console.log(
       `# support_desk, 500 articles in 3 languages (1,250 items): first sync ${first.requests} requests, unchanged ${again.requests}`,
     );
-    // Categories, sections, languages, the count, two probes, one export page.
-    assert.equal(again.requests, 7);
-    // The first: the same five, two export pages, and each other language listed whole (5 + 3 pages).
+    // The count, two probes, one export page.
+    assert.equal(again.requests, 4);
+    // The first: categories, sections, languages, the count, two probes, two export pages, and each other
+    // language listed whole (5 + 3 pages).
     assert.equal(first.requests, 16);
+    assert.ok(again.requests * 4 <= first.requests, 'an unchanged sync costs at most a quarter of the first');
   });
 });

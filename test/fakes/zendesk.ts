@@ -13,7 +13,9 @@
  *   articles with a translation in it, displayed in it (title, body, draft, `html_url` under
  *   `/hc/{locale}/`, `edited_at` = the translation's last update); without a locale, or with the default,
  *   the default language's. `GET /api/v2/help_center/articles/{id}/translations` lists every translation,
- *   the default one included. A locale the help center has not enabled answers 404.
+ *   the default one included. A locale the help center has not enabled answers 404 (the reference does
+ *   not say what a language's list answers once it is disabled; the connector reads the languages again
+ *   on a 404 and on any change of the language's count, so either answer is caught).
  * - Brands: `GET /api/v2/brands` (cursor or offset) lists this account as the default brand and the
  *   brands added with {@link FakeZendeskAccount.addBrand}, each with `subdomain`, `brand_url`,
  *   `has_help_center`, `help_center_state`, `active`, `is_deleted`. A brand's help center answers under

@@ -6,15 +6,16 @@
  * - `client_id` + `client_secret` of a Dev Dashboard app installed on the merchant's own store: the client
  *   credentials grant, `POST https://{shop}.myshopify.com/admin/oauth/access_token` with a form body
  *   (`grant_type=client_credentials`), answering a token valid `expires_in` seconds (about 24 hours) and no
- *   refresh token. {@link ShopifyTokenSource} asks for one when the sync starts, again shortly before it
- *   runs out and again when Shopify answers 401; nothing is stored, since the id and secret can always
- *   get a new one. Shopify refuses the grant for apps of another organization (`shop_not_permitted`) and
+ *   refresh token. {@link ClientCredentialsTokens} asks for one when the sync starts, again shortly before
+ *   it runs out and again when Shopify answers 401 (the shared HTTP client asks it, as it asks a
+ *   connection's OAuth tokens); nothing is stored, since the id and secret can always get a new one. Shopify refuses the grant for apps of another organization (`shop_not_permitted`) and
  *   for apps not installed on the store (`app_not_installed`).
  * - OAuth consent (authorization code grant) for an app installed on other merchants' stores:
  *   {@link shopifyOAuth}, which the generic consent routes drive. Each store is its own authorization
  *   server, so the initiate body names the `shop`. The exchange asks for an expiring offline token
  *   (`expiring: 1`: an hour, with a 90-day refresh token that rotates), which Shopify requires of public
- *   apps; the sync job refreshes it through {@link OAuthSteps.refresh}.
+ *   apps; the sync job refreshes it through {@link OAuthSteps.refresh} before its expiry and on a 401,
+ *   as often as the sync lasts (the HTTP client swaps the `X-Shopify-Access-Token` it carries).
  */
 import { z } from 'zod';
 import { AppError } from '../../lib/errors.ts';
@@ -23,7 +24,7 @@ import { redactSecrets, sourceName, sourceRefusal } from '../credential-check.ts
 import { isSourceHttpError } from '../http.ts';
 import { normalizeTenantLabel } from '../normalize.ts';
 import { expiryOf, requestTokens } from '../oauth-token.ts';
-import type { OAuthSteps, OAuthTokens, SourceHttpClient, SourceResponse } from '../types.ts';
+import type { AccessTokens, OAuthSteps, OAuthTokens, SourceHttpClient, SourceResponse } from '../types.ts';
 
 /** What the sync reads: products, pages and articles, policies, and where each product is published. */
 export const SHOPIFY_OAUTH_SCOPES = 'read_products,read_content,read_legal_policies,read_publications';
@@ -141,17 +142,19 @@ const RENEW_SHARE = 0.1;
 const RENEW_MARGIN_MAX_MS = 5 * 60_000;
 
 /**
- * The access token of one sync or credential check. A fixed token (given, or filled by an OAuth consent) is
- * used as is. Client credentials get a token on first use, a new one when the old is close to its
- * announced expiry, and a new one after a 401 ({@link renew}); concurrent callers share one exchange.
+ * The tokens of the client credentials grant for one sync or credential check, as the shared HTTP client
+ * keeps them ({@link AccessTokens}): a token on first use, a new one when the old is close to its
+ * announced expiry, and a new one after a 401; concurrent callers share one exchange. Nothing is stored:
+ * the id and secret can always get a new token.
  */
-export class ShopifyTokenSource {
+export class ClientCredentialsTokens implements AccessTokens {
   readonly #http: SourceHttpClient;
   readonly #baseUrl: string;
   readonly #creds: ShopifyAuthCredentials;
   readonly #now: () => number;
+  readonly #issued = new Set<string>();
   #granted: { token: GrantedToken; renewAt: number } | undefined;
-  #pending: Promise<GrantedToken> | undefined;
+  #pending: Promise<string> | undefined;
   #grants = 0;
 
   constructor(opts: {
@@ -167,56 +170,45 @@ export class ShopifyTokenSource {
     this.#now = opts.now ?? Date.now;
   }
 
-  /** Whether a 401 can be answered by asking for a new token. */
-  get renewable(): boolean {
-    return usesClientCredentials(this.#creds);
-  }
-
   /** Client credentials exchanges made so far. */
   get grants(): number {
     return this.#grants;
   }
 
-  /** Every token value this source has used, for scrubbing messages. */
+  /** Every token this grant gave, and the secret, for scrubbing messages. */
   secrets(): string[] {
-    return [this.#creds.access_token, this.#creds.client_secret, this.#granted?.token.accessToken].filter(
+    return [this.#creds.client_secret, ...this.#issued].filter(
       (s): s is string => typeof s === 'string' && s !== '',
     );
   }
 
-  /** The token to send now. */
-  async token(): Promise<string> {
-    if (!this.renewable) {
-      const fixed = this.#creds.access_token;
-      if (!fixed) {
-        throw new AppError(
-          'oauth_required',
-          `${sourceName(SOURCE)} has no access token: give source.access_token, or source.client_id and source.client_secret, or connect through OAuth.`,
-        );
-      }
-      return fixed;
-    }
+  owns(token: string): boolean {
+    return this.#issued.has(token);
+  }
+
+  async current(): Promise<string> {
     const granted = this.#granted;
     if (granted && this.#now() < granted.renewAt) return granted.token.accessToken;
-    return (await this.#grant()).accessToken;
+    return this.#grant();
   }
 
-  /** After a 401: the token was revoked or ran out early; ask for another (once per refused token). */
-  async renew(refused: string): Promise<string> {
-    if (this.#granted?.token.accessToken === refused) this.#granted = undefined;
-    return this.token();
+  async refresh(rejected: string): Promise<string> {
+    // Another request renewed since `rejected` was sent: its token is the one to use.
+    if (this.#granted?.token.accessToken === rejected) this.#granted = undefined;
+    return this.current();
   }
 
-  #grant(): Promise<GrantedToken> {
+  #grant(): Promise<string> {
     this.#pending ??= (async () => {
       try {
         const asked = this.#now();
         const token = await requestClientCredentialsToken(this.#http, this.#baseUrl, this.#creds, asked);
         this.#grants++;
+        this.#issued.add(token.accessToken);
         const life = token.expiresAt === null ? Number.POSITIVE_INFINITY : token.expiresAt - asked;
         const margin = Math.min(RENEW_MARGIN_MAX_MS, life * RENEW_SHARE);
         this.#granted = { token, renewAt: (token.expiresAt ?? Number.POSITIVE_INFINITY) - margin };
-        return token;
+        return token.accessToken;
       } finally {
         this.#pending = undefined;
       }
@@ -225,12 +217,22 @@ export class ShopifyTokenSource {
   }
 }
 
-function tokensOf(token: z.infer<typeof tokenSchema>, shop: string | null): OAuthTokens {
+/** The fixed token of these credentials (given, or filled by an OAuth consent); none is an error. */
+export function fixedTokenOf(creds: ShopifyAuthCredentials): string {
+  if (creds.access_token) return creds.access_token;
+  throw new AppError(
+    'oauth_required',
+    `${sourceName(SOURCE)} has no access token: give source.access_token, or source.client_id and source.client_secret, or connect through OAuth.`,
+  );
+}
+
+function tokensOf(token: z.infer<typeof tokenSchema>, shop: string | null, now?: number): OAuthTokens {
   return {
     accessToken: token.access_token,
     accountName: shop,
     refreshToken: token.refresh_token ?? null,
-    expiresAt: expiryOf(token.expires_in),
+    expiresAt: expiryOf(token.expires_in, now),
+    refreshExpiresAt: expiryOf(token.refresh_token_expires_in, now),
   };
 }
 
@@ -279,7 +281,7 @@ export const shopifyOAuth: OAuthSteps = {
     });
     return tokensOf(token, shopOf(app.baseUrl));
   },
-  async refresh(http, app, { refreshToken }) {
+  async refresh(http, app, { refreshToken, now }) {
     const token = await requestTokens(http, {
       label: 'Shopify',
       grant: 'refresh token',
@@ -294,6 +296,9 @@ export const shopifyOAuth: OAuthSteps = {
       secrets: [refreshToken, app.clientSecret],
     });
     // Each refresh rotates the refresh token; an answer without one keeps the old.
-    return { ...tokensOf(token, shopOf(app.baseUrl)), refreshToken: token.refresh_token ?? refreshToken };
+    return {
+      ...tokensOf(token, shopOf(app.baseUrl), now),
+      refreshToken: token.refresh_token ?? refreshToken,
+    };
   },
 };

@@ -25,7 +25,12 @@ import type {
   SourceRequestOptions,
   SourceResponse,
 } from '../types.ts';
-import { type ShopifyAuthCredentials, ShopifyTokenSource } from './auth.ts';
+import {
+  ClientCredentialsTokens,
+  fixedTokenOf,
+  type ShopifyAuthCredentials,
+  usesClientCredentials,
+} from './auth.ts';
 import {
   countSchema,
   envelopeSchema,
@@ -284,7 +289,8 @@ interface Bucket {
 export class ShopifyClient {
   readonly #ctx: StorefrontContext;
   readonly #url: string;
-  readonly #auth: ShopifyTokenSource;
+  /** The client credentials grant's tokens; undefined for a fixed or OAuth token (the job's to keep). */
+  readonly #granted: ClientCredentialsTokens | undefined;
   readonly #wait: (ms: number, signal: AbortSignal) => Promise<void>;
   readonly #now: () => number;
   #bucket: Bucket | undefined;
@@ -299,12 +305,14 @@ export class ShopifyClient {
     if (!version) throw new Error(`${sourceName(STOREFRONT_SOURCE)}: no Admin API version setting`);
     this.#ctx = ctx;
     this.#url = joinUrl(ctx.baseUrl, shopifyGraphqlPath(version));
-    this.#auth = new ShopifyTokenSource({
-      http: ctx.http,
-      baseUrl: ctx.baseUrl,
-      credentials: ctx.credentials,
-      ...(tuning.clock ? { now: tuning.clock } : {}),
-    });
+    this.#granted = usesClientCredentials(ctx.credentials)
+      ? new ClientCredentialsTokens({
+          http: ctx.http,
+          baseUrl: ctx.baseUrl,
+          credentials: ctx.credentials,
+          ...(tuning.clock ? { now: tuning.clock } : {}),
+        })
+      : undefined;
     this.#wait = tuning.wait ?? (async (ms, signal) => void (await sleep(ms, undefined, { signal })));
     this.#now = tuning.now ?? (() => performance.now());
   }
@@ -327,7 +335,7 @@ export class ShopifyClient {
   }
   /** Tokens obtained through the client credentials grant in this pass. */
   get tokenGrants(): number {
-    return this.#auth.grants;
+    return this.#granted?.grants ?? 0;
   }
 
   /**
@@ -563,20 +571,27 @@ export class ShopifyClient {
   }
 
   /**
-   * Sends one query with the current token. A 401 on a token the client credentials grant gave (run out
-   * early, or revoked) is answered by asking for a new one and sending again, once.
+   * Sends one query. The token is kept current by the HTTP client, the same way for every source: the
+   * client credentials grant's tokens given with the request, an OAuth connection's by the sync job
+   * (before the announced expiry, and once more after a 401).
    */
   async #send(body: unknown): Promise<SourceResponse> {
-    const token = await this.#auth.token();
+    const granted = this.#granted;
+    const token = granted ? await granted.current() : fixedTokenOf(this.#ctx.credentials);
     this.#queries++;
-    const res = await this.#ctx.http.request('POST', this.#url, {
+    return this.#ctx.http.request('POST', this.#url, {
       headers: shopifyHeaders(token),
       json: body,
+      ...(granted ? { accessTokens: granted } : {}),
     });
-    if (res.status !== 401 || !this.#auth.renewable) return res;
-    const renewed = await this.#auth.renew(token);
-    this.#queries++;
-    return this.#ctx.http.request('POST', this.#url, { headers: shopifyHeaders(renewed), json: body });
+  }
+
+  /** Token values no message may carry. */
+  #secrets(): string[] {
+    const creds = this.#ctx.credentials;
+    return [creds.access_token ?? '', creds.client_secret ?? '', ...(this.#granted?.secrets() ?? [])].filter(
+      Boolean,
+    );
   }
 
   /** Waits until the bucket, as last reported and refilled since, holds what this query will ask. */
@@ -635,7 +650,7 @@ export class ShopifyClient {
         'refused the sync',
         { status, vendorMessage },
         hint,
-        this.#auth.secrets(),
+        this.#secrets(),
       );
     }
     return new SourceHttpError(
@@ -660,7 +675,7 @@ export class ShopifyClient {
     const scope = named ?? SCOPES[kind];
     const more = errorCount > 1 ? ` (and ${errorCount - 1} more error${errorCount > 2 ? 's' : ''})` : '';
     return new ShopifyAccessDenied(
-      `${this.#what(kind)} was denied (ACCESS_DENIED: ${redactSecrets(error.message, this.#auth.secrets()).slice(0, 300)})${more}. Grant the app the ${scope} access scope (reinstall it or update its scopes), then sync again.`,
+      `${this.#what(kind)} was denied (ACCESS_DENIED: ${redactSecrets(error.message, this.#secrets()).slice(0, 300)})${more}. Grant the app the ${scope} access scope (reinstall it or update its scopes), then sync again.`,
       scope,
       error.path ?? [],
     );

@@ -10,7 +10,12 @@ import { AppError } from '../../lib/errors.ts';
 import { credentialCheck } from '../credential-check.ts';
 import { normalizeTenantLabel, normalizeToken } from '../normalize.ts';
 import type { Connector, ConnectorContext } from '../types.ts';
-import { CLIENT_CREDENTIALS_HINT, ShopifyTokenSource, shopifyOAuth, usesClientCredentials } from './auth.ts';
+import {
+  CLIENT_CREDENTIALS_HINT,
+  ClientCredentialsTokens,
+  shopifyOAuth,
+  usesClientCredentials,
+} from './auth.ts';
 import {
   STOREFRONT_REFUSAL_HINTS,
   STOREFRONT_SOURCE,
@@ -162,12 +167,12 @@ function invalid(field: string, message: string): AppError {
 async function validate(ctx: ConnectorContext<StorefrontCredentials>): Promise<void> {
   const check = checkFor(ctx.settings['apiVersion'] ?? SHOPIFY_API_VERSION);
   if (!usesClientCredentials(ctx.credentials)) return check(ctx);
-  const tokens = new ShopifyTokenSource({
+  const tokens = new ClientCredentialsTokens({
     http: ctx.http,
     baseUrl: ctx.baseUrl,
     credentials: ctx.credentials,
   });
-  const accessToken = await tokens.token();
+  const accessToken = await tokens.current();
   try {
     await check({ ...ctx, credentials: { ...ctx.credentials, access_token: accessToken } });
   } catch (err) {

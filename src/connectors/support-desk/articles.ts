@@ -11,6 +11,7 @@
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import { sourceName } from '../credential-check.ts';
+import type { FailureRunOptions, ListedRecord } from '../toolkit/listing-pass.ts';
 import type { KnownDocument, SourceDocument, SyncEvent } from '../types.ts';
 import { SUPPORT_DESK_SOURCE } from './client.ts';
 import { renderArticle } from './render.ts';
@@ -238,3 +239,38 @@ export function idOf(raw: unknown): string | undefined {
 export function isDraft(raw: unknown): boolean {
   return Boolean(raw && typeof raw === 'object' && (raw as { draft?: unknown }).draft === true);
 }
+
+/**
+ * A listing's records as the listing pass sees them: a published article is an item, a draft is not (its
+ * held copy leaves as it is read), a record without a readable id proves the listing incomplete.
+ */
+export async function* articleListing<Cursor>(
+  pass: ArticlePass,
+  pages: AsyncIterable<{ articles: readonly unknown[] }>,
+): AsyncGenerator<ListedRecord<unknown, Cursor>> {
+  for await (const page of pages) {
+    for (const raw of page.articles) {
+      const id = idOf(raw);
+      if (id === undefined) {
+        yield { kind: 'unreadable', id: undefined, events: articleEvents(pass, raw) };
+        continue;
+      }
+      const key = articleKey(pass.scope, id);
+      yield isDraft(raw) ? { kind: 'not_item', id: key, entry: raw } : { kind: 'item', id: key, entry: raw };
+    }
+  }
+}
+
+/** Documents this pass yielded that the connection did not hold before. */
+export function* yieldedThisPass(pass: ArticlePass): Generator<{ id: string; table: string }> {
+  for (const [key, done] of pass.handled) {
+    if (isToken(done) && !pass.known?.has(key)) yield { id: key, table: ARTICLES_TABLE };
+  }
+}
+
+/** Listings carry their articles: no read of theirs fails on its own, so the run never grows. */
+export const ARTICLE_FAILURES: FailureRunOptions = {
+  max: 1,
+  source: sourceName(SUPPORT_DESK_SOURCE),
+  what: 'article reads',
+};

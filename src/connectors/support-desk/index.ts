@@ -159,7 +159,7 @@ export const supportDeskConnector: Connector<SupportDeskCredentials, SupportDesk
       default: DEFAULT_LISTING_HOURS,
       pattern: /^\d{1,5}$/,
       description:
-        'the most hours an incremental sync goes without listing every article (whole hours; 0 lists on every sync), e.g. 24',
+        'the most hours an incremental sync goes without listing every article and reading the categories, sections and languages (whole hours; 0 does both on every sync), e.g. 24',
     },
   },
   async validate(ctx) {

@@ -4,10 +4,11 @@
  * connection asks for them (`include_tickets`), solved and closed tickets with their public comments.
  *
  * Articles, per help center:
- * 1. Categories and sections are listed once per pass: the tags and the `Category > Section` context of
- *    every article (in the default language), and part of its change token (a renamed section changes its
- *    articles' text and tags). The help center's languages are read too (one request), and each language
- *    other than the default is probed (one request each: translations.ts).
+ * 1. The help center's structure: categories and sections (the tags and the `Category > Section` context
+ *    of every article, in the default language, and part of its change token: a renamed section changes
+ *    its articles' text and tags) and its languages. An incremental pass reads it only when a signal says
+ *    it may have moved, else uses the last pass's (structure.ts). The article count (one request) and each
+ *    language other than the default (one probe each: translations.ts) are asked every pass.
  * 2. The incremental article export (§4.3) from the help center's `startTime` yields new and changed
  *    articles in the default language, with their bodies, 1,000 a page. Its `start_time` is inclusive and
  *    pages overlap on their boundary second, so an article can come twice: one already yielded in this
@@ -24,8 +25,8 @@
  * 4. That listing costs a request per 100 articles, ten times the export's, so an incremental pass lists
  *    only when something says it must ({@link listingReason}): the list's article count (one request)
  *    differs from the last pass's count plus the articles the export shows created since (an archive or
- *    a deletion lowers it; nothing else does unnoticed), a category or section changed, the languages
- *    changed, the export could not page past a second, or the last listing is older than
+ *    a deletion lowers it; nothing else does unnoticed), a category or section changed (seen when the
+ *    structure is read), the default language changed, the export could not page past a second, or the last listing is older than
  *    `KB_SUPPORT_DESK_LISTING_HOURS` (default 24): the backstop for what a count cannot see, an archive and
  *    a restore in one interval.
  * 5. The other languages (translations.ts): each translation an item `{id}:{locale}`.
@@ -44,22 +45,23 @@ import { sourceName } from '../credential-check.ts';
 import { isSourceHttpError, isTransientSourceError } from '../http.ts';
 import { mapInOrder } from '../toolkit/in-order.ts';
 import { knownById } from '../toolkit/known.ts';
+import { FailureRun, listingPass as listingPassOf } from '../toolkit/listing-pass.ts';
 import type { ConnectorContext, KnownDocument, SyncEvent, SyncOptions } from '../types.ts';
 import {
   ARTICLES_TABLE,
   type ArticlePass,
   articleEvents,
+  ARTICLE_FAILURES,
   articleKey,
+  articleListing,
   articleToken,
   DRAFT,
   FAILED,
   GONE,
   idOf,
-  isDraft,
   isToken,
   parseArticleKey,
-  placesDigest,
-  placesOf,
+  yieldedThisPass,
 } from './articles.ts';
 import { type HelpCenter, helpCenters } from './brands.ts';
 import {
@@ -67,12 +69,8 @@ import {
   countArticles,
   exportArticles,
   exportTickets,
-  helpCenterLocales,
   type LocaleProbe,
   listArticles,
-  listCategories,
-  listSections,
-  probeLocale,
   SUPPORT_DESK_SOURCE,
   type SupportDeskCredentials,
   type TicketExportFrom,
@@ -80,6 +78,7 @@ import {
 } from './client.ts';
 import { renderTicket, ticketTitle } from './render.ts';
 import { type Article, articleSchema, type Ticket, ticketSchema } from './schemas.ts';
+import { HelpCenterStructure, probeLanguages } from './structure.ts';
 import { type LocaleSeen, translationPass } from './translations.ts';
 
 export { ARTICLES_TABLE };
@@ -105,6 +104,8 @@ const helpCenterCursorSchema = z.object({
     .object({
       count: z.number().int().nonnegative(),
       places: z.string(),
+      /** When the categories, sections and languages were last read (structure.ts); absent: read next. */
+      structureAt: z.number().int().nonnegative().optional(),
       listedAt: z.number().int().nonnegative(),
       /** An article failed in that pass: the next one lists, to read it again. */
       failed: z.boolean().optional(),
@@ -268,20 +269,6 @@ function* deleteAll(
 export const DEFAULT_LISTING_HOURS = '24';
 const HOUR_MS = 3_600_000;
 
-/** What one help center's languages are: the default and the others, in the help center's spelling. */
-interface Languages {
-  default: string;
-  others: string[];
-  probes: Map<string, LocaleProbe>;
-}
-
-async function languagesOf(ctx: ConnectorContext<SupportDeskCredentials>): Promise<Languages> {
-  const answer = await helpCenterLocales(ctx);
-  const dflt = answer.default_locale.toLowerCase();
-  const others = [...new Set(answer.locales.map((l) => l.toLowerCase()))].filter((l) => l !== dflt);
-  return { default: dflt, others, probes: new Map() };
-}
-
 /** One help center: its default language through the export, then its other languages. */
 async function* helpCenterPass(
   base: ConnectorContext<SupportDeskCredentials>,
@@ -293,77 +280,139 @@ async function* helpCenterPass(
   const before = run.full ? undefined : state.seen;
   state.seen = undefined;
   const startedAt = state.startTime;
-  const placeMap = placesOf(await listCategories(ctx), await listSections(ctx));
-  const languages = await languagesOf(ctx);
+  const held = run.held?.get(hc.prefix);
+  const first = !held || [...held.values()].every((docs) => docs.size === 0);
+  const structure = new HelpCenterStructure({
+    ctx,
+    subdomain: hc.subdomain,
+    now: run.now,
+    remembered: before,
+  });
+  const upfront = first ? 'a first pass' : structureReason(before, run);
+  if (upfront) await structure.read(upfront);
   // Counted before the export, so an article archived while the export runs lowers the next pass's count.
   const count = await countArticles(ctx);
-  for (const l of languages.others) languages.probes.set(l, await probeLocale(ctx, l));
-  const held = run.held?.get(hc.prefix);
+  if (count !== before?.count) await structure.read('the article count changed');
+  const probes = new Map<string, LocaleProbe>();
+  const beforeOthers = before?.locales?.others;
+  await probeLanguages(ctx, structure, beforeOthers, probes);
   const scope = { prefix: hc.prefix, brandTag: hc.brandTag };
   const pass: ArticlePass = {
-    scope: { ...scope, locale: languages.default, isDefault: true },
+    scope: { ...scope, locale: structure.defaultLocale, isDefault: true },
     known: run.held ? (held?.get('') ?? new Map()) : undefined,
-    places: placeMap,
+    places: structure.places,
     handled: new Map(),
     unidentifiedFailure: false,
   };
-  const first = !held || [...held.values()].every((docs) => docs.size === 0);
-  const collect = !first && languages.others.length > 0;
-  const exported = yield* exportPass(ctx, pass, state, startedAt, { collect, progress: run.progress });
+  const collect = !first && structure.others.length > 0;
+  const exported = yield* exportPass(ctx, pass, state, startedAt, {
+    collect,
+    progress: run.progress,
+    structure,
+  });
 
-  const places = placesDigest(placeMap);
-  const reason =
-    (pass.known && pass.known.size > 0) || exported.exportStuck
-      ? listingReason({
-          before,
-          count,
-          created: exported.created?.size,
-          places,
-          exportStuck: exported.exportStuck,
-          now: run.now,
-          maxAgeMs: run.maxAgeMs,
-          defaultLocale: languages.default,
-        })
-      : undefined;
-  let gone: ReadonlySet<string> = new Set();
-  if (reason) {
-    // Why a sync costs a request per 100 articles this time: an operator's first question.
-    base.log.info({ reason, help_center: hc.subdomain }, 'listing every Zendesk article');
-    gone = yield* listingPass(ctx, pass);
-  }
+  const { reason, gone } = yield* defaultListing(ctx, {
+    pass,
+    structure,
+    exported,
+    listing: { before, count, now: run.now, maxAgeMs: run.maxAgeMs },
+  });
+  // Languages the structure named when read after the probes.
+  await probeLanguages(ctx, structure, beforeOthers, probes);
   const others = yield* otherLanguages(ctx, {
     hc,
     run,
-    languages,
+    structure,
+    probes,
     before,
     held,
     first,
     gone,
     exported,
-    placeMap,
-    placesChanged: before !== undefined && before.places !== places,
   });
   const failed = [...pass.handled.values()].includes(FAILED) || pass.unidentifiedFailure;
   state.seen = {
     count,
-    places,
+    places: structure.digest,
+    ...(structure.readAt === undefined ? {} : { structureAt: structure.readAt }),
     listedAt: reason || !before ? run.now : before.listedAt,
     ...(failed ? { failed } : {}),
-    locales: { default: languages.default, others },
+    locales: { default: structure.defaultLocale, others },
   };
+}
+
+/**
+ * The default language's listing, when {@link listingReason} gives one (the structure is read first, so
+ * that the listing compares tokens with the current names); answers the reason and the ids it proved gone.
+ */
+async function* defaultListing(
+  ctx: ConnectorContext<SupportDeskCredentials>,
+  i: {
+    pass: ArticlePass;
+    structure: HelpCenterStructure;
+    exported: ExportOutcome;
+    listing: Pick<ListingInputs, 'before' | 'count' | 'now' | 'maxAgeMs'>;
+  },
+): AsyncGenerator<Event, { reason: string | undefined; gone: ReadonlySet<string> }> {
+  const { pass, structure, exported } = i;
+  const heldAny = pass.known !== undefined && pass.known.size > 0;
+  const reasonOf = () =>
+    heldAny || exported.exportStuck
+      ? listingReason({
+          ...i.listing,
+          created: exported.created?.size,
+          places: structure.digest,
+          exportStuck: exported.exportStuck,
+          defaultLocale: structure.defaultLocale,
+        })
+      : undefined;
+  let reason = reasonOf();
+  if (reason && !structure.isRead) {
+    await readStructure(structure, pass, reason);
+    reason = reasonOf();
+  }
+  if (!reason) return { reason, gone: new Set() };
+  // Why a sync costs a request per 100 articles this time: an operator's first question.
+  ctx.log.info({ reason, help_center: structure.subdomain }, 'listing every Zendesk article');
+  return { reason, gone: yield* listingPass(ctx, pass) };
+}
+
+/**
+ * Why this pass reads the structure before its first request, or undefined when the cheap signals
+ * (the count, the probes, the export) decide. Whatever reads a whole listing reads it too, so that the
+ * listing compares tokens with the current names.
+ */
+function structureReason(before: HelpCenterCursor['seen'], run: Run): string | undefined {
+  if (!before?.locales) return 'no structure from an earlier pass';
+  const due = (at: number | undefined) => at === undefined || run.now - at >= run.maxAgeMs;
+  if (due(before.structureAt)) return 'the structure is older than the listing interval';
+  if (before.failed) return 'an article failed in the last pass';
+  if (due(before.listedAt)) return 'the last listing is older than the listing interval';
+  for (const [locale, seen] of Object.entries(before.locales.others)) {
+    if (seen.failed || due(seen.listedAt)) return `the language ${locale} is due a listing`;
+  }
+  return undefined;
+}
+
+/**
+ * Reads the structure in the middle of a pass: the default language's records from here on carry the
+ * language it names (a changed default lists every article, listingReason).
+ */
+async function readStructure(structure: HelpCenterStructure, pass: ArticlePass, reason: string) {
+  await structure.read(reason);
+  pass.scope = { ...pass.scope, locale: structure.defaultLocale };
 }
 
 interface OtherLanguagesInputs {
   hc: HelpCenter;
   run: Run;
-  languages: Languages;
+  structure: HelpCenterStructure;
+  probes: Map<string, LocaleProbe>;
   before: HelpCenterCursor['seen'];
   held: Map<string, Map<string, KnownDocument>> | undefined;
   first: boolean;
   gone: ReadonlySet<string>;
   exported: ExportOutcome;
-  placeMap: Map<number, string[]>;
-  placesChanged: boolean;
 }
 
 /** The help center's other languages, and the held items of languages it no longer has (or made default). */
@@ -371,33 +420,36 @@ async function* otherLanguages(
   ctx: ConnectorContext<SupportDeskCredentials>,
   i: OtherLanguagesInputs,
 ): AsyncGenerator<Event, Record<string, LocaleSeen>> {
+  const { structure } = i;
   const passes = new Map<string, ArticlePass>();
-  for (const locale of i.languages.others) {
+  for (const locale of structure.others) {
     passes.set(locale, {
       scope: { prefix: i.hc.prefix, brandTag: i.hc.brandTag, locale, isDefault: false },
       known: i.run.held ? (i.held?.get(locale) ?? new Map()) : undefined,
-      places: i.placeMap,
+      places: structure.places,
       handled: new Map(),
       unidentifiedFailure: false,
     });
   }
   const beforeLocales = i.before?.locales;
+  const placesChanged = i.before !== undefined && i.before.places !== structure.digest;
   const others =
     passes.size === 0
       ? {}
       : yield* translationPass(ctx, {
           passes,
-          probes: i.languages.probes,
-          before: beforeLocales?.default === i.languages.default ? beforeLocales.others : undefined,
+          probes: i.probes,
+          before: beforeLocales?.default === structure.defaultLocale ? beforeLocales.others : undefined,
           changed: i.exported.changed ?? new Map(),
           gone: i.gone,
           first: i.first,
-          listAll: i.placesChanged || i.exported.exportStuck || i.exported.changed === undefined,
+          listAll: placesChanged || i.exported.exportStuck || i.exported.changed === undefined,
           now: i.run.now,
           maxAgeMs: i.run.maxAgeMs,
+          beforeReading: () => structure.read('a language is read'),
         });
   if (i.held) {
-    const current = new Set(i.languages.others);
+    const current = new Set(structure.others);
     yield* deleteAll(
       ctx,
       [...i.held].filter(([l]) => l !== '' && !current.has(l)).map(([, docs]) => docs),
@@ -493,28 +545,48 @@ function noteChanged(pass: ArticlePass, out: ExportOutcome, raw: unknown, startT
   if (out.changed.size > MAX_CHANGED_HELD) out.changed = undefined;
 }
 
+/**
+ * An exported record this pass need not look at while the structure is not read: a published article
+ * held with the same `updated_at` (its token can differ only by its place, which the structure decides),
+ * or a draft not held that did not change after the pass's start (the boundary second, read again).
+ */
+function isQuiet(pass: ArticlePass, raw: unknown, startTime: number): boolean {
+  const parsed = articleSchema.safeParse(raw);
+  if (!parsed.success) return false;
+  const a = parsed.data;
+  const version = pass.known?.get(articleKey(pass.scope, String(a.id)))?.version;
+  if (a.draft) return version === undefined && Math.floor(Date.parse(a.updated_at) / 1000) <= startTime;
+  return version?.startsWith(`${a.updated_at}|`) === true;
+}
+
 /** The incremental article export from the help center's `startTime`, with a checkpoint after each page. */
 async function* exportPass(
   ctx: ConnectorContext<SupportDeskCredentials>,
   pass: ArticlePass,
   state: HelpCenterCursor,
   startedAt: number,
-  opts: { collect: boolean; progress: PassProgress },
+  opts: { collect: boolean; progress: PassProgress; structure: HelpCenterStructure },
 ): AsyncGenerator<Event, ExportOutcome> {
-  const { collect, progress } = opts;
+  const { collect, progress, structure } = opts;
   const outcome: ExportOutcome = {
     exportStuck: false,
     created: new Set(),
     changed: collect ? new Map() : undefined,
   };
   for await (const step of exportArticles(ctx, state.startTime)) {
-    for (const raw of step.page.articles) {
+    const articles = step.page.articles;
+    if (!structure.isRead && !articles.every((raw) => isQuiet(pass, raw, startedAt))) {
+      await readStructure(structure, pass, 'the export shows a new or changed article');
+    }
+    for (const raw of articles) {
       outcome.created = noteCreated(outcome.created, raw, startedAt);
+      // Every record of the page is quiet: unchanged, whatever the names around it.
+      if (!structure.isRead) continue;
       if (collect) noteChanged(pass, outcome, raw, startedAt);
       yield* articleEvents(pass, raw);
     }
     state.startTime = step.endTime;
-    if (step.page.articles.length >= ARTICLE_EXPORT_PAGE_SIZE && step.endTime === step.requested) {
+    if (articles.length >= ARTICLE_EXPORT_PAGE_SIZE && step.endTime === step.requested) {
       outcome.exportStuck = true;
     }
     yield checkpointOf(progress);
@@ -531,37 +603,25 @@ async function* listingPass(
   ctx: ConnectorContext<SupportDeskCredentials>,
   pass: ArticlePass,
 ): AsyncGenerator<Event, ReadonlySet<string>> {
-  const present = new Set<string>();
-  const listed = new Set<string>();
-  // False when a listed record had no readable id: the listing cannot tell what is gone then.
-  let complete = true;
-  for await (const page of listArticles(ctx)) {
-    for (const raw of page.articles) {
-      const id = idOf(raw);
-      if (id === undefined) complete = false;
-      else {
-        listed.add(id);
-        if (!isDraft(raw)) present.add(articleKey(pass.scope, id));
-      }
-      yield* articleEvents(pass, raw);
-    }
-  }
+  const known = pass.known ?? new Map<string, KnownDocument>();
+  const summary = yield* listingPassOf<unknown, SupportDeskCursor>({
+    signal: ctx.signal,
+    known,
+    list: () => articleListing(pass, listArticles(ctx)),
+    readWhen: 'as_listed',
+    // The listing carries the articles: articleEvents compares each with the held one itself.
+    read: ([raw]) => ({ events: articleEvents(pass, raw) }),
+    failures: ARTICLE_FAILURES,
+    // A draft the listing showed was deleted as it came.
+    settled: (key) => pass.handled.get(key) === DRAFT,
+    // Yielded by the export moments ago, archived since.
+    yieldedEarlier: () => yieldedThisPass(pass),
+  });
   const gone = new Set<string>();
-  if (!complete) return gone;
-  for (const key of pass.known?.keys() ?? []) {
-    ctx.signal.throwIfAborted();
+  if (!summary.complete) return gone;
+  for (const key of known.keys()) {
     const id = parseArticleKey(key)?.id;
-    if (id !== undefined && !listed.has(id)) gone.add(id);
-    if (!present.has(key) && pass.handled.get(key) !== DRAFT) {
-      yield { kind: 'deleted', externalId: key, table: ARTICLES_TABLE };
-    }
-  }
-  // Yielded by the export moments ago, archived since.
-  for (const [key, done] of pass.handled) {
-    ctx.signal.throwIfAborted();
-    if (isToken(done) && !present.has(key) && !pass.known?.has(key)) {
-      yield { kind: 'deleted', externalId: key, table: ARTICLES_TABLE };
-    }
+    if (id !== undefined && !summary.listed.has(key)) gone.add(id);
   }
   return gone;
 }
@@ -588,7 +648,11 @@ async function* ticketExportPass(
   // After a ticket that failed for a passing reason, the saved cursor stays before its page, so the
   // next sync reads that page again (its unchanged tickets are skipped by version) instead of losing it.
   let holdCursor = false;
-  let transientInARow = 0;
+  const run = new FailureRun({
+    max: MAX_TRANSIENT_IN_A_ROW,
+    source: sourceName(SUPPORT_DESK_SOURCE),
+    what: 'ticket reads',
+  });
   for await (const page of exportTickets(ctx, progress.ticketsFrom ?? { startTime: FROM_THE_START })) {
     const todo: Ticket[] = [];
     for (const raw of page.tickets) yield* ticketEvents(tickets, raw, todo);
@@ -598,17 +662,9 @@ async function* ticketExportPass(
         tickets.handled.set(outcome.externalId, FAILED);
       }
       yield outcome;
-      const transient = outcome.kind === 'failure' && outcome.retryable;
-      if (transient) {
-        retryLater = true;
-        if (++transientInARow >= MAX_TRANSIENT_IN_A_ROW) {
-          throw new Error(
-            `${sourceName(SUPPORT_DESK_SOURCE)} failed ${transientInARow} ticket reads in a row; last: ${outcome.error.message}`,
-          );
-        }
-      } else {
-        transientInARow = 0;
-      }
+      const transient = outcome.kind === 'failure' && outcome.retryable ? outcome.error : undefined;
+      if (transient) retryLater = true;
+      run.record(transient);
     }
     if (retryLater) holdCursor = true;
     if (!holdCursor && page.after_cursor) progress.ticketsFrom = { cursor: page.after_cursor };

@@ -17,19 +17,20 @@
  */
 import { isSourceHttpError } from '../http.ts';
 import { mapInOrder } from '../toolkit/in-order.ts';
+import { listingPass } from '../toolkit/listing-pass.ts';
 import type { ConnectorContext, KnownDocument } from '../types.ts';
 import {
   type ArticlePass,
   ARTICLES_TABLE,
+  ARTICLE_FAILURES,
   articleEvents,
   articleKey,
+  articleListing,
   DRAFT,
   GONE,
   FAILED,
   type ItemEvent,
-  idOf,
-  isDraft,
-  isToken,
+  yieldedThisPass,
 } from './articles.ts';
 import {
   articleTranslations,
@@ -67,6 +68,8 @@ export interface TranslationInputs {
   listAll: boolean;
   now: number;
   maxAgeMs: number;
+  /** Before the first read: the names the items carry must be current (structure.ts). */
+  beforeReading: () => Promise<void>;
 }
 
 type Ctx = ConnectorContext<SupportDeskCredentials>;
@@ -83,7 +86,10 @@ export async function* translationPass(
   if (t.changed.size > listingCost) for (const l of rest) whole.add(l);
   const reading = [...t.passes.keys()].filter((l) => !whole.has(l));
   const expected = new Map(reading.map((l) => [l, t.before?.[l]?.count ?? 0]));
-  if (reading.length > 0 && t.changed.size > 0) yield* readTranslations(ctx, t, reading, expected);
+  if (reading.length > 0 && t.changed.size > 0) {
+    await t.beforeReading();
+    yield* readTranslations(ctx, t, reading, expected);
+  }
   const out: Record<string, LocaleSeen> = {};
   for (const [locale, pass] of t.passes) {
     const probe = t.probes.get(locale)!;
@@ -91,8 +97,10 @@ export async function* translationPass(
     if (!whole.has(locale) && probe.count !== expected.get(locale)) whole.add(locale);
     if (whole.has(locale)) {
       ctx.log.info({ locale }, 'listing every Zendesk article in a language');
+      await t.beforeReading();
       yield* wholeListing(ctx, pass);
     } else if (probe.newest !== before?.newest) {
+      await t.beforeReading();
       yield* newestEdits(ctx, pass, before?.newest);
     }
     const failed = [...pass.handled.values()].includes(FAILED) || pass.unidentifiedFailure;
@@ -187,35 +195,24 @@ function onArticle(article: Article, raw: unknown): unknown {
  * (or shows as drafts) leave.
  */
 async function* wholeListing(ctx: Ctx, pass: ArticlePass): AsyncGenerator<ItemEvent> {
-  const present = new Set<string>();
-  let complete = true;
-  for await (const page of listArticles(ctx, { locale: pass.scope.locale })) {
-    for (const raw of page.articles) {
-      const id = idOf(raw);
-      if (id === undefined) complete = false;
-      else if (!isDraft(raw)) present.add(articleKey(pass.scope, id));
-      yield* articleEvents(pass, raw);
-    }
-  }
-  if (!complete) return;
-  yield* absentLeave(ctx, pass, present);
-}
-
-function* absentLeave(ctx: Ctx, pass: ArticlePass, present: ReadonlySet<string>): Generator<ItemEvent> {
-  const leaving = (key: string, done: string | undefined) =>
-    !present.has(key) && done !== DRAFT && done !== GONE;
-  for (const [key] of pass.known ?? new Map<string, KnownDocument>()) {
-    ctx.signal.throwIfAborted();
-    if (leaving(key, pass.handled.get(key))) {
-      pass.handled.set(key, GONE);
-      yield { kind: 'deleted', externalId: key, table: ARTICLES_TABLE };
-    }
-  }
-  for (const [key, done] of pass.handled) {
-    if (isToken(done) && !present.has(key) && !pass.known?.has(key)) {
-      yield { kind: 'deleted', externalId: key, table: ARTICLES_TABLE };
-    }
-  }
+  const events = listingPass<unknown, unknown>({
+    signal: ctx.signal,
+    known: pass.known ?? new Map<string, KnownDocument>(),
+    list: () => articleListing(pass, listArticles(ctx, { locale: pass.scope.locale })),
+    readWhen: 'as_listed',
+    read: ([raw]) => ({ events: articleEvents(pass, raw) }),
+    failures: ARTICLE_FAILURES,
+    settled: (key) => {
+      const done = pass.handled.get(key);
+      return done === DRAFT || done === GONE;
+    },
+    yieldedEarlier: () => yieldedThisPass(pass),
+    onDeleted: (key) => {
+      if (pass.known?.has(key)) pass.handled.set(key, GONE);
+    },
+  });
+  // No checkpoint is asked of this pass: its events are the items'.
+  for await (const event of events) if (event.kind !== 'checkpoint') yield event;
 }
 
 /** One language's articles by their last edit, newest first, down to the last pass's newest. */

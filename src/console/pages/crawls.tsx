@@ -6,7 +6,7 @@
 import { useState } from 'preact/hooks';
 import type { CrawlJob } from '../../client/index.ts';
 import { ok } from '../api.ts';
-import { type JobWarningLike, JobWarnings } from '../job-warnings.tsx';
+import { JobWarnings } from '../job-warnings.tsx';
 import {
   Badge,
   ErrorText,
@@ -141,7 +141,6 @@ function CrawlCard(props: { job: CrawlJob; onChanged(): void }) {
   const active = ACTIVE.has(j.status);
   const outcomes = Object.entries(j.outcomes).filter(([, n]) => n > 0);
   const refused = Object.entries(j.refused).filter(([, r]) => r.count > 0);
-  const warned = j as CrawlJob & { warnings?: JobWarningLike[]; warning_count?: number };
   return (
     <li class="job" data-crawl={j.id} data-status={j.status}>
       <div class="job-head">
@@ -175,7 +174,7 @@ function CrawlCard(props: { job: CrawlJob; onChanged(): void }) {
         </ul>
       )}
       {j.error_message && <p class="error-text">{j.error_message}</p>}
-      <JobWarnings warnings={warned.warnings} total={warned.warning_count} />
+      <JobWarnings warnings={j.warnings} total={j.warning_count} />
       {refused.length > 0 && <RefusedUrls refused={refused} />}
       {active && (
         <button

@@ -5,7 +5,7 @@
 import { useState } from 'preact/hooks';
 import type { SyncJob } from '../../client/index.ts';
 import { ok } from '../api.ts';
-import { type JobWarningLike, JobWarnings } from '../job-warnings.tsx';
+import { JobWarnings } from '../job-warnings.tsx';
 import { BASE, navigate, useLocation } from '../router.tsx';
 import {
   Badge,
@@ -103,7 +103,6 @@ function JobList({ connectionId }: { connectionId: string }) {
 
 function JobCard({ job }: { job: SyncJob }) {
   const d = job.documents;
-  const warned = job as SyncJob & { warnings?: JobWarningLike[]; warningCount?: number };
   return (
     <li class="job" data-job={job.jobId} data-status={job.status}>
       <div class="job-head">
@@ -145,7 +144,7 @@ function JobCard({ job }: { job: SyncJob }) {
         </div>
       </dl>
       {job.error && <p class="error-text">{job.error}</p>}
-      <JobWarnings warnings={warned.warnings} total={warned.warningCount} />
+      <JobWarnings warnings={job.warnings} total={job.warningCount} />
       {job.failures.length > 0 && (
         <details>
           <summary>
