@@ -101,7 +101,9 @@ export function crawlSummary(label: string, job: CrawlJobWithIndexing, stats: It
   const pending = job.items_pending;
   if (pending > 0) {
     const when = stats.indexer.etaSeconds === null ? '' : ` (ETA ${eta(stats.indexer.etaSeconds)})`;
-    lines.push(`  indexing   ${count(pending)} pages not yet searchable${when}; kb stats --wait follows them`);
+    lines.push(
+      `  indexing   ${count(pending)} pages not yet searchable${when}; kb stats --wait follows them`,
+    );
   } else {
     lines.push(`  searchable every stored page`);
   }

@@ -257,7 +257,11 @@ export async function markSitemapsDone(q: Queryable, crawlJobId: string): Promis
 }
 
 /** Items this crawl stored (or updated) that are not yet searchable: the crawl is searchable when 0. */
-export async function crawlItemsPending(q: Queryable, organizationId: string, crawlJobId: string): Promise<number> {
+export async function crawlItemsPending(
+  q: Queryable,
+  organizationId: string,
+  crawlJobId: string,
+): Promise<number> {
   const [row] = await q.query<{ n: number }>(
     `SELECT count(*)::int AS n FROM items
       WHERE crawl_job_id = $2 AND indexing_status = 'pending' AND organization_id = $1`,
