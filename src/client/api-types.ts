@@ -559,7 +559,7 @@ export interface components {
                 etaSeconds: number | null;
                 /** @description Pending items the indexer takes up to and including this organization's last pending one */
                 queuedAhead: number;
-                /** @description Items indexed per second, by every worker for every organization, over the last 5 minutes; null when too few were */
+                /** @description Items indexed per second of indexing work, by every worker for every organization, over the last 5 minutes (time with nothing to index does not count); null when too few were */
                 ratePerSecond: number | null;
             };
             /** @description The organization's items */
@@ -1688,7 +1688,64 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["CrawlJob"];
+                    "application/json": {
+                        allowExternalLinks: boolean;
+                        /** @description ISO 8601 UTC when the job ended (completed, failed or cancelled); null before */
+                        completed_at: string | null;
+                        /** @description distinct pages stored so far (created, updated, retagged or unchanged): what `limit` counts; never above it */
+                        completed_pages: number;
+                        /** @description ISO 8601 UTC */
+                        created_at: string;
+                        /** @description why the job failed; null unless `failed` */
+                        error_message: string | null;
+                        excludePaths: string[];
+                        /** @description extension: fetches at most (3 x `limit`, at least `limit` + 10); the crawl ends there */
+                        fetch_limit: number;
+                        /** @description extension: URLs fetched so far, whatever they yielded */
+                        fetched_pages: number;
+                        /** @description job identifier */
+                        id: string;
+                        includePaths: string[];
+                        /** @description extension: items this crawl stored or updated that are not searchable yet (the indexer's queue); the crawl is fully searchable when the job has ended and this is 0 */
+                        items_pending: number;
+                        /** @description extension: the page budget: distinct pages stored at most (fetches that store nothing do not count) */
+                        limit: number;
+                        /** @description extension: link depth limit; null for none */
+                        maxDepth: number | null;
+                        /** @description extension: finished pages by outcome: `created`, `updated`, `retagged` (same content, this crawl's tags added), `unchanged` (same content or 304, tags too), `removed` (404/410, item deleted), `gone`, `duplicate`, `near_duplicate`, `canonical` (its rel=canonical URL is the page stored), `not_html`, `noindex`, `empty`, `tombstoned`, `budget` (fetched after the limit was reached), `failed`, `blocked`... */
+                        outcomes: {
+                            [key: string]: number;
+                        };
+                        /** @description extension, for debugging: URLs not crawled or not stored, by reason (`excluded`, `not_included`, `robots`, `external`, `depth`, `budget` (not reached: the limit or the fetch cap ended the crawl), `not_html`, `duplicate`, `near_duplicate` (text nearly the same as a stored page of the host), `canonical` (stored under its rel=canonical URL), `noindex`, `empty`, `too_long`, `blocked`, `failed`, `pdf_encrypted`, `pdf_unreadable`, `pdf_too_large`), each with a count of distinct URLs and a few examples. The kept item of duplicates carries a `variants:N` tag: N pages of the crawl had its text. */
+                        refused: {
+                            [key: string]: {
+                                count: number;
+                                /** @description `duplicate`, `near_duplicate`, `canonical`: the URL each example stands for */
+                                of?: {
+                                    [key: string]: string;
+                                };
+                                sample: string[];
+                            };
+                        };
+                        /** @description the owning project: the caller's organization id */
+                        service_project_id: string;
+                        /** @enum {string} */
+                        status: "idle" | "scraping" | "completed" | "failed" | "cancelled";
+                        /** @description extension: tags given to every crawled item */
+                        tags: string[];
+                        /** @description the caller's organization id */
+                        tenant_id: string;
+                        /** @description pages stored plus pages still queued or being fetched, never above `limit`; equal to `completed_pages` once the job ends */
+                        total_pages: number;
+                        /** @description ISO 8601 UTC */
+                        updated_at: string;
+                        /** @description the crawled start URL */
+                        url: string;
+                        /** @description extension: warnings in all, those beyond the list included */
+                        warning_count: number;
+                        /** @description extension: problems a person can act on that did not fail the job, at most 50 distinct entries (10 of one code); a repeated one counts up its entry */
+                        warnings: components["schemas"]["JobWarning"][];
+                    };
                 };
             };
             /** @description Default Response */

@@ -276,3 +276,17 @@ export async function saveCrawlJob(q: Queryable, crawlJobId: string, job: Locked
 export async function markSitemapsDone(q: Queryable, crawlJobId: string): Promise<void> {
   await q.query('UPDATE crawl_jobs SET sitemaps_done = true, updated_at = now() WHERE id = $1', [crawlJobId]);
 }
+
+/** Items this crawl stored (or updated) that are not yet searchable: the crawl is searchable when 0. */
+export async function crawlItemsPending(
+  q: Queryable,
+  organizationId: string,
+  crawlJobId: string,
+): Promise<number> {
+  const [row] = await q.query<{ n: number }>(
+    `SELECT count(*)::int AS n FROM items
+      WHERE crawl_job_id = $2 AND indexing_status = 'pending' AND organization_id = $1`,
+    [organizationId, crawlJobId],
+  );
+  return row?.n ?? 0;
+}
