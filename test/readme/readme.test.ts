@@ -23,7 +23,7 @@
  */
 import assert from 'node:assert/strict';
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -56,6 +56,7 @@ const PAGES = {
   'README.md': {
     sections: ['Quick start', 'A first useful run'],
     markers: [
+      'quick-start',
       'start',
       'crawl',
       'connect',
@@ -148,6 +149,11 @@ const EXPECTATIONS: Array<{ command: RegExp; check(run: ShellRun): void }> = [
       const limit = /--limit (\d+)/.exec(run.command)![1];
       assert.match(run.stdout, /^crawl \S+ \(job [0-9a-f-]{36}\) completed in /m, describeRun(run));
       assert.match(run.stdout, new RegExp(`^ {2}pages +${limit} of limit ${limit}$`, 'm'), describeRun(run));
+      assert.match(
+        run.stdout,
+        /^ {2}searchable every stored page$/m,
+        `--wait ends searchable:\n${describeRun(run)}`,
+      );
     },
   },
   {
@@ -159,7 +165,7 @@ const EXPECTATIONS: Array<{ command: RegExp; check(run: ShellRun): void }> = [
     },
   },
   {
-    command: /^\.\/dev\.sh kb sync docs_space --wait --indexed$/,
+    command: /^\.\/dev\.sh kb sync docs_space --wait$/,
     check(run) {
       assert.equal(run.code, 0, describeRun(run));
       assert.match(run.stdout, /^sync docs_space \(job \S+\) succeeded in /m, describeRun(run));
@@ -341,7 +347,17 @@ describe('the README, run as printed', () => {
     );
   });
 
-  test('Quick start: `./dev.sh start` on a machine with an older node prints what the README shows', () => {
+  test('Quick start: exactly two commands, the service as run below and the suite as CI runs it', () => {
+    const commands = shellCommands(readme('quick-start').body).map((c) => c.replace(/\s+#.*$/, ''));
+    assert.deepEqual(commands, ['./dev.sh start', './dev.sh test']);
+    assert.equal(consoleTranscript(readme('start').body).command, commands[0]);
+    assert.match(
+      readFileSync('.ci/run', 'utf8'),
+      new RegExp(`^exec ${commands[1]!.replace('.', '\\.')}$`, 'm'),
+    );
+  });
+
+  test('A first run: `./dev.sh start` on a machine with an older node prints what the README shows', () => {
     // devShStart waited for every line the README shows; the key line is the README's `kb_...`.
     assert.equal(transcriptMismatch(consoleTranscript(readme('start').body).shown, service.output()), null);
   });
@@ -359,7 +375,8 @@ describe('the README, run as printed', () => {
   });
 
   test('a first run: `kb search` prints hits as the README shows them', async () => {
-    await everythingSearchable(origin, service.key);
+    // `--wait` above ended when the pages were searchable: nothing is pending now.
+    await everythingSearchable(origin, service.key, { waitMs: 0 });
     const { command, shown } = consoleTranscript(readme('search').body);
     assert.match(shown[0]!, HIT_LINE, "the README's hit line has the CLI's shape");
     assert.match(shown[1]!, PASSAGE_LINE, "the README's passage line has the CLI's shape");
@@ -466,12 +483,9 @@ async function searchOverMcp(
   }
 }
 
-/**
- * Waits until none of the organization's items is pending, so the search's hits are the same whatever the
- * indexer's pace: the crawl's `--wait` ends with its job, before every page is searchable.
- */
-async function everythingSearchable(origin: string, key: string): Promise<void> {
-  const deadline = Date.now() + 120_000;
+/** Waits up to `waitMs` until none of the organization's items is pending (fails after that). */
+async function everythingSearchable(origin: string, key: string, opts: { waitMs: number }): Promise<void> {
+  const deadline = Date.now() + opts.waitMs;
   for (;;) {
     const res = await fetch(`${origin}/api/connect/knowledgebase-items/stats`, {
       headers: { authorization: `Bearer ${key}` },
