@@ -3,56 +3,12 @@
  * log, over /api/connect/webhook-endpoints. `add` prints the signing secret: the only time it is shown.
  */
 import type { Command } from 'commander';
-import { ok } from '../client/index.ts';
+import { isWebhookEventType, ok, WEBHOOK_EVENT_TYPES, type WebhookEndpoint } from '../client/index.ts';
 import { UsageError } from './errors.ts';
 import { oneLine, table } from './format.ts';
 import { collect, connect, intOption, printJson, type RemoteOptions, remoteOptions } from './remote.ts';
 
-const EVENT_TYPES = [
-  'sync.started',
-  'sync.finished',
-  'crawl.finished',
-  'items.indexed',
-  'connection.needs_consent',
-];
-
-interface WebhookEndpoint {
-  id: string;
-  url: string;
-  description: string | null;
-  events: string[] | null;
-  enabled: boolean;
-  disabledReason: string | null;
-  failingSince: string | null;
-  secret?: string;
-}
-
-interface WebhookDelivery {
-  id: string;
-  eventType: string;
-  status: string;
-  attempts: number;
-  lastStatusCode: number | null;
-  lastError: string | null;
-  nextAttemptAt: string | null;
-  createdAt: string;
-}
-
-type Result<T> = Promise<{ data?: T; error?: unknown; response: Response }>;
-
-/**
- * These paths as the client sees them. Written out here rather than taken from the generated client
- * types so the command does not depend on when those are regenerated; the calls are the same.
- */
-interface WebhookCalls {
-  GET(path: string, init: { params: { path?: { id: string }; query?: { limit?: number } } }): Result<unknown>;
-  POST(path: string, init: { body: unknown }): Result<unknown>;
-  DELETE(path: string, init: { params: { path: { id: string } } }): Result<unknown>;
-}
-
-function calls(client: unknown): WebhookCalls {
-  return client as WebhookCalls;
-}
+const EVENT_TYPES = WEBHOOK_EVENT_TYPES;
 
 function describeEndpoint(e: WebhookEndpoint): string[] {
   const state = e.enabled ? (e.failingSince ? `failing since ${e.failingSince}` : 'enabled') : 'DISABLED';
@@ -80,19 +36,18 @@ function registerAdd(group: Command): void {
       )
       .option('--description <text>', 'a note for people'),
   ).action(async (url: string, opts: AddOptions) => {
-    for (const type of opts.event ?? []) {
-      if (!EVENT_TYPES.includes(type))
+    const events = (opts.event ?? []).map((type) => {
+      if (!isWebhookEventType(type))
         throw new UsageError(`unknown event type ${type}: one of ${EVENT_TYPES.join(', ')}`);
-    }
+      return type;
+    });
     const remote = connect(opts);
     const body = {
       url,
-      ...(opts.event?.length ? { events: opts.event } : {}),
+      ...(events.length ? { events } : {}),
       ...(opts.description ? { description: opts.description } : {}),
     };
-    const e = (await ok(
-      calls(remote.client).POST('/api/connect/webhook-endpoints', { body }),
-    )) as WebhookEndpoint;
+    const e = await ok(remote.client.POST('/api/connect/webhook-endpoints', { body }));
     if (remote.json) return printJson(e);
     console.log(table([describeEndpoint(e)]));
     console.log(`secret ${e.secret}`);
@@ -106,11 +61,7 @@ function registerList(group: Command): void {
   remoteOptions(group.command('list').description('the endpoints, with their state')).action(
     async (opts: RemoteOptions) => {
       const remote = connect(opts);
-      const { endpoints } = (await ok(
-        calls(remote.client).GET('/api/connect/webhook-endpoints', { params: {} }),
-      )) as {
-        endpoints: WebhookEndpoint[];
-      };
+      const { endpoints } = await ok(remote.client.GET('/api/connect/webhook-endpoints'));
       if (remote.json) return printJson({ endpoints });
       if (endpoints.length === 0) return console.log('no webhook endpoints (kb webhooks add <url>)');
       console.log(table(endpoints.map(describeEndpoint)));
@@ -124,7 +75,7 @@ function registerRemove(group: Command): void {
     async (id: string, opts: RemoteOptions) => {
       const remote = connect(opts);
       const result = await ok(
-        calls(remote.client).DELETE('/api/connect/webhook-endpoints/{id}', { params: { path: { id } } }),
+        remote.client.DELETE('/api/connect/webhook-endpoints/{id}', { params: { path: { id } } }),
       );
       if (remote.json) return printJson(result);
       console.log(`deleted ${id}`);
@@ -140,11 +91,11 @@ function registerDeliveries(group: Command): void {
       .option('--limit <n>', 'how many (default 50)', intOption('--limit', 1, 500)),
   ).action(async (id: string, opts: DeliveriesOptions) => {
     const remote = connect(opts);
-    const { deliveries } = (await ok(
-      calls(remote.client).GET('/api/connect/webhook-endpoints/{id}/deliveries', {
+    const { deliveries } = await ok(
+      remote.client.GET('/api/connect/webhook-endpoints/{id}/deliveries', {
         params: { path: { id }, ...(opts.limit ? { query: { limit: opts.limit } } : {}) },
       }),
-    )) as { deliveries: WebhookDelivery[] };
+    );
     if (remote.json) return printJson({ deliveries });
     if (deliveries.length === 0) return console.log('no deliveries yet');
     console.log(

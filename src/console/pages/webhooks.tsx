@@ -4,6 +4,7 @@
  */
 import { useState } from 'preact/hooks';
 import { ok } from '../api.ts';
+import { WEBHOOK_EVENT_TYPES, type WebhookEndpoint, type WebhookEventType } from '../../client/index.ts';
 import {
   Badge,
   ErrorText,
@@ -16,60 +17,17 @@ import {
   useSession,
 } from '../ui.tsx';
 
-const EVENT_TYPES = [
-  'sync.started',
-  'sync.finished',
-  'crawl.finished',
-  'items.indexed',
-  'connection.needs_consent',
-];
+const EVENT_TYPES = WEBHOOK_EVENT_TYPES;
 
-interface Endpoint {
-  id: string;
-  url: string;
-  description: string | null;
-  events: string[] | null;
-  enabled: boolean;
-  disabledReason: string | null;
-  failingSince: string | null;
-  secret?: string;
-}
-
-interface Delivery {
-  id: string;
-  eventType: string;
-  status: string;
-  attempts: number;
-  lastError: string | null;
-  nextAttemptAt: string | null;
-  createdAt: string;
-}
-
-type Result = Promise<{ data?: unknown; error?: unknown; response: Response }>;
-
-/**
- * These paths as the client sees them, written out here so the page does not depend on when the
- * generated client types are regenerated; the calls are the same.
- */
-interface WebhookCalls {
-  GET(path: string, init: { params: { path?: { id: string } } }): Result;
-  POST(path: string, init: { body: unknown }): Result;
-  PATCH(path: string, init: { params: { path: { id: string } }; body: unknown }): Result;
-  DELETE(path: string, init: { params: { path: { id: string } } }): Result;
-}
-
-function useWebhookCalls(): WebhookCalls {
-  return useSession().client as unknown as WebhookCalls;
+/** The signed-in client, whose paths include the webhook endpoints. */
+function useWebhookCalls() {
+  return useSession().client;
 }
 
 export function WebhooksPage() {
   const calls = useWebhookCalls();
   const [shown, setShown] = useState<string | null>(null);
-  const list = useLoad(
-    async () =>
-      (await ok(calls.GET('/api/connect/webhook-endpoints', { params: {} }))) as { endpoints: Endpoint[] },
-    [],
-  );
+  const list = useLoad(async () => await ok(calls.GET('/api/connect/webhook-endpoints')), []);
   return (
     <>
       <Section title="Add a webhook endpoint" id="add-webhook">
@@ -109,12 +67,13 @@ function EndpointForm(props: { onAdded(): void }) {
       onSubmit={(e) => {
         e.preventDefault();
         void run(async () => {
-          const types = splitList(events);
-          const created = (await ok(
+          // An unknown type goes to the service as written, which answers which ones it knows.
+          const types = splitList(events) as WebhookEventType[];
+          const created = await ok(
             calls.POST('/api/connect/webhook-endpoints', {
               body: { url, ...(types.length ? { events: types } : {}) },
             }),
-          )) as Endpoint;
+          );
           setSecret(created.secret ?? null);
           setUrl('');
           props.onAdded();
@@ -147,7 +106,7 @@ function EndpointForm(props: { onAdded(): void }) {
   );
 }
 
-function EndpointCard(props: { endpoint: Endpoint; onChanged(): void; onShow(): void }) {
+function EndpointCard(props: { endpoint: WebhookEndpoint; onChanged(): void; onShow(): void }) {
   const calls = useWebhookCalls();
   const { notice, busy, run } = useAction();
   const e = props.endpoint;
@@ -204,11 +163,11 @@ function Deliveries(props: { endpointId: string }) {
   const calls = useWebhookCalls();
   const log = useLoad(
     async () =>
-      (await ok(
+      await ok(
         calls.GET('/api/connect/webhook-endpoints/{id}/deliveries', {
           params: { path: { id: props.endpointId } },
         }),
-      )) as { deliveries: Delivery[] },
+      ),
     [props.endpointId],
     { pollMs: 3000, poll: (d) => d.deliveries.some((x) => x.status === 'pending') },
   );
