@@ -22,6 +22,14 @@ export const DEFAULT_OVERLAP_TOKENS = 32;
  */
 export const MIN_CHUNK_TOKENS = 64;
 
+/**
+ * The minimum for a window of `maxTokens`: at most a quarter of it, so that a small window (a test's
+ * 64-token embedder) still holds several sections' worth of choice rather than one merged block.
+ */
+export function minChunkTokens(maxTokens: number): number {
+  return Math.min(MIN_CHUNK_TOKENS, Math.floor(maxTokens / 4));
+}
+
 /** An item as the chunk step reads it. */
 export interface ChunkableItem {
   title: string;
@@ -53,7 +61,7 @@ export function chunkForIndexing(
     {
       maxTokens: Math.min(embedder.maxTokens, MAX_CHUNK_TOKENS),
       overlapTokens,
-      minTokens: MIN_CHUNK_TOKENS,
+      minTokens: minChunkTokens(Math.min(embedder.maxTokens, MAX_CHUNK_TOKENS)),
       countTokens: (s) => embedder.countTokens(s),
     },
   );
@@ -84,7 +92,7 @@ export async function chunkForIndexingOffThread(
       markdown: item.content,
       maxTokens: Math.min(embedder.maxTokens, MAX_CHUNK_TOKENS),
       overlapTokens,
-      minTokens: MIN_CHUNK_TOKENS,
+      minTokens: minChunkTokens(Math.min(embedder.maxTokens, MAX_CHUNK_TOKENS)),
       skipLinkLists: skipsLinkLists(item),
     },
     opts.signal,
