@@ -8,8 +8,6 @@ import { UsageError } from './errors.ts';
 import { oneLine, table } from './format.ts';
 import { collect, connect, intOption, printJson, type RemoteOptions, remoteOptions } from './remote.ts';
 
-const EVENT_TYPES = WEBHOOK_EVENT_TYPES;
-
 function describeEndpoint(e: WebhookEndpoint): string[] {
   const state = e.enabled ? (e.failingSince ? `failing since ${e.failingSince}` : 'enabled') : 'DISABLED';
   return [e.id, e.url, e.events ? e.events.join(',') : 'all events', state];
@@ -31,14 +29,14 @@ function registerAdd(group: Command): void {
       .description('register an endpoint; prints its signing secret (shown this once)')
       .option(
         '--event <type>',
-        `deliver only this event type (repeatable): ${EVENT_TYPES.join(', ')}`,
+        `deliver only this event type (repeatable): ${WEBHOOK_EVENT_TYPES.join(', ')}`,
         collect,
       )
       .option('--description <text>', 'a note for people'),
   ).action(async (url: string, opts: AddOptions) => {
     const events = (opts.event ?? []).map((type) => {
       if (!isWebhookEventType(type))
-        throw new UsageError(`unknown event type ${type}: one of ${EVENT_TYPES.join(', ')}`);
+        throw new UsageError(`unknown event type ${type}: one of ${WEBHOOK_EVENT_TYPES.join(', ')}`);
       return type;
     });
     const remote = connect(opts);

@@ -17,8 +17,6 @@ import {
   useSession,
 } from '../ui.tsx';
 
-const EVENT_TYPES = WEBHOOK_EVENT_TYPES;
-
 /** The signed-in client, whose paths include the webhook endpoints. */
 function useWebhookCalls() {
   return useSession().client;
@@ -90,7 +88,7 @@ function EndpointForm(props: { onAdded(): void }) {
         onInput={(e) => setUrl(e.currentTarget.value)}
       />
       <label for="webhook-events">
-        Event types (comma-separated; empty: all of {EVENT_TYPES.join(', ')})
+        Event types (comma-separated; empty: all of {WEBHOOK_EVENT_TYPES.join(', ')})
       </label>
       <input id="webhook-events" value={events} onInput={(e) => setEvents(e.currentTarget.value)} />
       <button type="submit" disabled={busy}>
