@@ -34,8 +34,10 @@ function documentOf(version: Version, sections: number): string {
   ).join('\n\n');
 }
 
-const COMMIT_CHUNKS = 100;
-const SECTIONS = { alder: 1_050, birch: 1_150, cedar: 1_100 } as const;
+// About eleven parts per version: enough transactions to observe between, at a quarter of the chunks
+// a real large page makes (the parts, not the item's size, are what is under test).
+const COMMIT_CHUNKS = 25;
+const SECTIONS = { alder: 262, birch: 287, cedar: 275 } as const;
 
 for (const mode of STORAGE_MODES) {
   describe(`indexer commits of a large item (${mode})`, () => {
@@ -128,7 +130,7 @@ for (const mode of STORAGE_MODES) {
       assert.equal(await indexer().drain(), 1);
       const old = await observe(itemId);
       assert.deepEqual(old.versions, ['alder']);
-      assert.ok(old.searchable >= 1_000, `the old version has ${old.searchable} chunks`);
+      assert.ok(old.searchable >= 250, `the old version has ${old.searchable} chunks`);
 
       await store('swap', 'birch');
       const seen: Observation[] = [];
@@ -144,7 +146,7 @@ for (const mode of STORAGE_MODES) {
       const done = await observe(itemId);
       assert.deepEqual(done.versions, ['birch']);
       assert.equal(done.status, 'indexed');
-      assert.ok(done.searchable >= 1_000);
+      assert.ok(done.searchable >= 250);
       assert.equal(done.rows, done.searchable, 'no chunk beyond the searchable ones');
 
       assert.ok(
