@@ -4,10 +4,14 @@
  * texts }` in, `{ id, vectors }` out.
  */
 import { parentPort } from 'node:worker_threads';
+import { lowerThisThreadPriority } from '../src/lib/thread-priority.ts';
 import { hashEmbedder } from '../test/support/hash-embedder.ts';
 
 const port = parentPort;
 if (!port) throw new Error('hash-embed-thread.ts runs as a worker thread');
+// The service's model thread for documents runs at a lower scheduling priority (src/embedding/local-worker.ts);
+// its stand-in does too, or the bench would measure a contention the service does not have.
+lowerThisThreadPriority();
 const hash = hashEmbedder({ dimensions: 384, maxTokens: Number(process.env.BENCH_HASH_MAX_TOKENS ?? 256) });
 
 port.on('message', async (msg: { id: number; texts: string[] }) => {

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { PassThrough } from 'node:stream';
 import { describe, test } from 'node:test';
-import { ForegroundGate } from '../../src/lib/foreground-gate.ts';
+import { ForegroundGate, MAX_PAUSE_MS, RECENT_REQUEST_MS } from '../../src/lib/foreground-gate.ts';
 import { startTestApp } from '../support/harness.ts';
 
 /** Turns of the event loop: long enough for anything already resolved to have run. */
@@ -40,6 +40,44 @@ describe('ForegroundGate', () => {
     second();
     await turns();
     assert.equal(quiet.settled, true);
+  });
+
+  /** A gate on a clock the test sets, recording the pauses it asks for (each resolved at once). */
+  const pacedGate = () => {
+    const clock = { now: 0 };
+    const pauses: number[] = [];
+    const gate = new ForegroundGate({
+      now: () => clock.now,
+      sleep: async (ms) => {
+        pauses.push(ms);
+      },
+    });
+    return { gate, clock, pauses };
+  };
+
+  test('while requests keep coming, background work pauses after each step for as long as the step took', async () => {
+    const { gate, clock, pauses } = pacedGate();
+    await gate.quiet(HOUR); // the first step starts at 0
+    clock.now = 10;
+    gate.enter()(); // a read ended at 10
+    clock.now = 30;
+    await gate.quiet(HOUR); // the step took 30 ms: as long again for the reads
+    clock.now = 38;
+    await gate.quiet(HOUR); // 8 ms
+    clock.now = 538;
+    await gate.quiet(HOUR); // a long step is paid back at most MAX_PAUSE_MS
+    assert.deepEqual(pauses, [30, 8, MAX_PAUSE_MS]);
+  });
+
+  test('with nobody reading, background work goes at full speed', async () => {
+    const { gate, clock, pauses } = pacedGate();
+    await gate.quiet(HOUR);
+    clock.now = 40;
+    await gate.quiet(HOUR); // no request ever
+    gate.enter()(); // a read ends at 40
+    clock.now = 40 + RECENT_REQUEST_MS;
+    await gate.quiet(HOUR); // its last read ended a while ago
+    assert.deepEqual(pauses, []);
   });
 
   test('background work is not starved: it goes after its longest wait even while a request runs', async () => {
