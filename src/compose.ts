@@ -21,6 +21,7 @@ import type { AppDeps } from './http/context.ts';
 import { crawlJobKind } from './jobs/crawl-job.ts';
 import { createJobSignalRelay, type JobSignalRelay } from './jobs/signals.ts';
 import { SOURCE_USER_AGENT, type SourceHttpSettings, SourceServices } from './jobs/source-services.ts';
+import { sourceChangesJobKind, sourceChangesTask } from './jobs/source-changes-job.ts';
 import { SYNC_HTTP, syncJobKind, syncScheduleTask } from './jobs/sync-job.ts';
 import { tokenRefreshTask } from './jobs/token-refresh-task.ts';
 import { startWorkerPool, type WorkerPool, type WorkerPoolOptions } from './jobs/worker.ts';
@@ -120,7 +121,12 @@ export function composeService(opts: {
     allowPrivate: config.KB_CRAWL_ALLOW_PRIVATE,
     publicUrl: config.KB_PUBLIC_URL,
     db,
-    overrides: { ...crawlerPaceSettings(config), ...parts.crawler },
+    overrides: {
+      ...crawlerPaceSettings(config),
+      browserPath: config.KB_CRAWL_BROWSER,
+      renderPages: config.KB_CRAWL_RENDER_PAGES,
+      ...parts.crawler,
+    },
   });
   const embedding = new EmbeddingRuntime(db, log, {
     load:
@@ -132,7 +138,11 @@ export function composeService(opts: {
     parts.onItemsChanged?.();
   };
   const jobs = createJobSignalRelay();
-  const jobKinds = [syncJobKind({ db, sources, itemsChanged }), crawlJobKind({ db, crawler, itemsChanged })];
+  const jobKinds = [
+    syncJobKind({ db, sources, itemsChanged }),
+    sourceChangesJobKind({ db, sources, itemsChanged }),
+    crawlJobKind({ db, crawler, itemsChanged }),
+  ];
   const webhooks: WebhookDeliveryDeps = {
     db,
     sources,
@@ -147,6 +157,7 @@ export function composeService(opts: {
   };
   const periodicTasks = [
     syncScheduleTask(db, jobs),
+    sourceChangesTask(db, jobs),
     tokenRefreshTask({ db, sources, log }),
     webhookDeliveryTask(webhooks),
   ];
@@ -187,6 +198,7 @@ export function composeService(opts: {
       jobs.attach(null);
       await embedding.close();
       await crawler.extractor.close();
+      await crawler.renderer.close();
     },
   };
 }

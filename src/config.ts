@@ -53,6 +53,9 @@ const envSchema = z.object({
     ),
   KB_CRAWL_FAST_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(8),
   KB_CRAWL_FAST_DELAY_MS: z.coerce.number().int().min(0).max(600_000).default(0),
+  /** The headless Chromium for crawls that render JavaScript, and how many pages it renders at once. */
+  KB_CRAWL_BROWSER: z.string().min(1).default('/usr/bin/chromium'),
+  KB_CRAWL_RENDER_PAGES: z.coerce.number().int().min(1).max(64).default(4),
   KB_PUBLIC_URL: optionalUrl,
   /** base64 of 32 random bytes; encrypts source credentials at rest. Generated into the data dir in embedded mode. */
   KB_ENCRYPTION_KEY: z.string().optional(),

@@ -423,6 +423,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/connect/webhooks/{type}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Receive a source's change notification (public)
+         * @description No API key: the vendor signs each request (Shopify: `X-Shopify-Hmac-Sha256`, base64 HMAC-SHA256 of the raw body with the app secret). The connection is found from the request (shop domain, subdomain, workspace) and must hold a secret that proves the signature: otherwise 401 and nothing is stored. An accepted event is stored before the 200, deduplicated by the vendor’s event id, and the documents it names are read again from the source (never from the event). A source type that receives no notifications: 404.
+         */
+        post: operations["receiveSourceWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/consume/search": {
         parameters: {
             query?: never;
@@ -452,6 +472,34 @@ export interface paths {
         put?: never;
         post?: never;
         delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/mcp": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Open a server-to-client stream: not offered (405)
+         * @description Where a stateful MCP server opens an event stream for messages it sends on its own. This MCP server is stateless (no sessions, no server-to-client stream), so it answers 405 with `Allow: POST`, as MCP specifies for a server without them.
+         */
+        get: operations["openMcpStream"];
+        put?: never;
+        /**
+         * Send MCP messages (JSON-RPC over streamable HTTP)
+         * @description The MCP server for agents: the same tools and resources as `kb mcp` on stdio, acting with the caller's API key and nothing more. Stateless: every POST stands alone (no `Mcp-Session-Id`), and its answer is one JSON body, never an event stream. Send `Accept: application/json, text/event-stream` (both, as MCP requires of clients) and `Content-Type: application/json`.
+         */
+        post: operations["sendMcpMessages"];
+        /**
+         * End an MCP session: not offered (405)
+         * @description Where a stateful MCP server ends the session named by `Mcp-Session-Id`. This MCP server is stateless (no sessions, no server-to-client stream), so it answers 405 with `Allow: POST`, as MCP specifies for a server without them.
+         */
+        delete: operations["endMcpSession"];
         options?: never;
         head?: never;
         patch?: never;
@@ -568,6 +616,8 @@ export interface components {
                     sample: string[];
                 };
             };
+            /** @description extension: pages are rendered in a headless browser before their content is extracted */
+            renderJavaScript: boolean;
             /** @description the owning project: the caller's organization id */
             service_project_id: string;
             /** @enum {string} */
@@ -629,10 +679,10 @@ export interface components {
         };
         JobWarning: {
             /**
-             * @description `sitemap_unreadable`, `sitemap_other_host` (a sitemap lists URLs of another host: ignored), `robots_unreadable` (5xx, 429 or no answer: the host is not crawled, as RFC 9309 asks), `redirect_refused` (a redirect the crawl did not follow, and why), `page_too_large` (a page cut at the size cap, or a PDF over it skipped), `permission_missing` (the credentials lack a permission at the source; what it costs is listed in `failures` too)
+             * @description `sitemap_unreadable`, `sitemap_other_host` (a sitemap lists URLs of another host: ignored), `robots_unreadable` (5xx, 429 or no answer: the host is not crawled, as RFC 9309 asks), `redirect_refused` (a redirect the crawl did not follow, and why), `page_too_large` (a page cut at the size cap, or a PDF over it skipped), `permission_missing` (the credentials lack a permission at the source; what it costs is listed in `failures` too), `render_unavailable` (a crawl asked to render JavaScript and no browser could be started: its pages were fetched plainly), `render_failed` (a page could not be rendered: its fetched HTML was used), `render_blocked` (requests a rendered page made that the address checks refused)
              * @enum {string}
              */
-            code: "sitemap_unreadable" | "sitemap_other_host" | "robots_unreadable" | "redirect_refused" | "page_too_large" | "permission_missing";
+            code: "sitemap_unreadable" | "sitemap_other_host" | "robots_unreadable" | "redirect_refused" | "page_too_large" | "permission_missing" | "render_unavailable" | "render_failed" | "render_blocked";
             /** @description how many times it occurred (for `sitemap_other_host`: URLs ignored) */
             count: number;
             /** @description what happened and what to do about it, naming the URL or resource */
@@ -1087,6 +1137,8 @@ export interface operations {
                         access_token?: string;
                         /** @enum {string} */
                         type: "notes" | "notion";
+                        /** @description The verification token (secret_...) Notion posted when the integration's webhook subscription was created; optional: the service also keeps the one Notion posts to it. */
+                        webhook_verification_token?: string;
                     } | ({
                         /** @description OAuth access token, in place of email and api_token; the OAuth consent flow fills it. */
                         access_token?: string;
@@ -1694,6 +1746,11 @@ export interface operations {
                     /** @description extension: link depth from the start URL (0: the start page only); when set, sitemaps are not read */
                     maxDepth?: number;
                     /**
+                     * @description extension: render each page in a headless browser (the operator's KB_CRAWL_BROWSER, Chromium) before extracting it, for sites that build their content with scripts. Slower; every request the page makes goes through the same address checks as the crawler, images, fonts and media are not fetched. Without a browser the crawl fetches plainly and its job carries a `render_unavailable` warning
+                     * @default false
+                     */
+                    renderJavaScript?: boolean;
+                    /**
                      * @description extension: tags added to every crawled item; an item reached by several crawls carries all their tags, and a crawl removes none (a user's stay until a user changes them)
                      * @default []
                      */
@@ -1834,6 +1891,8 @@ export interface operations {
                                 sample: string[];
                             };
                         };
+                        /** @description extension: pages are rendered in a headless browser before their content is extracted */
+                        renderJavaScript: boolean;
                         /** @description the owning project: the caller's organization id */
                         service_project_id: string;
                         /** @enum {string} */
@@ -3537,6 +3596,60 @@ export interface operations {
             };
         };
     };
+    receiveSourceWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The source type (or its alias) the notification is from */
+                type: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description `{"success": true}`, or the answer a vendor handshake asks for */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        success?: boolean;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     search: {
         parameters: {
             query?: never;
@@ -3687,6 +3800,289 @@ export interface operations {
                     };
                 };
             };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    openMcpStream: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description No API key, or one that is unknown or revoked (the API’s error shape). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not offered: send JSON-RPC messages with POST. */
+            405: {
+                headers: {
+                    /** @description POST */
+                    Allow?: "POST";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @description JSON-RPC error code (-32700 parse error, -32601 unknown method...). */
+                            code: number;
+                            /** @description More about the error, when there is more. */
+                            data?: unknown;
+                            message: string;
+                        };
+                        id: null;
+                        /** @enum {string} */
+                        jsonrpc: "2.0";
+                    };
+                };
+            };
+        };
+    };
+    sendMcpMessages: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The MCP protocol version the client negotiated in `initialize` (e.g. `2025-06-18`). */
+                "mcp-protocol-version"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    error?: {
+                        /** @description JSON-RPC error code (-32700 parse error, -32601 unknown method...). */
+                        code: number;
+                        /** @description More about the error, when there is more. */
+                        data?: unknown;
+                        message: string;
+                    };
+                    /** @description The id of a request, echoed in its response. */
+                    id?: string | number;
+                    /** @enum {string} */
+                    jsonrpc: "2.0";
+                    /** @description e.g. `initialize`, `tools/list`, `tools/call`, `resources/read`. */
+                    method?: string;
+                    params?: {
+                        [key: string]: unknown;
+                    };
+                    result?: {
+                        [key: string]: unknown;
+                    };
+                } | {
+                    error?: {
+                        /** @description JSON-RPC error code (-32700 parse error, -32601 unknown method...). */
+                        code: number;
+                        /** @description More about the error, when there is more. */
+                        data?: unknown;
+                        message: string;
+                    };
+                    /** @description The id of a request, echoed in its response. */
+                    id?: string | number;
+                    /** @enum {string} */
+                    jsonrpc: "2.0";
+                    /** @description e.g. `initialize`, `tools/list`, `tools/call`, `resources/read`. */
+                    method?: string;
+                    params?: {
+                        [key: string]: unknown;
+                    };
+                    result?: {
+                        [key: string]: unknown;
+                    };
+                }[];
+            };
+        };
+        responses: {
+            /** @description The responses to the requests the POST carried. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error?: {
+                            /** @description JSON-RPC error code (-32700 parse error, -32601 unknown method...). */
+                            code: number;
+                            /** @description More about the error, when there is more. */
+                            data?: unknown;
+                            message: string;
+                        };
+                        /** @description The id of a request, echoed in its response. */
+                        id?: string | number;
+                        /** @enum {string} */
+                        jsonrpc: "2.0";
+                        /** @description e.g. `initialize`, `tools/list`, `tools/call`, `resources/read`. */
+                        method?: string;
+                        params?: {
+                            [key: string]: unknown;
+                        };
+                        result?: {
+                            [key: string]: unknown;
+                        };
+                    } | {
+                        error?: {
+                            /** @description JSON-RPC error code (-32700 parse error, -32601 unknown method...). */
+                            code: number;
+                            /** @description More about the error, when there is more. */
+                            data?: unknown;
+                            message: string;
+                        };
+                        /** @description The id of a request, echoed in its response. */
+                        id?: string | number;
+                        /** @enum {string} */
+                        jsonrpc: "2.0";
+                        /** @description e.g. `initialize`, `tools/list`, `tools/call`, `resources/read`. */
+                        method?: string;
+                        params?: {
+                            [key: string]: unknown;
+                        };
+                        result?: {
+                            [key: string]: unknown;
+                        };
+                    }[];
+                };
+            };
+            /** @description Accepted: the POST carried only notifications or responses; no body. */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Not a JSON-RPC message (a JSON-RPC error), or a body that is not UTF-8 JSON or carries a NUL (the API’s error shape). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @description JSON-RPC error code (-32700 parse error, -32601 unknown method...). */
+                            code: number;
+                            /** @description More about the error, when there is more. */
+                            data?: unknown;
+                            message: string;
+                        };
+                        id: null;
+                        /** @enum {string} */
+                        jsonrpc: "2.0";
+                    } | components["schemas"]["Error"];
+                };
+            };
+            /** @description No API key, or one that is unknown or revoked (the API’s error shape). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `Accept` does not list both application/json and text/event-stream. */
+            406: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @description JSON-RPC error code (-32700 parse error, -32601 unknown method...). */
+                            code: number;
+                            /** @description More about the error, when there is more. */
+                            data?: unknown;
+                            message: string;
+                        };
+                        id: null;
+                        /** @enum {string} */
+                        jsonrpc: "2.0";
+                    };
+                };
+            };
+            /** @description The body is larger than KB_BODY_LIMIT_BYTES. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is not application/json. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description An unexpected error. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    endMcpSession: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description No API key, or one that is unknown or revoked (the API’s error shape). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not offered: send JSON-RPC messages with POST. */
+            405: {
+                headers: {
+                    /** @description POST */
+                    Allow?: "POST";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @description JSON-RPC error code (-32700 parse error, -32601 unknown method...). */
+                            code: number;
+                            /** @description More about the error, when there is more. */
+                            data?: unknown;
+                            message: string;
+                        };
+                        id: null;
+                        /** @enum {string} */
+                        jsonrpc: "2.0";
+                    };
+                };
+            };
         };
     };
     getReadiness: {
@@ -3723,6 +4119,15 @@ export interface operations {
                         };
                         status: string;
                     };
+                };
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description Default Response */

@@ -57,13 +57,23 @@ import {
 } from './messages.ts';
 import { type CommitResult, PageSettler } from './pages.ts';
 import { COLLAPSED_OUTCOMES, isPushedBack, PUSH_BACK, urlPattern } from './patterns.ts';
-import { fetchFollowingRedirects, type RedirectContext } from './redirects.ts';
+import { type FinalResponse, fetchFollowingRedirects, type RedirectContext } from './redirects.ts';
+import type { RenderSession } from './render.ts';
 import type { RobotsRules } from './robots.ts';
 import type { CrawlerRuntime } from './runtime.ts';
 import { paceFor } from './settings.ts';
 import { discoverSitemaps } from './sitemaps.ts';
 import { canonicalizeUrl, sameSite, urlKey } from './url.ts';
-import { redirectRefused, robotsUnreadable, sitemapOtherHost, sitemapUnreadable } from './warnings.ts';
+import {
+  pageTooLarge,
+  redirectRefused,
+  renderBlocked,
+  renderFailed,
+  renderUnavailable,
+  robotsUnreadable,
+  sitemapOtherHost,
+  sitemapUnreadable,
+} from './warnings.ts';
 
 /** What the runner needs besides the job id; the job engine provides the lease, signal and log. */
 export interface CrawlRunDeps {
@@ -158,6 +168,8 @@ class CrawlRun {
   #committing = false;
   /** Warnings not yet written: they go with the next commit of pages, or at the end of the run. */
   #warnings: NewJobWarning[] = [];
+  /** The browser for a crawl that renders JavaScript; null when it does not, or no browser could be had. */
+  #render: RenderSession | null = null;
 
   constructor(deps: CrawlRunDeps, job: CrawlJobRecord, signal: AbortSignal) {
     this.#itemsChanged = deps.itemsChanged;
@@ -205,11 +217,15 @@ class CrawlRun {
 
   /** Runs the crawl; its warnings are written even when it fails (not when it is cancelled or taken back). */
   async run(): Promise<void> {
+    if (this.#job.options.renderJavaScript) this.#render = this.#rt.renderer.session();
     try {
       await this.#runSteps();
     } catch (err) {
       if (!this.#signal.aborted) await this.#flushWarnings().catch(() => {});
       throw err;
+    } finally {
+      // The browser closes once no crawl of this process renders.
+      await this.#render?.close();
     }
     await this.#flushWarnings();
   }
@@ -410,13 +426,43 @@ class CrawlRun {
       ? await getPageMemory(this.#db, this.#job.organizationId, crawlSourceKey(row.urlKey), this.#tags)
       : null;
     const hops = await fetchFollowingRedirects(this.#redirects, row, memory, signal);
-    if (hops.kind === 'landed') return this.#pages.settle(row, hops.response, hops.url, hops.key, memory);
+    if (hops.kind === 'landed') {
+      const response = await this.#rendered(hops.response, signal);
+      return this.#pages.settle(row, response, hops.url, hops.key, memory);
+    }
     // A redirect to a URL the crawl fetches under its own row costs nothing; any other stop costs a page.
     if (hops.outcome !== 'duplicate') this.#warn(redirectRefused(row.url, hops.target, hops.reason));
     return this.#commit(row, hops.outcome, hops.detail, async (tx, locked) => {
       await this.#pages.dropRedirected(tx, row);
       noteRefusals(locked, [hops.refusal]);
     });
+  }
+
+  /**
+   * A fetched HTML page as the browser renders it, for a crawl that asked (render.ts); what the browser
+   * gives is extracted like any fetched page. A page that cannot be rendered keeps its fetched HTML; no
+   * browser at all: the crawl goes on plainly, with one warning.
+   */
+  async #rendered(response: FinalResponse, signal: AbortSignal): Promise<FinalResponse> {
+    const render = this.#render;
+    if (!render || response.kind !== 'ok') return response;
+    const result = await render.render({ url: response.url, html: response.html, signal });
+    if (result.kind === 'unavailable') {
+      if (this.#render === render) {
+        this.#render = null;
+        this.#warn(renderUnavailable(result.reason));
+        await render.close();
+      }
+      return response;
+    }
+    if (result.kind === 'failed') {
+      this.#warn(renderFailed(response.url, result.message));
+      return response;
+    }
+    if (result.blocked.length > 0) this.#warn(renderBlocked(response.url, result.blocked));
+    if (result.truncated)
+      this.#warn(pageTooLarge(response.url, this.#rt.settings.maxPageBytes, { skipped: false }));
+    return { ...response, html: result.html, truncated: response.truncated || result.truncated };
   }
 
   /**

@@ -8,6 +8,7 @@ import { createOutboundFetch, type OutboundFetch } from '../net/outbound.ts';
 import { createPageExtractor, type PageExtractor } from './extract-pool.ts';
 import { HostGate } from './fetch-page.ts';
 import { DatabaseHostSlots } from './host-slots.ts';
+import { PageRenderer } from './render.ts';
 import { type CrawlerSettings, defaultCrawlerSettings } from './settings.ts';
 
 /** What the composition root may override (tests, benchmarks): settings, and the parts themselves. */
@@ -33,6 +34,8 @@ export interface CrawlerRuntime {
   fetch: OutboundFetch;
   gate: HostGate;
   extractor: PageExtractor;
+  /** Renders pages for crawls that ask for it; its browser starts on first use (close it at shutdown). */
+  renderer: PageRenderer;
 }
 
 /**
@@ -60,17 +63,20 @@ export function createCrawlerRuntime(opts: {
     opts.db?.kind === 'postgres' && hostSlots !== 'process'
       ? new DatabaseHostSlots(opts.db, { leaseMs: hostSlotLeaseMs ?? 10_000 })
       : undefined;
+  const outbound =
+    fetch ??
+    createOutboundFetch({
+      allowPrivate: opts.allowPrivate,
+      userAgent: settings.userAgent,
+      timeoutMs: settings.timeoutMs,
+      maxRedirects: settings.maxRedirects,
+      maxBytes: settings.maxPageBytes,
+    });
   return {
     settings,
-    fetch:
-      fetch ??
-      createOutboundFetch({
-        allowPrivate: opts.allowPrivate,
-        userAgent: settings.userAgent,
-        timeoutMs: settings.timeoutMs,
-        maxRedirects: settings.maxRedirects,
-        maxBytes: settings.maxPageBytes,
-      }),
+    fetch: outbound,
+    // The browser's requests go out through the same guard as the crawler's own.
+    renderer: new PageRenderer({ settings, fetch: outbound }),
     gate: gate ?? new HostGate({ ...limits, ...(shared ? { shared } : {}) }),
     extractor: extractor ?? createPageExtractor({ threads: settings.extractThreads }),
   };

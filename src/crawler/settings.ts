@@ -43,6 +43,17 @@ export interface CrawlerSettings {
   extractThreads: number;
   /** Page URLs read from a site's sitemaps at most. */
   maxSitemapUrls: number;
+  /**
+   * The headless Chromium that renders pages for crawls asking `renderJavaScript` (render.ts); missing,
+   * those crawls fetch plainly and their job says so.
+   */
+  browserPath: string;
+  /** Pages this process renders at once, each in its own browser context: bounds the browser's memory. */
+  renderPages: number;
+  /** Time one page may take to render, its requests included; its content as it stands is then taken. */
+  renderTimeoutMs: number;
+  /** Requests one rendered page may make (scripts, styles, data); the rest are refused. */
+  maxRenderRequests: number;
 }
 
 /**
@@ -74,6 +85,10 @@ export function defaultCrawlerSettings(opts: { publicUrl?: string | undefined } 
     maxCrawlDelayMs: 30_000,
     extractThreads: 1,
     maxSitemapUrls: 10_000,
+    browserPath: '/usr/bin/chromium',
+    renderPages: 4,
+    renderTimeoutMs: 15_000,
+    maxRenderRequests: 100,
   };
 }
 

@@ -82,3 +82,35 @@ export function pageTooLarge(url: string, maxBytes: number, opts: { skipped: boo
       : `${shown} is larger than the ${size(maxBytes)} page size cap; only its first ${size(maxBytes)} were kept.`,
   };
 }
+
+/** A crawl asked to render JavaScript and no browser could be had: its pages are fetched plainly. */
+export function renderUnavailable(reason: string): NewJobWarning {
+  return {
+    code: 'render_unavailable',
+    subject: 'browser',
+    message: `Pages were not rendered (${reason}); they were fetched and stored as their HTML arrived, so content a script builds is missing. An operator can install Chromium or set KB_CRAWL_BROWSER to its path.`,
+  };
+}
+
+/** One page could not be rendered: its fetched HTML was used. */
+export function renderFailed(url: string, why: string): NewJobWarning {
+  const shown = displayUrl(url);
+  return {
+    code: 'render_failed',
+    subject: shown,
+    message: `${shown} could not be rendered (${why}); its HTML as fetched was stored instead.`,
+  };
+}
+
+/** A rendered page asked for addresses the outbound checks refuse; it was rendered without them. */
+export function renderBlocked(url: string, blocked: string[]): NewJobWarning {
+  const shown = displayUrl(url);
+  const first = displayUrl(blocked[0]!);
+  const more = blocked.length > 1 ? ` and ${blocked.length - 1} more` : '';
+  return {
+    code: 'render_blocked',
+    subject: shown,
+    count: blocked.length,
+    message: `${shown} asked for ${first}${more}, refused: not a public address (an operator can allow private addresses with KB_CRAWL_ALLOW_PRIVATE=true). It was rendered without them.`,
+  };
+}

@@ -5,9 +5,16 @@ import { findApiKey, touchApiKey } from '../db/repositories/organizations.ts';
 import { parseApiKey, secretMatches } from '../lib/crypto.ts';
 import { AppError } from '../lib/errors.ts';
 
-/** Paths under /api that carry no API key: the OAuth callback (the browser lands there) and the admin API. */
+/**
+ * Paths under /api that carry no API key: the OAuth callback (the browser lands there), the sources'
+ * change notifications (each proven by the vendor's signature instead) and the admin API.
+ */
 function isPublicApiPath(path: string): boolean {
-  return path === '/api/connect/oauth/callback' || path.startsWith('/api/admin/');
+  return (
+    path === '/api/connect/oauth/callback' ||
+    path.startsWith('/api/connect/webhooks/') ||
+    path.startsWith('/api/admin/')
+  );
 }
 
 export function bearerToken(request: FastifyRequest): string | null {

@@ -7,6 +7,7 @@ import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import { jsonSchemaTransform, jsonSchemaTransformObject } from 'fastify-type-provider-zod';
 import type { App } from './context.ts';
+import { mcpPathItem } from './mcp-openapi.ts';
 import { operationIdOf } from './operation-ids.ts';
 import { NO_NUL_PATTERN, TEXT_RULE } from './text-guard.ts';
 
@@ -41,7 +42,11 @@ export async function registerOpenApi(app: App): Promise<void> {
     },
     transform: withOperationId,
     transformObject: (document) =>
-      withoutUnusedComponents(withTextRule(jsonSchemaTransformObject(document) as OpenApiDocument)),
+      withoutUnusedComponents(
+        withTextRule(
+          withoutSingleAlternatives(withMcp(jsonSchemaTransformObject(document) as OpenApiDocument)),
+        ),
+      ),
   });
   await app.register(swaggerUi, { routePrefix: '/docs', staticCSP: true });
 }
@@ -55,6 +60,30 @@ const withOperationId: typeof jsonSchemaTransform = (input) => {
 };
 
 const DOCUMENTED_METHODS = new Set(['GET', 'POST', 'PUT', 'PATCH', 'DELETE']);
+
+/** `/mcp`, whose route carries no schema for the document to be generated from (mcp-openapi.ts). */
+function withMcp(document: OpenApiDocument): OpenApiDocument {
+  return { ...document, paths: { ...document.paths, '/mcp': mcpPathItem() } };
+}
+
+/**
+ * `{anyOf: [x]}` (or oneOf, allOf) of one alternative becomes `x`: the same rule, which linters do not
+ * flag as an illogical composition (a rule built from a list, e.g. "none of these fields", can have one).
+ */
+function withoutSingleAlternatives(document: OpenApiDocument): OpenApiDocument {
+  const visit = (value: unknown): unknown => {
+    if (Array.isArray(value)) return value.map(visit);
+    if (value === null || typeof value !== 'object') return value;
+    const entries = Object.entries(value).map(([key, v]) => [key, visit(v)] as const);
+    const keys = entries.map(([key]) => key);
+    if (keys.length === 1 && ['anyOf', 'oneOf', 'allOf'].includes(keys[0]!)) {
+      const alternatives = entries[0]![1];
+      if (Array.isArray(alternatives) && alternatives.length === 1) return alternatives[0];
+    }
+    return Object.fromEntries(entries);
+  };
+  return { ...document, paths: visit(document.paths) as OpenApiDocument['paths'] };
+}
 
 /**
  * Drops the component schemas no operation refers to (directly or through another component): zod's

@@ -37,6 +37,11 @@ const OPERATION_IDS: Record<string, string> = {
   'PATCH /api/connect/webhook-endpoints/{id}': 'updateWebhookEndpoint',
   'DELETE /api/connect/webhook-endpoints/{id}': 'deleteWebhookEndpoint',
   'GET /api/connect/webhook-endpoints/{id}/deliveries': 'listWebhookDeliveries',
+  'POST /api/connect/webhooks/{type}': 'receiveSourceWebhook',
+  // Described by hand (mcp-openapi.ts): the route passes the body to the MCP SDK unvalidated.
+  'POST /mcp': 'sendMcpMessages',
+  'GET /mcp': 'openMcpStream',
+  'DELETE /mcp': 'endMcpSession',
 };
 
 /** The operationId of a documented route (Fastify's `:id` is OpenAPI's `{id}`); throws when it has none. */

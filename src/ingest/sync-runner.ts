@@ -76,7 +76,8 @@ interface SyncRunResult {
   removedAfterPass: number;
 }
 
-type Op =
+/** One thing a connector yielded, as a batch keeps it (also for change notifications' documents). */
+export type Op =
   | { kind: 'document'; doc: SourceDocument }
   | { kind: 'deleted'; externalId: string; table: string }
   | { kind: 'failure'; failure: SyncFailure; permissionMissing: boolean };
@@ -137,7 +138,10 @@ export async function runSync(opts: SyncRunOptions): Promise<SyncRunResult> {
 }
 
 /** What a connector yielded, as the batch keeps it (a failure's message scrubbed of secrets and cut short). */
-function toOp(event: Exclude<SyncEvent<unknown>, { kind: 'checkpoint' }>, secrets: readonly string[]): Op {
+export function toOp(
+  event: Exclude<SyncEvent<unknown>, { kind: 'checkpoint' }>,
+  secrets: readonly string[],
+): Op {
   switch (event.kind) {
     case 'document':
       return { kind: 'document', doc: event.doc };
@@ -164,9 +168,7 @@ function toOp(event: Exclude<SyncEvent<unknown>, { kind: 'checkpoint' }>, secret
  */
 async function commitBatch(opts: SyncRunOptions, batch: Op[], cursor: unknown): Promise<number> {
   const full = opts.mode === 'full';
-  // Split before the lease's transaction opens (see documentSearchWords).
-  const words = new Map<Op, string>();
-  for (const op of batch) if (op.kind === 'document') words.set(op, await documentSearchWords(op.doc));
+  const words = await searchWordsOf(batch);
   return opts.withLease(async (tx) => {
     const applied = await applyOps(tx, opts, batch, words);
     if (full) {
@@ -188,8 +190,20 @@ async function commitBatch(opts: SyncRunOptions, batch: Op[], cursor: unknown): 
   });
 }
 
+/** The search words of a batch's documents, split before the lease's transaction opens (see documentSearchWords). */
+export async function searchWordsOf(batch: readonly Op[]): Promise<Map<Op, string>> {
+  const words = new Map<Op, string>();
+  for (const op of batch) if (op.kind === 'document') words.set(op, await documentSearchWords(op.doc));
+  return words;
+}
+
 /** Stores the batch's documents, removes its deletions and collects its failures, in the caller's transaction. */
-async function applyOps(tx: Queryable, opts: SyncRunOptions, batch: Op[], words: Map<Op, string>) {
+export async function applyOps(
+  tx: Queryable,
+  opts: Pick<SyncRunOptions, 'organizationId' | 'connectionId' | 'mode'>,
+  batch: readonly Op[],
+  words: Map<Op, string>,
+) {
   const full = opts.mode === 'full';
   let rows = 0;
   const documents = { seen: 0, stored: 0, unchanged: 0, deleted: 0 };

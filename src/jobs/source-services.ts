@@ -130,6 +130,15 @@ export class SourceServices {
     });
   }
 
+  /**
+   * What a source's webhooks may need to know the signing secrets (`SourceWebhooks.signingSecrets`): the
+   * source's settings, plus `oauthClientSecret`, the operator's OAuth app secret, when one is configured.
+   */
+  webhookSettings(type: string): Readonly<Record<string, string>> {
+    const app = this.#oauthApps[type];
+    return { ...this.#settings[type], ...(app ? { oauthClientSecret: app.clientSecret } : {}) };
+  }
+
   /** The context a sync job hands its connector. */
   syncContext(
     connector: AnyConnector,

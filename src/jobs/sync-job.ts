@@ -6,7 +6,7 @@ import { z } from 'zod';
 import { CREDENTIAL_CHECK_HTTP } from '../connectors/context.ts';
 import { redactSecrets, sourceName } from '../connectors/credential-check.ts';
 import { isSourceHttpError } from '../connectors/http.ts';
-import type { AnyConnector } from '../connectors/types.ts';
+import type { AnyConnector, ConnectorContext } from '../connectors/types.ts';
 import type { Database, Queryable } from '../db/database.ts';
 import { getConnectionById, takeDueSchedules } from '../db/repositories/connections.ts';
 import {
@@ -105,7 +105,7 @@ export async function cancelConnectionSyncs(
 }
 
 /** What a sync job needs besides its job context. */
-interface SyncJobDeps {
+export interface SyncJobDeps {
   db: Database;
   sources: SourceServices;
   /** Wakes the indexer after items were written. */
@@ -133,33 +133,7 @@ async function runSyncJob(deps: SyncJobDeps, ctx: JobContext): Promise<JobResult
   const connector = deps.sources.connectorOf(connection.type);
   if (!connector) throw new JobError(sourceUnavailable(connection.type).message);
 
-  let credentials = deps.sources.decryptCredentials(connection.id, connection.credentialsEncrypted);
-  if (connector.oauth?.refresh && expiresSoon(credentials, deps.sources.now())) {
-    credentials = await refreshStoredTokens(deps, {
-      connector,
-      connectionId: connection.id,
-      holding: credentials,
-      due: (stored) => expiresSoon(stored, deps.sources.now()),
-      signal: ctx.signal,
-    });
-  }
-  const secrets = secretValues(credentials);
-  // Tokens that expire are kept current inside the sync, however long it runs (connection-tokens.ts).
-  const accessTokens =
-    connector.oauth?.refresh && refreshTokenOf(credentials)
-      ? new ConnectionTokens(deps, {
-          connector,
-          connectionId: connection.id,
-          credentials,
-          signal: ctx.signal,
-          secrets,
-        })
-      : undefined;
-  const context = deps.sources.syncContext(connector, credentials, {
-    signal: ctx.signal,
-    log: ctx.log,
-    accessTokens,
-  });
+  const { context, secrets } = await jobConnectorContext(deps, { connector, connection, ctx });
   const mode = state.jobType === 'reset' ? 'full' : 'incremental';
   const cursor = parseCursor(
     connector,
@@ -199,6 +173,49 @@ async function runSyncJob(deps: SyncJobDeps, ctx: JobContext): Promise<JobResult
     }
     throw described;
   }
+}
+
+/**
+ * The connector's context for a job of a connection: its credentials decrypted (an expiring OAuth token
+ * refreshed first), kept current for as long as the job runs. `secrets`: values to scrub from messages.
+ */
+export async function jobConnectorContext(
+  deps: Pick<SyncJobDeps, 'db' | 'sources'>,
+  opts: {
+    connector: AnyConnector;
+    connection: { id: string; credentialsEncrypted: string };
+    ctx: JobContext;
+  },
+): Promise<{ context: ConnectorContext<unknown>; secrets: string[] }> {
+  const { connector, connection, ctx } = opts;
+  let credentials = deps.sources.decryptCredentials(connection.id, connection.credentialsEncrypted);
+  if (connector.oauth?.refresh && expiresSoon(credentials, deps.sources.now())) {
+    credentials = await refreshStoredTokens(deps, {
+      connector,
+      connectionId: connection.id,
+      holding: credentials,
+      due: (stored) => expiresSoon(stored, deps.sources.now()),
+      signal: ctx.signal,
+    });
+  }
+  const secrets = secretValues(credentials);
+  // Tokens that expire are kept current inside the sync, however long it runs (connection-tokens.ts).
+  const accessTokens =
+    connector.oauth?.refresh && refreshTokenOf(credentials)
+      ? new ConnectionTokens(deps, {
+          connector,
+          connectionId: connection.id,
+          credentials,
+          signal: ctx.signal,
+          secrets,
+        })
+      : undefined;
+  const context = deps.sources.syncContext(connector, credentials, {
+    signal: ctx.signal,
+    log: ctx.log,
+    accessTokens,
+  });
+  return { context, secrets };
 }
 
 function parseCursor(connector: AnyConnector, raw: unknown, ctx: JobContext): unknown {

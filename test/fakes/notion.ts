@@ -324,6 +324,9 @@ export interface AddPage {
 }
 
 export class NotionWorkspace {
+  /** The workspace's id: `GET /v1/users/me` names it (`bot.workspace_id`), as do webhook events. */
+  readonly workspaceId: string = randomUUID();
+  readonly workspaceName = 'Acme Docs';
   readonly #nodes = new Map<string, Node>();
   /** Search order: pages, rows and data sources (by their database's id), as created. */
   readonly #order: string[] = [];
@@ -645,6 +648,26 @@ export class NotionWorkspace {
 
   titleOf(id: string): string {
     return this.#nodes.get(id)!.title;
+  }
+
+  /**
+   * A page's or database's parent as webhook events give it (`data.parent`): `space` for the workspace,
+   * `database` (with the `data_source_id`) for a row. Known nodes only, readable or not (deleted ones too).
+   */
+  webhookParent(id: string): { id: string; type: string; data_source_id?: string } {
+    const node = this.#nodes.get(id);
+    if (!node) throw new Error(`no node ${id}`);
+    const p = node.parent;
+    switch (p.type) {
+      case 'workspace':
+        return { id: this.workspaceId, type: 'space' };
+      case 'page_id':
+        return { id: p.id, type: 'page' };
+      case 'block_id':
+        return { id: p.id, type: 'block' };
+      case 'data_source_id':
+        return { id: this.#dataSources.get(p.id)!, type: 'database', data_source_id: p.id };
+    }
   }
 
   /** The page's notion.so address, as `url` gives it. */
@@ -1227,7 +1250,12 @@ export async function startFakeNotion(
             name: 'KB Connector',
             avatar_url: null,
             type: 'bot',
-            bot: { owner: { type: 'workspace', workspace: true }, workspace_name: 'Acme Docs' },
+            bot: {
+              owner: { type: 'workspace', workspace: true },
+              workspace_name: workspace.workspaceName,
+              workspace_id: workspace.workspaceId,
+              workspace_limits: { max_file_upload_size_in_bytes: 5_368_709_120 },
+            },
             request_id: '6a1c3c1e-3b3a-4b7e-9d35-2d3f1b0f7b20',
           },
         };

@@ -37,10 +37,21 @@
  * (`headless`); `resourcePublicationsCount(onlyPublished: true)` counts them (it needs
  * `read_publications`, which `deny` can withhold); `onlineStoreUrl` is null off the Online Store.
  *
+ * Webhooks (shopify.dev "Verify webhook deliveries"; GraphQL Admin `webhookSubscriptionCreate`,
+ * `webhookSubscriptionDelete`, `WebhookSubscriptionInput.uri`, which replaced `callbackUrl` in 2025-10):
+ * the mutations keep subscriptions per topic (`webhookTopics` lists those the API version has; another
+ * is refused with a user error), and {@link FakeShopifyStore.emitWebhook} POSTs an event to every
+ * subscription of its topic the way Shopify does: the REST body (`id`, `admin_graphql_api_id`; only `id`
+ * for a delete) and `X-Shopify-Topic`, `X-Shopify-Hmac-Sha256` (base64 HMAC-SHA256 of the raw body with
+ * the app's client secret), `X-Shopify-Shop-Domain`, `X-Shopify-Webhook-Id`, `X-Shopify-Event-Id`,
+ * `X-Shopify-Triggered-At`, `X-Shopify-API-Version`. {@link FakeShopifyStore.webhookDelivery} builds one
+ * delivery for a test to send (or tamper with) itself. Not modelled: Shopify's retries (a test resends).
+ *
  * Edits stamp `updatedAt` with the store's clock (one second per change); publishing and unpublishing a
  * product do not, as the worst case a connector must handle. Product descriptions may be functions
  * (called per request), so the benchmark's 5,000 products cost the fake little memory.
  */
+import { createHmac } from 'node:crypto';
 import { type BenchWorkspace, type BenchWorkspaceFactory, benchText } from './workspace.ts';
 import { type FakeReply, type FakeServer, type RecordedRequest, startFakeServer } from './fake-server.ts';
 
@@ -118,7 +129,7 @@ class Reader {
 
 function parseDocument(text: string, variables: Record<string, unknown>): Selection[] {
   const r = new Reader(tokenize(text), variables);
-  if (r.peek() === 'query') {
+  if (r.peek() === 'query' || r.peek() === 'mutation') {
     r.next();
     if (r.peek() !== '(' && r.peek() !== '{') r.name();
     if (r.peek() === '(') {
@@ -557,6 +568,22 @@ export class FakeShopifyStore {
   readonly #codes = new Set<string>();
   readonly #refreshTokens = new Set<string>();
   #grantSeq = 0;
+
+  /** Webhook subscriptions made through the Admin API, by id. */
+  readonly webhookSubscriptions = new Map<string, { topic: string; uri: string }>();
+  /** The topics `webhookSubscriptionCreate` accepts (the API version's enum). */
+  webhookTopics = new Set([
+    'PRODUCTS_CREATE',
+    'PRODUCTS_UPDATE',
+    'PRODUCTS_DELETE',
+    'PAGES_CREATE',
+    'PAGES_UPDATE',
+    'PAGES_DELETE',
+    'ARTICLES_CREATE',
+    'ARTICLES_UPDATE',
+    'ARTICLES_DELETE',
+  ]);
+  #webhookSeq = 0;
 
   readonly #denied = new Map<string, string>();
   #clock = Date.parse('2024-05-01T08:00:00Z');
@@ -1069,6 +1096,101 @@ export class FakeShopifyStore {
     return { status: 302, headers: { location: redirect.toString() } };
   }
 
+  #subscribe(args: Record<string, unknown>): Resolved {
+    const topic = String(args['topic'] ?? '');
+    const input = (args['webhookSubscription'] ?? {}) as { uri?: unknown };
+    const payload = (subscription: Resolved | null, errors: Array<{ field: string[]; message: string }>) => ({
+      __typename: 'WebhookSubscriptionCreatePayload',
+      webhookSubscription: subscription,
+      userErrors: errors.map((e) => ({ __typename: 'UserError', ...e })),
+    });
+    if (!this.webhookTopics.has(topic)) {
+      return payload(null, [{ field: ['topic'], message: `Topic ${topic} is not supported` }]);
+    }
+    if (typeof input.uri !== 'string' || !/^https?:\/\//.test(input.uri)) {
+      return payload(null, [{ field: ['webhookSubscription', 'uri'], message: 'Address is invalid' }]);
+    }
+    for (const sub of this.webhookSubscriptions.values()) {
+      if (sub.topic === topic && sub.uri === input.uri) {
+        return payload(null, [
+          { field: ['webhookSubscription', 'uri'], message: 'Address for this topic has already been taken' },
+        ]);
+      }
+    }
+    const id = `gid://shopify/WebhookSubscription/${++this.#webhookSeq}`;
+    this.webhookSubscriptions.set(id, { topic, uri: input.uri });
+    return payload({ __typename: 'WebhookSubscription', id, topic, uri: input.uri }, []);
+  }
+
+  #unsubscribe(args: Record<string, unknown>): Resolved {
+    const id = String(args['id'] ?? '');
+    const existed = this.webhookSubscriptions.delete(id);
+    return {
+      __typename: 'WebhookSubscriptionDeletePayload',
+      deletedWebhookSubscriptionId: existed ? id : null,
+      userErrors: existed
+        ? []
+        : [{ __typename: 'UserError', field: ['id'], message: 'Webhook subscription does not exist' }],
+    };
+  }
+
+  /**
+   * One webhook delivery as Shopify sends it for `topic` (`products/update`) about the product, page or
+   * article `gid`, signed with `secret` (default: the app's client secret). `eventId` defaults to a new one.
+   */
+  webhookDelivery(
+    topic: string,
+    gid: string,
+    opts: { secret?: string; eventId?: string; webhookId?: string } = {},
+  ): { headers: Record<string, string>; body: string } {
+    const n = Number(gid.split('/').pop());
+    const seq = ++this.#webhookSeq;
+    const resource = this.products.get(gid) ?? this.pages.get(gid) ?? this.articles.get(gid);
+    const body = topic.endsWith('/delete')
+      ? { id: n }
+      : {
+          id: n,
+          title: resource?.title ?? null,
+          handle: resource?.handle ?? null,
+          updated_at: resource ? new Date(resource.updatedAt).toISOString() : null,
+          admin_graphql_api_id: gid,
+        };
+    const raw = JSON.stringify(body);
+    const hmac = createHmac('sha256', opts.secret ?? this.app.clientSecret)
+      .update(raw)
+      .digest('base64');
+    return {
+      body: raw,
+      headers: {
+        'content-type': 'application/json',
+        'x-shopify-topic': topic,
+        'x-shopify-hmac-sha256': hmac,
+        'x-shopify-shop-domain': `${this.shop}.myshopify.com`,
+        'x-shopify-api-version': '2026-10',
+        'x-shopify-webhook-id': opts.webhookId ?? `b54557e4-fake-${seq}`,
+        'x-shopify-event-id': opts.eventId ?? `98880550-fake-${seq}`,
+        'x-shopify-triggered-at': new Date(this.#clock).toISOString(),
+      },
+    };
+  }
+
+  /**
+   * Sends `topic`'s event about `gid` to every subscription of the topic (as the app that subscribed:
+   * signed with its client secret); resolves to the status each answered.
+   */
+  async emitWebhook(topic: string, gid: string, opts: { eventId?: string } = {}): Promise<number[]> {
+    const enumName = topic.replace('/', '_').toUpperCase();
+    const delivery = this.webhookDelivery(topic, gid, opts);
+    const statuses: number[] = [];
+    for (const sub of this.webhookSubscriptions.values()) {
+      if (sub.topic !== enumName) continue;
+      const res = await fetch(sub.uri, { method: 'POST', headers: delivery.headers, body: delivery.body });
+      await res.arrayBuffer();
+      statuses.push(res.status);
+    }
+    return statuses;
+  }
+
   #root(): Resolved {
     const root: Resolved = {
       __typename: 'QueryRoot',
@@ -1086,6 +1208,8 @@ export class FakeShopifyStore {
       },
       pages: (args: Record<string, unknown>) => this.#pages(args),
       articles: (args: Record<string, unknown>) => this.#articles(args),
+      webhookSubscriptionCreate: (args: Record<string, unknown>) => this.#subscribe(args),
+      webhookSubscriptionDelete: (args: Record<string, unknown>) => this.#unsubscribe(args),
     };
     if (this.deletionEventsSupported)
       root['deletionEvents'] = (args: Record<string, unknown>) => this.#deletions(args);

@@ -31,6 +31,20 @@
  *   `after_cursor` / `after_url`, `end_of_stream`, deleted tickets with `status: "deleted"`; ticket
  *   comments (§5.2) public and internal, cursor-paginated, with `include=users`.
  * - 429 with `Retry-After` and 503 through the shared fake-server helpers.
+ * - Event webhooks (developer.zendesk.com "Webhooks API" /api-reference/webhooks/webhooks-api/webhooks/,
+ *   "Anatomy of a webhook request" /documentation/webhooks/anatomy-of-a-webhook-request/, "Verifying
+ *   webhook authenticity" /documentation/webhooks/verifying/, "Article events"
+ *   /api-reference/webhooks/event-types/article-events/): `POST /api/v2/webhooks` `{"webhook": {name,
+ *   endpoint, http_method, request_format, status, subscriptions, custom_headers?}}` answers 201 with the
+ *   webhook and its id; `GET /api/v2/webhooks/{id}/signing_secret` answers `{"signing_secret":
+ *   {"algorithm": "sha256", "secret"}}`; `DELETE /api/v2/webhooks/{id}` answers 204 (404 once gone).
+ *   {@link FakeZendeskAccount.sendArticleEvent} POSTs an article event to every active webhook subscribed
+ *   to its type, as Zendesk does: the JSON event (`type`, `account_id`, `id`, `time`,
+ *   `zendesk_event_version`, `subject: "zen:article:{id}"`, `detail: {brand_id, id}` as strings, `event`)
+ *   with `x-zendesk-account-id`, `x-zendesk-webhook-id`, `x-zendesk-webhook-invocation-id`,
+ *   `x-zendesk-webhook-signature` (base64 HMAC-SHA256 of timestamp + body, keyed with the secret) and
+ *   `x-zendesk-webhook-signature-timestamp` (ISO 8601 to the second), plus the webhook's custom headers.
+ *   A non-2xx answer is retried `retries` times (same event id, signed again), when the test asks.
  *
  * Not modeled: whether a translation's edit moves its article's `updated_at` is not documented; here it
  * does not (the harder case: only the language's own list shows it). Categories and sections answer in
@@ -43,6 +57,7 @@
  * move, restrict, archive, draft back, delete; solve, reopen, delete tickets, add comments and notes).
  * `zendeskBenchWorkspace` fills one with generated articles for the benchmark.
  */
+import { createHmac, randomBytes } from 'node:crypto';
 import {
   basicCredentials,
   bearerToken,
@@ -170,6 +185,30 @@ export interface FakeTicket {
   override?: Record<string, unknown>;
 }
 
+/** A webhook created through the Webhooks API. */
+export interface FakeWebhook {
+  id: string;
+  name: string;
+  endpoint: string;
+  status: 'active' | 'inactive';
+  subscriptions: string[];
+  custom_headers: Record<string, string>;
+  /** The signing secret Zendesk issues (`GET /api/v2/webhooks/{id}/signing_secret`). */
+  secret: string;
+}
+
+/** One request a webhook sent (each retry is another). */
+export interface FakeWebhookDelivery {
+  webhookId: string;
+  eventId: string;
+  status: number;
+  headers: Record<string, string>;
+  body: string;
+}
+
+/** The article event types the fake sends (`zen:event-type:article.<kind>`). */
+export type FakeArticleEventKind = 'published' | 'unpublished' | 'vote_created' | 'comment_created';
+
 interface Position {
   t: number;
   id: number;
@@ -242,6 +281,23 @@ const error = (status: number, name: string, description?: string): FakeReply =>
 });
 const notFound = () => error(404, 'RecordNotFound', 'Not found');
 const badRequest = (description: string) => error(400, 'InvalidPaginationParameter', description);
+/** A webhook request over HTTP; an endpoint that cannot be reached is Zendesk's failed invocation (0). */
+async function postWebhook(endpoint: string, headers: Record<string, string>, body: string): Promise<number> {
+  try {
+    const res = await fetch(endpoint, { method: 'POST', headers, body });
+    await res.arrayBuffer();
+    return res.status;
+  } catch {
+    return 0;
+  }
+}
+
+/** The Webhooks API's error shape (`errors[]` with `code`, `title`). */
+const webhookError = (status: number, code: string, title: string): FakeReply => ({
+  status,
+  headers: RATE_HEADERS,
+  body: { errors: [{ code, title }] },
+});
 
 /** The account's content, changed by tests between syncs. Times are epoch seconds of its own clock. */
 export class FakeZendeskAccount {
@@ -282,6 +338,22 @@ export class FakeZendeskAccount {
    * instead of the normal answer (a 500 on one ticket's comments, say).
    */
   onRequest?: (req: RecordedRequest) => FakeReply | undefined;
+  /** The account's number, as its webhooks name it (`account_id`, `x-zendesk-account-id`). */
+  accountId = 10_168_721;
+  /** Webhooks created through the Webhooks API, by id. */
+  readonly webhooks = new Map<string, FakeWebhook>();
+  /** Every request the webhooks sent, in order. */
+  readonly webhookDeliveries: FakeWebhookDelivery[] = [];
+  /** The user may not manage webhooks (an agent without the permission): the Webhooks API answers 403. */
+  webhooksForbidden = false;
+  /**
+   * How a webhook request reaches its endpoint: a real POST by default; a test of the app in process
+   * hands it to the app instead. Answers the HTTP status (0: unreachable).
+   */
+  webhookTransport: (endpoint: string, headers: Record<string, string>, body: string) => Promise<number> =
+    postWebhook;
+  #webhookCount = 0;
+  #eventCount = 0;
 
   #nextId = 360_000_100_000;
   #articleOrder: FakeArticle[] | undefined;
@@ -883,6 +955,8 @@ export class FakeZendeskAccount {
         body: { error: "Couldn't authenticate you" },
       };
     }
+    const webhooks = this.#webhooksApi(req, path);
+    if (webhooks) return webhooks;
     if (req.method !== 'GET') return notFound();
     if (isMe) {
       return {
@@ -937,6 +1011,151 @@ export class FakeZendeskAccount {
     const comments = /^\/api\/v2\/tickets\/(\d+)\/comments$/.exec(path);
     if (comments) return this.#comments(req, path, Number(comments[1]));
     return notFound();
+  }
+
+  /** `POST /api/v2/webhooks`, `GET /api/v2/webhooks/{id}[/signing_secret]`, `DELETE /api/v2/webhooks/{id}`. */
+  #webhooksApi(req: RecordedRequest, path: string): FakeReply | undefined {
+    const m = /^\/api\/v2\/webhooks(?:\/([^/]+)(\/signing_secret)?)?$/.exec(path);
+    if (!m) return undefined;
+    if (this.webhooksForbidden) {
+      return webhookError(403, 'Forbidden', 'You do not have access to this page.');
+    }
+    const [, id, secret] = m;
+    if (id === undefined) {
+      return req.method === 'POST'
+        ? this.#createWebhook(req.body)
+        : webhookError(405, 'MethodNotAllowed', '');
+    }
+    const hook = this.webhooks.get(decodeURIComponent(id));
+    if (!hook) return webhookError(404, 'RecordNotFound', 'Webhook not found');
+    if (req.method === 'DELETE' && !secret) {
+      this.webhooks.delete(hook.id);
+      return { status: 204 };
+    }
+    if (req.method !== 'GET') return webhookError(405, 'MethodNotAllowed', '');
+    if (secret) {
+      return { status: 200, body: { signing_secret: { algorithm: 'sha256', secret: hook.secret } } };
+    }
+    return { status: 200, body: { webhook: this.#webhookJson(hook) } };
+  }
+
+  #createWebhook(raw: string): FakeReply {
+    let body: { webhook?: Record<string, unknown> };
+    try {
+      body = JSON.parse(raw) as typeof body;
+    } catch {
+      return webhookError(400, 'InvalidJSON', 'The request body is not JSON');
+    }
+    const w = body.webhook ?? {};
+    for (const field of ['name', 'endpoint', 'http_method', 'request_format', 'status']) {
+      if (typeof w[field] !== 'string' || w[field] === '') {
+        return webhookError(400, 'InvalidValue', `${field} is required`);
+      }
+    }
+    const subscriptions = Array.isArray(w['subscriptions']) ? (w['subscriptions'] as unknown[]) : [];
+    if (subscriptions.length === 0 || !subscriptions.every((x) => typeof x === 'string')) {
+      return webhookError(400, 'InvalidValue', 'subscriptions must name event types');
+    }
+    const events = subscriptions.some((x) => x !== 'conditional_ticket_events');
+    if (events && (w['http_method'] !== 'POST' || w['request_format'] !== 'json')) {
+      return webhookError(400, 'InvalidValue', 'A webhook subscribed to Zendesk events must POST json');
+    }
+    this.#webhookCount += 1;
+    const hook: FakeWebhook = {
+      id: `01HFAKEWEBHOOK${String(this.#webhookCount).padStart(12, '0')}`,
+      name: w['name'] as string,
+      endpoint: w['endpoint'] as string,
+      status: w['status'] === 'inactive' ? 'inactive' : 'active',
+      subscriptions: subscriptions as string[],
+      custom_headers: { ...((w['custom_headers'] as Record<string, string> | undefined) ?? {}) },
+      secret: randomBytes(32).toString('base64'),
+    };
+    this.webhooks.set(hook.id, hook);
+    return { status: 201, body: { webhook: this.#webhookJson(hook) } };
+  }
+
+  #webhookJson(hook: FakeWebhook): Record<string, unknown> {
+    return {
+      id: hook.id,
+      name: hook.name,
+      status: hook.status,
+      endpoint: hook.endpoint,
+      http_method: 'POST',
+      request_format: 'json',
+      subscriptions: hook.subscriptions,
+      custom_headers: hook.custom_headers,
+      created_at: iso(1_700_000_000),
+      created_by: String(AGENT_ID),
+    };
+  }
+
+  /**
+   * Sends `zen:event-type:article.<kind>` about an article (of `brand`'s help center when given) to every
+   * active webhook subscribed to it, the way Zendesk does (see the header). `timestamp` replaces the
+   * signed send time (ISO 8601, as Zendesk writes it); `eventId` an event's id (a test replaying one);
+   * `retries` how often a non-2xx answer is sent again.
+   */
+  async sendArticleEvent(
+    kind: FakeArticleEventKind,
+    articleId: number,
+    opts: { brand?: FakeBrand; locale?: string; timestamp?: string; eventId?: string; retries?: number } = {},
+  ): Promise<FakeWebhookDelivery[]> {
+    const type = `zen:event-type:article.${kind}`;
+    const account = opts.brand?.account ?? this;
+    const a = account.article(articleId);
+    this.#eventCount += 1;
+    const event = {
+      account_id: this.accountId,
+      detail: { brand_id: String(opts.brand?.id ?? 360_000_123), id: String(a.id) },
+      event:
+        kind === 'published' || kind === 'unpublished'
+          ? {
+              author_id: String(a.author_id),
+              category_id: String(account.sections.get(a.section_id)?.category_id ?? 0),
+              locale: opts.locale ?? account.defaultLocale,
+              section_id: String(a.section_id),
+              title: opts.locale ? account.translation(a.id, opts.locale).title : a.title,
+            }
+          : {},
+      id: opts.eventId ?? `01HFAKEEVENT${String(this.#eventCount).padStart(14, '0')}`,
+      subject: `zen:article:${a.id}`,
+      time: new Date().toISOString(),
+      type,
+      zendesk_event_version: '2022-11-06',
+    };
+    const out: FakeWebhookDelivery[] = [];
+    for (const hook of this.webhooks.values()) {
+      if (hook.status !== 'active' || !hook.subscriptions.includes(type)) continue;
+      for (let attempt = 0; attempt <= (opts.retries ?? 0); attempt++) {
+        const delivery = await this.#deliver(hook, event, opts.timestamp);
+        out.push(delivery);
+        if (delivery.status >= 200 && delivery.status < 300) break;
+      }
+    }
+    return out;
+  }
+
+  async #deliver(
+    hook: FakeWebhook,
+    event: { id: string },
+    timestamp = new Date().toISOString().replace(/\.\d{3}Z$/, 'Z'),
+  ): Promise<FakeWebhookDelivery> {
+    const body = JSON.stringify(event);
+    const headers: Record<string, string> = {
+      'content-type': 'application/json; charset=utf-8',
+      ...hook.custom_headers,
+      'x-zendesk-account-id': String(this.accountId),
+      'x-zendesk-webhook-id': hook.id,
+      'x-zendesk-webhook-invocation-id': String(this.webhookDeliveries.length + 8_350_205_582),
+      'x-zendesk-webhook-signature': createHmac('sha256', hook.secret)
+        .update(timestamp + body)
+        .digest('base64'),
+      'x-zendesk-webhook-signature-timestamp': timestamp,
+    };
+    const status = await this.webhookTransport(hook.endpoint, headers, body);
+    const delivery = { webhookId: hook.id, eventId: event.id, status, headers, body };
+    this.webhookDeliveries.push(delivery);
+    return delivery;
   }
 
   /** The brand whose subdomain is the path prefix's last segment (`/support` of `/support/api/v2/...`). */

@@ -187,7 +187,7 @@ describe('OpenAPI document', () => {
     }
   });
 
-  test('is generator-ready: a unique operationId and a summary on every operation, 4XX answers on the API, servers, no unused components', () => {
+  test('is generator-ready: a unique operationId, a summary and 4XX answers on every operation, servers, no unused components', () => {
     const ids: string[] = [];
     for (const [path, operations] of Object.entries(spec.paths as Record<string, Record<string, any>>)) {
       for (const [method, op] of Object.entries(operations)) {
@@ -195,16 +195,16 @@ describe('OpenAPI document', () => {
         assert.match(op.operationId ?? '', /^[a-z][A-Za-z]+$/, `${where}: operationId`);
         ids.push(op.operationId);
         assert.ok(op.summary, `${where}: summary`);
-        if (path.startsWith('/api/'))
-          assert.ok(
-            Object.keys(op.responses).some((c) => c.startsWith('4')),
-            `${where}: a 4XX answer`,
-          );
+        assert.ok(
+          Object.keys(op.responses).some((c) => c.startsWith('4')),
+          `${where}: a 4XX answer`,
+        );
       }
     }
     assert.equal(new Set(ids).size, ids.length, 'operationIds are unique');
-    // The 27 of the seed and its extensions, and the webhook endpoints and deliveries.
-    assert.equal(ids.length, 32);
+    // The 27 of the seed and its extensions, the webhook endpoints and deliveries, the receiver of the
+    // sources' change notifications, and /mcp's three.
+    assert.equal(ids.length, 36);
     assert.deepEqual((spec as { servers?: unknown }).servers, [{ url: '/', description: 'this service' }]);
     const text = JSON.stringify(spec.paths);
     const schemas = spec.components?.schemas ?? {};
@@ -454,6 +454,51 @@ describe('OpenAPI document', () => {
       /without U\+0000.*not UTF-8.*refused with 400 invalid_request naming the field/s,
     );
     assert.match((spec as any).info.description, /405 method_not_allowed and an `Allow` header/);
+  });
+
+  test('describes /mcp as it answers: JSON-RPC over POST, 405 for GET and DELETE, the 4XX of each', async () => {
+    const mcp = spec.paths['/mcp']!;
+    assert.deepEqual(Object.keys(mcp).sort(), ['delete', 'get', 'post']);
+    const documented = (method: string) => Object.keys(mcp[method].responses);
+    const headers = { accept: 'application/json, text/event-stream' };
+    const answers: Array<[string, number, Promise<{ status: number; headers: Record<string, unknown> }>]> = [
+      [
+        'post',
+        200,
+        t.call('POST', '/mcp', { headers, body: { jsonrpc: '2.0', id: 1, method: 'tools/list' } }),
+      ],
+      [
+        'post',
+        202,
+        t.call('POST', '/mcp', { headers, body: { jsonrpc: '2.0', method: 'notifications/initialized' } }),
+      ],
+      ['post', 400, t.call('POST', '/mcp', { headers, body: { not: 'json-rpc' } })],
+      [
+        'post',
+        401,
+        t.call('POST', '/mcp', { key: null, headers, body: { jsonrpc: '2.0', id: 1, method: 'ping' } }),
+      ],
+      [
+        'post',
+        406,
+        t.call('POST', '/mcp', {
+          headers: { accept: 'application/json' },
+          body: { jsonrpc: '2.0', id: 1, method: 'ping' },
+        }),
+      ],
+      ['get', 405, t.call('GET', '/mcp')],
+      ['get', 401, t.call('GET', '/mcp', { key: null })],
+      ['delete', 405, t.call('DELETE', '/mcp')],
+    ];
+    for (const [method, status, answer] of answers) {
+      const res = await answer;
+      assert.equal(res.status, status, `${method.toUpperCase()} /mcp answered ${res.status}`);
+      assert.ok(
+        documented(method).includes(String(status)),
+        `${method.toUpperCase()} /mcp documents ${status}`,
+      );
+      if (status === 405) assert.equal(res.headers['allow'], 'POST');
+    }
   });
 
   test('a docs page renders it', async () => {

@@ -165,6 +165,26 @@ export class NotionClient {
     }
   }
 
+  /**
+   * A data source's rows edited at or after `since`, newest first, at most `limit` (one request, no
+   * pagination: a change notification's bounded look, not an enumeration). Throws like any list.
+   */
+  async recentRows(
+    dataSourceId: string,
+    { since, limit }: { since: string; limit: number },
+  ): Promise<unknown[]> {
+    const url = joinUrl(this.#ctx.baseUrl, `/v1/data_sources/${pathSegment(dataSourceId)}/query`);
+    const res = await this.#ctx.http.requestJson('POST', url, listSchema, {
+      headers: this.#headers,
+      json: {
+        filter: { timestamp: 'last_edited_time', last_edited_time: { on_or_after: since } },
+        sorts: [{ timestamp: 'last_edited_time', direction: 'descending' }],
+        page_size: Math.min(limit, PAGE_SIZE),
+      },
+    });
+    return res.data.results;
+  }
+
   /** A page's properties and state; `null` when Notion answers 404 (unshared or deleted). */
   getPage(pageId: string): Promise<NotionPage | null> {
     return this.#getOrNull(`/v1/pages/${pathSegment(pageId)}`, pageSchema);

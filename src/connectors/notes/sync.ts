@@ -42,7 +42,14 @@ import { isAppError } from '../../lib/errors.ts';
 import { isSourceHttpError, isTransientSourceError, SourcePermissionError } from '../http.ts';
 import { PaginationError } from '../toolkit/pagination.ts';
 import { knownById } from '../toolkit/known.ts';
-import type { ConnectorContext, KnownDocument, SourceDocument, SyncEvent, SyncOptions } from '../types.ts';
+import type {
+  ChangedDocument,
+  ConnectorContext,
+  KnownDocument,
+  SourceDocument,
+  SyncEvent,
+  SyncOptions,
+} from '../types.ts';
 import { NotionClient, RowCapError } from './client.ts';
 import {
   type BlockNode,
@@ -62,8 +69,13 @@ import {
   syncedBlockPayload,
 } from './schemas.ts';
 
-const TABLE_PAGES = 'notes_pages';
-const TABLE_ROWS = 'notes_database_rows';
+export const TABLE_PAGES = 'notes_pages';
+export const TABLE_ROWS = 'notes_database_rows';
+/**
+ * Not a table of documents: a change notification naming a data source whose changed rows it does not
+ * list ({@link syncNotesChanged} reads the rows edited lately).
+ */
+export const TABLE_DATA_SOURCES = 'notes_data_sources';
 
 /** Data sources remembered between passes, so one search misses does not cost a GET per row. */
 const MAX_REMEMBERED_DATA_SOURCES = 500;
@@ -74,6 +86,10 @@ const MINUTE = 60_000;
 const SNAPSHOT_MARGIN = 30_000;
 /** How far our clock may be ahead of Notion's when no `Date` header says. */
 const OWN_CLOCK_MARGIN = 4 * MINUTE;
+/** A data source named by a change notification: its rows edited this long before the read are read. */
+const RECENT_ROWS_WINDOW = 15 * MINUTE;
+/** And at most this many of them, newest first: a notification costs a bounded number of requests. */
+const RECENT_ROWS_LIMIT = 25;
 
 export const notesCursorSchema = z.object({
   /**
@@ -152,6 +168,34 @@ export async function* syncNotes(
   yield { kind: 'checkpoint', cursor: pass.finalCursor() };
 }
 
+/**
+ * Reads again exactly the documents change notifications named (webhooks.ts), rendered and versioned as
+ * the sync renders them: a page or row is read whole (its blocks, a row's properties), never its child
+ * pages or databases (a notification names each page that changed). Gone (404, trashed, archived): a
+ * deletion in both tables, since a notification may guess a page's table wrong and deleting what is not
+ * held changes nothing. A data source named without its rows: its rows edited in the last
+ * {@link RECENT_ROWS_WINDOW}, newest first, at most {@link RECENT_ROWS_LIMIT}. No checkpoints.
+ */
+export async function* syncNotesChanged(
+  ctx: ConnectorContext<unknown>,
+  changes: readonly ChangedDocument[],
+  auth: NotesAuth,
+): AsyncGenerator<SyncEvent<never>> {
+  const pass = new Pass(ctx, NOTHING_KNOWN, new NotionClient(ctx, auth.headers, auth.token), {
+    changedOnly: true,
+  });
+  for await (const event of pass.changed(changes)) {
+    if (event.kind !== 'checkpoint') yield event;
+  }
+}
+
+/** The options of a pass over named documents: every one is read (`full`), none is compared. */
+const NOTHING_KNOWN: SyncOptions<NotesCursor> = {
+  cursor: null,
+  mode: 'full',
+  async *known() {},
+};
+
 class Pass {
   readonly #ctx: ConnectorContext<unknown>;
   readonly #opts: SyncOptions<NotesCursor>;
@@ -159,6 +203,8 @@ class Pass {
   readonly #full: boolean;
   /** The previous pass's `since` (ms): stored times at or after it are re-checked. */
   readonly #recheckFrom: number | null;
+  /** Reading named documents only: no children followed, gone ones deleted whatever is held. */
+  readonly #changedOnly: boolean;
 
   /** The connection's documents (their ids are stored as {@link canon} writes them). */
   #known = new Map<string, KnownDocument>();
@@ -180,10 +226,16 @@ class Pass {
   readonly #blockPages = new Map<string, string | null>();
   #since: number | null = null;
 
-  constructor(ctx: ConnectorContext<unknown>, opts: SyncOptions<NotesCursor>, client: NotionClient) {
+  constructor(
+    ctx: ConnectorContext<unknown>,
+    opts: SyncOptions<NotesCursor>,
+    client: NotionClient,
+    { changedOnly = false }: { changedOnly?: boolean } = {},
+  ) {
     this.#ctx = ctx;
     this.#opts = opts;
     this.#client = client;
+    this.#changedOnly = changedOnly;
     this.#full = opts.mode === 'full';
     const since = this.#full ? null : (opts.cursor?.since ?? null);
     const parsed = since === null ? Number.NaN : Date.parse(since);
@@ -254,6 +306,34 @@ class Pass {
     }
   }
 
+  /** The documents change notifications named, one after another (see {@link syncNotesChanged}). */
+  async *changed(changes: readonly ChangedDocument[]): AsyncGenerator<SyncEvent<NotesCursor>> {
+    for (const change of changes) {
+      this.#ctx.signal.throwIfAborted();
+      if (change.table === TABLE_DATA_SOURCES) yield* this.#recentRows(canon(change.externalId));
+      else yield* this.#walk({ id: canon(change.externalId) });
+    }
+  }
+
+  /** A data source's rows edited lately (a notification named it without its rows). */
+  async *#recentRows(dataSourceId: string): AsyncGenerator<SyncEvent<NotesCursor>> {
+    let rows: readonly unknown[];
+    try {
+      rows = await this.#client.recentRows(dataSourceId, {
+        since: new Date(Date.now() - RECENT_ROWS_WINDOW).toISOString(),
+        limit: RECENT_ROWS_LIMIT,
+      });
+    } catch (err) {
+      if (this.#isFatal(err)) throw this.#client.fatal(err);
+      if (isStatus(err, 404)) return;
+      yield failure(undefined, new Error(`Notion data source ${dataSourceId}: ${messageOf(err)}`), {
+        retryable: isTransientSourceError(err),
+      });
+      return;
+    }
+    for (const raw of rows) yield* this.#takeQueryResult(raw);
+  }
+
   // -------------------------------------------------------------------------------------------------
   // Search
   // -------------------------------------------------------------------------------------------------
@@ -307,6 +387,7 @@ class Pass {
       this.#ctx.signal.throwIfAborted();
       const subject = stack.pop()!;
       const found = yield* this.#decide(subject);
+      if (this.#changedOnly) continue;
       for (const child of found.childPages) {
         if (this.#done.has(child)) continue;
         this.#enclosing.set(child, subject.id);
@@ -433,6 +514,10 @@ class Pass {
   }
 
   async *#gone(id: string): AsyncGenerator<SyncEvent<NotesCursor>> {
+    if (this.#changedOnly) {
+      for (const table of [TABLE_PAGES, TABLE_ROWS]) yield { kind: 'deleted', externalId: id, table };
+      return;
+    }
     const known = this.#known.get(id);
     if (known) yield { kind: 'deleted', externalId: id, table: known.table };
   }
@@ -552,7 +637,9 @@ class Pass {
     const head = searchItemSchema.safeParse(raw);
     if (head.success && head.data.object === 'data_source') {
       const ds = dataSourceSchema.safeParse(raw);
-      if (ds.success && !ds.data.in_trash && !ds.data.archived) this.#queueDataSource(ds.data.id);
+      if (ds.success && !ds.data.in_trash && !ds.data.archived && !this.#changedOnly) {
+        this.#queueDataSource(ds.data.id);
+      }
       return;
     }
     const parsed = pageSchema.safeParse(raw);
@@ -640,7 +727,7 @@ class Pass {
 // ---------------------------------------------------------------------------------------------------
 
 /** Ids as Notion's API writes them (lower-case, dashed), whatever form they arrived in. */
-function canon(id: string): string {
+export function canon(id: string): string {
   const hex = id.replace(/-/g, '').toLowerCase();
   if (!/^[0-9a-f]{32}$/.test(hex)) return id;
   return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;

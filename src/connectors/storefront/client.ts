@@ -187,6 +187,12 @@ const QUERIES = {
   pageNodes: `query StorefrontPageNodes($ids: [ID!]!) { nodes(ids: $ids) { __typename ... on Page { ${PAGE_STATE_FIELDS} title body createdAt } } }`,
   articleStates: `query StorefrontArticleStates($first: Int!, $cursor: String) { articles(first: $first, after: $cursor, sortKey: ID) { nodes { ${ARTICLE_STATE_FIELDS} } ${PAGE_INFO} } }`,
   articleNodes: `query StorefrontArticleNodes($ids: [ID!]!) { nodes(ids: $ids) { __typename ... on Article { ${ARTICLE_STATE_FIELDS} title body summary tags author { name } createdAt } } }`,
+  // Webhook subscriptions (GraphQL Admin `webhookSubscriptionCreate` / `webhookSubscriptionDelete`); `uri`
+  // replaced the deprecated `callbackUrl` of WebhookSubscriptionInput in 2025-10.
+  webhookCreate:
+    'mutation StorefrontWebhookCreate($topic: WebhookSubscriptionTopic!, $subscription: WebhookSubscriptionInput!) { webhookSubscriptionCreate(topic: $topic, webhookSubscription: $subscription) { webhookSubscription { id topic } userErrors { field message } } }',
+  webhookDelete:
+    'mutation StorefrontWebhookDelete($id: ID!) { webhookSubscriptionDelete(id: $id) { deletedWebhookSubscriptionId userErrors { field message } } }',
 } as const;
 
 type QueryKind = keyof typeof QUERIES;
@@ -219,6 +225,9 @@ function estimate(kind: QueryKind, nodes = 0): number {
       return nodes;
     case 'articleNodes':
       return nodes * 3;
+    case 'webhookCreate':
+    case 'webhookDelete':
+      return 10;
     default:
       return connectionCost(STATES_FIRST, 1);
   }
@@ -237,6 +246,8 @@ const SCOPES: Record<QueryKind, string> = {
   pageNodes: 'read_content (or read_online_store_pages)',
   articleStates: 'read_content (or read_online_store_pages)',
   articleNodes: 'read_content (or read_online_store_pages)',
+  webhookCreate: 'the scope of the topic (read_products, read_content)',
+  webhookDelete: 'the scope of the topic (read_products, read_content)',
 };
 
 /** THROTTLED answers in a row for one query before the sync gives up. */
@@ -441,6 +452,48 @@ export class ShopifyClient {
 
   articleNodes(ids: readonly string[]): Promise<unknown[]> {
     return this.#nodes('articleNodes', ids);
+  }
+
+  /**
+   * Subscribes `uri` to a webhook topic (`PRODUCTS_UPDATE`...). Resolves to the subscription's id, or
+   * throws {@link ShopifyQueryError} with Shopify's user errors (a topic the API version lacks included).
+   */
+  async createWebhookSubscription(topic: string, uri: string): Promise<string> {
+    const schema = z.object({
+      webhookSubscriptionCreate: z.object({
+        webhookSubscription: z.object({ id: z.string() }).nullable(),
+        userErrors: z.array(z.object({ message: z.string() })),
+      }),
+    });
+    const variables = { topic, subscription: { uri, format: 'JSON' } };
+    const data = await this.#query('webhookCreate', variables, schema, estimate('webhookCreate'));
+    const { webhookSubscription, userErrors } = data.webhookSubscriptionCreate;
+    if (!webhookSubscription) {
+      const reasons = userErrors.map((e) => e.message).join('; ') || 'no subscription in the answer';
+      throw new ShopifyQueryError(`webhook subscription to ${topic} was refused: ${reasons.slice(0, 300)}`);
+    }
+    return webhookSubscription.id;
+  }
+
+  /** Deletes a webhook subscription; one already gone is not an error. */
+  async deleteWebhookSubscription(id: string): Promise<void> {
+    const schema = z.object({
+      webhookSubscriptionDelete: z.object({
+        deletedWebhookSubscriptionId: z.string().nullable().optional(),
+        userErrors: z.array(z.object({ message: z.string() })),
+      }),
+    });
+    const data = await this.#query('webhookDelete', { id }, schema, estimate('webhookDelete'));
+    const { userErrors } = data.webhookSubscriptionDelete;
+    const other = userErrors.filter((e) => !/not exist|not found/i.test(e.message));
+    if (other.length > 0) {
+      throw new ShopifyQueryError(
+        `webhook subscription ${id} could not be deleted: ${other
+          .map((e) => e.message)
+          .join('; ')
+          .slice(0, 300)}`,
+      );
+    }
   }
 
   // -------------------------------------------------------------------------------------------------

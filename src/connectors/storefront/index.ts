@@ -29,7 +29,9 @@ import {
   type StorefrontCursor,
   storefrontCursorSchema,
   syncStorefront,
+  syncStorefrontChanged,
 } from './sync.ts';
+import { storefrontWebhooks } from './webhooks.ts';
 
 export { shopifyHeaders, type StorefrontCredentials };
 
@@ -151,6 +153,8 @@ export const storefrontConnector: Connector<StorefrontCredentials, StorefrontCur
   validate: (ctx: ConnectorContext<StorefrontCredentials>) => validate(ctx),
   sync: syncStorefront,
   cursor: storefrontCursorSchema,
+  webhooks: storefrontWebhooks,
+  syncChanged: (ctx, changes) => syncStorefrontChanged(ctx, changes),
 };
 
 /** What to check when the store refuses the token. */

@@ -62,7 +62,14 @@ import {
   listingPass,
   type ReadOutcome,
 } from '../toolkit/listing-pass.ts';
-import type { ConnectorContext, KnownDocument, SourceDocument, SyncEvent, SyncOptions } from '../types.ts';
+import type {
+  ChangedDocument,
+  ConnectorContext,
+  KnownDocument,
+  SourceDocument,
+  SyncEvent,
+  SyncOptions,
+} from '../types.ts';
 import {
   type ClientTuning,
   CONTENT_NODES_BATCH,
@@ -230,13 +237,7 @@ async function* runPass(
     publishedElsewhere: new Set(),
     publicationsDenied: false,
     now,
-    store: {
-      currencyCode: shop.currencyCode,
-      storefront: (shop.primaryDomain?.url ?? `https://${ctx.credentials.shop}.myshopify.com`).replace(
-        /\/+$/,
-        '',
-      ),
-    },
+    store: storeFacts(shop, ctx.credentials),
   };
 
   for (const [table, message] of denied)
@@ -253,6 +254,14 @@ async function* runPass(
     yield* scoped(ARTICLES_TABLE, syncContent(pass, ARTICLE_KIND, firstPages[ARTICLES_TABLE]));
   }
   yield { kind: 'checkpoint', cursor: { ...cursor } };
+}
+
+/** What rendering needs of the shop: its currency and the storefront's origin. */
+function storeFacts(shop: Shop, credentials: StorefrontCredentials): StoreFacts {
+  return {
+    currencyCode: shop.currencyCode,
+    storefront: (shop.primaryDomain?.url ?? `https://${credentials.shop}.myshopify.com`).replace(/\/+$/, ''),
+  };
 }
 
 /** Products updated at or after `since` (second precision, so the boundary second again), any status. */
@@ -1050,4 +1059,110 @@ async function* contentEvents<S extends PageState | ArticleState, D extends S>(
     return;
   }
   yield { kind: 'document', doc: kind.document(item, pass.store, kind.token(item, pass.store)) };
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Change notifications: the documents a webhook named, read again by id
+// ---------------------------------------------------------------------------------------------------
+
+/**
+ * Reads again the products, pages and articles change notifications named (by gid), rendered as the
+ * sync renders them: a document for each the storefront shows, `deleted` for each that is gone,
+ * unpublished, archived or a draft, a failure for each that could not be read. One shop query (currency
+ * and storefront domain) and one `nodes` query per batch of each kind.
+ */
+export async function* syncStorefrontChanged(
+  ctx: ConnectorContext<StorefrontCredentials>,
+  changes: readonly ChangedDocument[],
+  tuning: StorefrontSyncTuning = {},
+): AsyncGenerator<SyncEvent<never>> {
+  const idsOf = (table: Table) => [
+    ...new Set(changes.filter((c) => c.table === table).map((c) => c.externalId)),
+  ];
+  const products = idsOf(PRODUCTS_TABLE);
+  const pages = idsOf(PAGES_TABLE);
+  const articles = idsOf(ARTICLES_TABLE);
+  if (products.length + pages.length + articles.length === 0) return;
+  const client = new ShopifyClient(ctx, tuning);
+  tuning.observe?.(client);
+  const { shop } = await client.shop({ policies: false });
+  // Each named document counts as held with no version: one still shown is stored again (unchanged
+  // content writes nothing), one that left is deleted.
+  const held = (table: Table, ids: readonly string[]) =>
+    new Map<string, KnownDocument>(ids.map((id) => [id, { externalId: id, table, version: null }]));
+  const pass: Pass = {
+    ctx,
+    client,
+    full: false,
+    known: {
+      [PRODUCTS_TABLE]: held(PRODUCTS_TABLE, products),
+      [PAGES_TABLE]: held(PAGES_TABLE, pages),
+      [ARTICLES_TABLE]: held(ARTICLES_TABLE, articles),
+      [POLICIES_TABLE]: new Map(),
+    },
+    onlineCount: undefined,
+    publishedElsewhere: new Set(),
+    publicationsDenied: false,
+    now: tuning.clock ?? Date.now,
+    store: storeFacts(shop, ctx.credentials),
+  };
+  const phases = [
+    scoped(PRODUCTS_TABLE, changedProducts(pass, products)),
+    scoped(PAGES_TABLE, changedContent(pass, PAGE_KIND, pages)),
+    scoped(ARTICLES_TABLE, changedContent(pass, ARTICLE_KIND, articles)),
+  ];
+  for (const phase of phases) {
+    for await (const event of phase) if (event.kind !== 'checkpoint') yield event;
+  }
+}
+
+async function* changedProducts(pass: Pass, ids: readonly string[]): AsyncGenerator<Event> {
+  const ledger = newLedger();
+  yield* inBatches(
+    pass,
+    PRODUCTS_TABLE,
+    'product',
+    ids,
+    PRODUCT_NODES_BATCH,
+    (batch) => pass.client.productNodes(batch),
+    async function* (id, node) {
+      if (node === null) {
+        yield { kind: 'deleted', externalId: id, table: PRODUCTS_TABLE };
+        return;
+      }
+      const parsed = productSchema.safeParse(node);
+      if (!parsed.success) {
+        yield shapeFailure(PRODUCTS_TABLE, 'product', node, parsed.error);
+        return;
+      }
+      const product = parsed.data;
+      if (isCandidate(product)) yield* checkPublications(pass, ledger, [product.id]);
+      if (ledger.failed.has(product.id)) return;
+      yield* productEvents(pass, ledger, product);
+    },
+  );
+}
+
+async function* changedContent<S extends PageState | ArticleState, D extends S>(
+  pass: Pass,
+  kind: ContentKind<S, D>,
+  ids: readonly string[],
+): AsyncGenerator<Event> {
+  for (let i = 0; i < ids.length; i += CONTENT_NODES_BATCH) {
+    const seen = { failed: new Set<string>(), left: [] as string[] };
+    const outcome = await readBatch(
+      pass,
+      kind.table,
+      kind.noun,
+      ids.slice(i, i + CONTENT_NODES_BATCH),
+      (batch) => kind.nodes(pass.client, batch),
+      (id, node) => (node === null ? gone(kind.table, id) : contentEvents(pass, kind, id, node, seen)),
+    );
+    yield* outcome.events;
+    for (const id of seen.left) yield { kind: 'deleted', externalId: id, table: kind.table };
+  }
+}
+
+async function* gone(table: Table, id: string): AsyncGenerator<Event> {
+  yield { kind: 'deleted', externalId: id, table };
 }

@@ -463,3 +463,26 @@ export async function ticketComments(ctx: SupportDeskContext, ticketId: string):
   }
   return out;
 }
+
+const shownArticleSchema = z.object({ article: z.unknown() });
+
+/**
+ * One article (`GET /api/v2/help_center/articles/{id}`, §4.2), the record unparsed, or undefined when
+ * this help center answers 404 (archived, deleted, or another brand's). A 401 refuses the credentials;
+ * any other failure (a 403 on a restricted article) throws `SourceHttpError`, for the caller to make it
+ * that article's failure.
+ */
+export async function showArticle(ctx: SupportDeskContext, articleId: string): Promise<unknown> {
+  try {
+    const shown = await ctx.http.getJson(
+      joinUrl(ctx.baseUrl, `/api/v2/help_center/articles/${pathSegment(articleId)}`),
+      shownArticleSchema,
+      { headers: headers(ctx) },
+    );
+    return shown.article;
+  } catch (err) {
+    if (isSourceHttpError(err) && err.status === 404) return undefined;
+    if (isSourceHttpError(err) && err.status === 401) throw named(ctx, err);
+    throw err;
+  }
+}

@@ -4,7 +4,8 @@
  * and with `include_tickets` its solved and closed tickets too
  * (`support_desk_tickets`, `private`, public comments only): see sync.ts. Authenticated with the seed's
  * e-mail + API token (Basic `{email}/token:{api_token}`) or an OAuth access token (Bearer), which the
- * consent flow fills; Zendesk is retiring API tokens (vendor-apis/zendesk.md, Corrections).
+ * consent flow fills; Zendesk is retiring API tokens (vendor-apis/zendesk.md, Corrections). Article events
+ * come through a webhook the service subscribes (webhooks.ts) and name the articles changes.ts reads again.
  */
 import { z } from 'zod';
 import { AppError } from '../../lib/errors.ts';
@@ -26,6 +27,8 @@ import {
   syncSupportDesk,
 } from './sync.ts';
 import { zendeskOAuth } from './oauth.ts';
+import { syncChangedArticles } from './changes.ts';
+import { supportDeskWebhooks } from './webhooks.ts';
 
 export { type SupportDeskCredentials, ZENDESK_TOKEN_RETIRED_HINT, zendeskAuthHeader };
 
@@ -173,4 +176,9 @@ export const supportDeskConnector: Connector<SupportDeskCredentials, SupportDesk
   },
   cursor: supportDeskCursorSchema,
   requestsPerSecond: 200 / 60,
+  webhooks: supportDeskWebhooks,
+  syncChanged(ctx, changes) {
+    if (!ctx.credentials.access_token && !ctx.credentials.api_token) throw noCredentials();
+    return syncChangedArticles(ctx, changes);
+  },
 };

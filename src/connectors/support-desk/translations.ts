@@ -177,7 +177,7 @@ async function* readTranslations(
 }
 
 /** A translation as its article displayed in that language: the article's fields, the translation's text. */
-function onArticle(article: Article, raw: unknown): unknown {
+export function onArticle(article: Article, raw: unknown): unknown {
   const t = raw as Record<string, unknown>;
   return {
     ...article,

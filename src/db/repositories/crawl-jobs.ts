@@ -20,6 +20,8 @@ export interface CrawlOptions {
   /** The crawl's pace per host, as asked (within the operator's bounds); absent: the host's default. */
   maxConcurrency?: number;
   delayMs?: number;
+  /** Pages are rendered in a headless browser before extraction (src/crawler/render.ts); absent: they are not. */
+  renderJavaScript?: boolean;
 }
 
 export type CrawlStatus = 'idle' | 'scraping' | 'completed' | 'failed' | 'cancelled';
@@ -57,6 +59,7 @@ export interface CrawlJobView {
   indexListPages: boolean;
   maxConcurrency: number | null;
   delayMs: number | null;
+  renderJavaScript: boolean;
   /** Finished pages by outcome (`created`, `updated`, `unchanged`, `removed`, `duplicate`, `failed`...). */
   outcomes: Record<string, number>;
   refused: RefusalSummary;
@@ -96,6 +99,7 @@ interface ViewRow
     | 'maxConcurrency'
     | 'delayMs'
     | 'indexListPages'
+    | 'renderJavaScript'
   > {
   options: CrawlOptions;
 }
@@ -112,6 +116,7 @@ function toView(row: ViewRow): CrawlJobView {
     tags: options.tags ?? [],
     maxConcurrency: options.maxConcurrency ?? null,
     delayMs: options.delayMs ?? null,
+    renderJavaScript: options.renderJavaScript ?? false,
     outcomes,
     refused,
     warnings,

@@ -17,6 +17,9 @@ export const JOB_WARNING_CODES = [
   'redirect_refused',
   'page_too_large',
   'permission_missing',
+  'render_unavailable',
+  'render_failed',
+  'render_blocked',
 ] as const;
 
 export type JobWarningCode = (typeof JOB_WARNING_CODES)[number];

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import type { NormalizedSource, SourceRegistry } from '../../connectors/registry.ts';
 import { findOAuthSecret, upsertConnection } from '../../db/repositories/connections.ts';
 import type { Queryable } from '../../db/database.ts';
+import { recordWebhookAccount, subscribeConnection } from '../../jobs/source-webhooks.ts';
 import { enqueueSyncJob } from '../../jobs/sync-job.ts';
 import { AppError } from '../../lib/errors.ts';
 import { type App, type RouteDeps, callerOf } from '../context.ts';
@@ -135,11 +136,22 @@ export function register(app: App, deps: RouteDeps): void {
           encrypt: (id) => deps.sources.encryptCredentials(id, credentials),
           scheduleIntervalMinutes: schedule === undefined ? undefined : (schedule?.intervalMinutes ?? null),
         });
+        await recordWebhookAccount(tx, {
+          connectionId: stored.id,
+          organizationId,
+          connector: normalized.connector,
+          credentials,
+        });
         const jobId =
           sync && startsSyncing(stored) ? await queueFirstSync(tx, organizationId, stored.id) : null;
         return { ...stored, jobId };
       });
       if (result.jobId !== null) deps.jobs.wake();
+      // Change notifications where the source lets an API subscribe; a failure is only logged.
+      await subscribeConnection(
+        { db: deps.db, sources: deps.sources, log: request.log, publicUrl: deps.config.KB_PUBLIC_URL },
+        { connectionId: result.id, organizationId, connector: normalized.connector, credentials },
+      );
       return {
         success: true,
         connectionId: result.id,

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { SourceRegistry } from '../../connectors/registry.ts';
 import { deleteConnection } from '../../db/repositories/connections.ts';
+import { storedSubscription, unsubscribeConnection } from '../../jobs/source-webhooks.ts';
 import { cancelConnectionSyncs } from '../../jobs/sync-job.ts';
 import { type App, type RouteDeps, callerOf } from '../context.ts';
 import { commonErrors, errorBodySchema } from '../schemas.ts';
@@ -47,10 +48,27 @@ export function register(app: App, deps: RouteDeps): void {
         // Jobs first: a worker's batch holds its job row while it writes, so cancelling waits for that
         // batch and the items it committed are deleted below; later batches find the job cancelled.
         const cancelled = await cancelConnectionSyncs(tx, connection.id, 'The connection was disconnected.');
+        // Read before the delete removes it: the subscription at the source is removed after the commit.
+        const subscription = await storedSubscription(tx, deps.sources, connection.id);
         const { items } = await deleteConnection(tx, organizationId, connection.id);
-        return { connectionId: connection.id, cancelled, items };
+        return { connectionId: connection.id, cancelled, items, subscription, connection };
       });
       deps.jobs.cancel(result.cancelled);
+      const connector = deps.sources.connectorOf(result.connection.type);
+      if (result.subscription && connector) {
+        await unsubscribeConnection(
+          { sources: deps.sources, log: request.log },
+          {
+            connectionId: result.connectionId,
+            connector,
+            credentials: deps.sources.decryptCredentials(
+              result.connectionId,
+              result.connection.credentialsEncrypted,
+            ),
+            subscription: result.subscription,
+          },
+        );
+      }
       return {
         success: true,
         connectionId: result.connectionId,

@@ -57,6 +57,15 @@ function bodySchema(maxLimit: number) {
           'followed, but they are not chunked for search, where they would outrank the pages they list',
       ),
     ...crawlPaceSchema,
+    renderJavaScript: z
+      .boolean()
+      .default(false)
+      .describe(
+        "extension: render each page in a headless browser (the operator's KB_CRAWL_BROWSER, Chromium) before " +
+          'extracting it, for sites that build their content with scripts. Slower; every request the page makes goes ' +
+          'through the same address checks as the crawler, images, fonts and media are not fetched. Without a ' +
+          'browser the crawl fetches plainly and its job carries a `render_unavailable` warning',
+      ),
   });
 }
 
@@ -103,6 +112,7 @@ export function register(app: App, deps: RouteDeps): void {
         ...(b.maxConcurrency !== undefined ? { maxConcurrency: b.maxConcurrency } : {}),
         ...(b.delayMs !== undefined ? { delayMs: b.delayMs } : {}),
         ...(b.indexListPages ? { indexListPages: true } : {}),
+        ...(b.renderJavaScript ? { renderJavaScript: true } : {}),
       };
       const id = newId();
       const job = await deps.db.transaction(async (tx) => {

@@ -77,6 +77,9 @@ export const crawlJobSchema = z
       .describe(
         "extension: ms between request starts per host the crawl asked for; null: the host's default",
       ),
+    renderJavaScript: z
+      .boolean()
+      .describe('extension: pages are rendered in a headless browser before their content is extracted'),
     outcomes: z
       .record(z.string(), z.number())
       .describe(

@@ -3,6 +3,7 @@ import { cachedCeilingStatus } from '../../db/embedded-ceiling.ts';
 import { pingDatabase } from '../../db/repositories/health.ts';
 import type { App, RouteDeps } from '../context.ts';
 import { isDraining } from '../graceful-close.ts';
+import { errorBodySchema } from '../schemas.ts';
 
 /**
  * Embedded mode only: the data directory's size against the measured ceiling (src/db/embedded-ceiling.ts).
@@ -37,7 +38,8 @@ export function register(app: App, deps: RouteDeps): void {
         tags: ['operations'],
         summary: 'Liveness: the process answers',
         security: [],
-        response: { 200: z.object({ status: z.literal('ok') }) },
+        // 400: a query string with bad percent-encoding or a NUL, refused here as on every path.
+        response: { 200: z.object({ status: z.literal('ok') }), 400: errorBodySchema },
       },
     },
     async () => ({ status: 'ok' as const }),
@@ -49,7 +51,7 @@ export function register(app: App, deps: RouteDeps): void {
         tags: ['operations'],
         summary: 'Readiness: the database, the model and the service are ready for traffic',
         security: [],
-        response: { 200: readySchema, 503: readySchema },
+        response: { 200: readySchema, 400: errorBodySchema, 503: readySchema },
       },
     },
     async (request, reply) => {

@@ -25,6 +25,7 @@ import * as oauthInitiate from './oauth-initiate.ts';
 import * as runSync from './run-sync.ts';
 import * as search from './search.ts';
 import * as secretIdExists from './secret-id-exists.ts';
+import * as sourceWebhook from './source-webhook.ts';
 import * as syncJobsList from './sync-jobs-list.ts';
 import * as webhookDeliveriesList from './webhook-deliveries-list.ts';
 import * as webhookEndpointCreate from './webhook-endpoint-create.ts';
@@ -64,6 +65,7 @@ const routes: Array<{ register(app: App, deps: RouteDeps): void }> = [
   webhookEndpointUpdate,
   webhookEndpointDelete,
   webhookDeliveriesList,
+  sourceWebhook,
   mcp,
   consolePage,
 ];

@@ -11,7 +11,10 @@ export const jobWarningSchema = z
           '`robots_unreadable` (5xx, 429 or no answer: the host is not crawled, as RFC 9309 asks), ' +
           '`redirect_refused` (a redirect the crawl did not follow, and why), `page_too_large` (a page cut at ' +
           'the size cap, or a PDF over it skipped), `permission_missing` (the credentials lack a permission ' +
-          'at the source; what it costs is listed in `failures` too)',
+          'at the source; what it costs is listed in `failures` too), `render_unavailable` (a crawl asked to render ' +
+          'JavaScript and no browser could be started: its pages were fetched plainly), `render_failed` (a page ' +
+          'could not be rendered: its fetched HTML was used), `render_blocked` (requests a rendered page made ' +
+          'that the address checks refused)',
       ),
     message: z.string().describe('what happened and what to do about it, naming the URL or resource'),
     subject: z.string().describe('the URL or resource the warning is about'),

@@ -13,6 +13,10 @@
  * The tools reach this same service in-process through the typed client (`app.inject`, the full request
  * path: auth, rate limit, validation) with the caller's own key, so /mcp can see and do exactly what the
  * caller's key can, and nothing else.
+ *
+ * The routes are hidden from the generated OpenAPI document (a zod schema here would make Fastify validate
+ * the body and answer in the API's error shape, where MCP answers JSON-RPC errors); ../mcp-openapi.ts
+ * describes POST, GET and DELETE as they are served here.
  */
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import type { FastifyReply, FastifyRequest } from 'fastify';
