@@ -51,9 +51,22 @@ export async function openPgliteUnderLock(
   return pgliteDatabase(pg);
 }
 
+/**
+ * WAL kept on disk. PGlite runs Postgres as a single backend without a checkpointer: WAL is recycled only
+ * at a checkpoint (the indexer's upkeep requests one, `checkpointWhenWalGrew`), which then keeps up to
+ * `max_wal_size` of old segments for reuse (1 GB by default; a crawl of a few hundred pages left 80-96 MiB,
+ * and without checkpoints `pg_wal` only grows).
+ */
+const PGLITE_WAL_PARAMS = ['-c', 'max_wal_size=64MB', '-c', 'min_wal_size=32MB'];
+
 /** PGlite's start parameters with `shared_buffers` set (benchmarks that create PGlite themselves use it too). */
 export function pgliteStartParams(sharedBuffersMb: number): string[] {
-  return [...PGlite.defaultStartParams, '-c', `shared_buffers=${Math.trunc(sharedBuffersMb)}MB`];
+  return [
+    ...PGlite.defaultStartParams,
+    '-c',
+    `shared_buffers=${Math.trunc(sharedBuffersMb)}MB`,
+    ...PGLITE_WAL_PARAMS,
+  ];
 }
 
 /** A PGlite instance as a Database (benchmarks that open PGlite with other options wrap theirs with it). */

@@ -1,6 +1,7 @@
 import type { Database } from '../db/database.ts';
 import {
   analyzeItemsAndChunks,
+  checkpointWhenWalGrew,
   deleteGenerationChunksBatch,
   deleteStagedGeneration,
   endIndexingLeases,
@@ -76,6 +77,12 @@ export const DEFAULT_EMBED_CALL_CHUNKS = 128;
  */
 const VACUUM_EVERY_ITEMS = 500;
 
+/**
+ * Embedded mode: WAL written since the last checkpoint after which a drain that ran out of work
+ * checkpoints (PGlite has no checkpointer, so `pg_wal` would otherwise only grow: src/db/pglite.ts).
+ */
+const CHECKPOINT_WAL_BYTES = 64 * 2 ** 20;
+
 export interface IndexerOptions {
   /** Items leased per round. */
   batchItems?: number;
@@ -109,6 +116,8 @@ export interface IndexerOptions {
   embedCallChunks?: number;
   /** Called after each committed round with the number of items indexed. */
   onProgress?: (indexed: number) => void;
+  /** Embedded mode: WAL bytes since the last checkpoint after which an idle drain checkpoints. */
+  checkpointWalBytes?: number;
   /**
    * Called after each commit transaction of a round, before the next one starts (tests stop the indexer
    * or fail there to leave what a crash between two transactions leaves).
@@ -161,6 +170,7 @@ export class Indexer {
         opts.commitChunks ?? (db.kind === 'pglite' ? PGLITE_COMMIT_CHUNKS : DEFAULT_COMMIT_CHUNKS),
       ),
       embedCallChunks: Math.max(1, opts.embedCallChunks ?? DEFAULT_EMBED_CALL_CHUNKS),
+      checkpointWalBytes: opts.checkpointWalBytes ?? CHECKPOINT_WAL_BYTES,
       log: opts.log,
       onProgress: opts.onProgress,
       afterCommitTransaction: opts.afterCommitTransaction,
@@ -249,6 +259,8 @@ export class Indexer {
     const idle = this.#notifies === notifiesBefore;
     await this.#vacuumPostings(0, idle);
     await this.#maybeAnalyze(total, idle);
+    if (idle && this.#db.kind === 'pglite')
+      await checkpointWhenWalGrew(this.#db, this.#opts.checkpointWalBytes);
     return total;
   }
 

@@ -295,3 +295,17 @@ export async function analyzeItemsAndChunks(q: Queryable): Promise<void> {
 export async function vacuumPostings(q: Queryable): Promise<void> {
   await q.exec('VACUUM bm25_postings');
 }
+
+/**
+ * Embedded mode's checkpoint (src/db/pglite.ts says why it needs one): when more than `minBytes` of WAL
+ * was written since the last checkpoint, checkpoint now, so the old segments are recycled. Tens of
+ * milliseconds. Answers whether it checkpointed.
+ */
+export async function checkpointWhenWalGrew(q: Queryable, minBytes: number): Promise<boolean> {
+  const [row] = await q.query<{ bytes: number }>(
+    `SELECT (pg_current_wal_lsn() - (SELECT redo_lsn FROM pg_control_checkpoint()))::float8 AS bytes`,
+  );
+  if ((row?.bytes ?? 0) < minBytes) return false;
+  await q.exec('CHECKPOINT');
+  return true;
+}
