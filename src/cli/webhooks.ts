@@ -1,12 +1,30 @@
 /**
  * `kb webhooks add|list|rm|deliveries`: the organization's outbound webhook endpoints and their delivery
  * log, over /api/connect/webhook-endpoints. `add` prints the signing secret: the only time it is shown.
+ * `kb webhooks verification-token <type>`: the operator's side of a source's inbound notifications (the
+ * admin API, with KB_ADMIN_TOKEN): takes the newest pending handshake secret, which the service then
+ * trusts, and prints it to paste back into the vendor's form.
  */
 import type { Command } from 'commander';
-import { isWebhookEventType, ok, WEBHOOK_EVENT_TYPES, type WebhookEndpoint } from '../client/index.ts';
-import { UsageError } from './errors.ts';
+import {
+  createKbClient,
+  isWebhookEventType,
+  ok,
+  WEBHOOK_EVENT_TYPES,
+  type WebhookEndpoint,
+} from '../client/index.ts';
+import { ServiceUnreachable, UsageError } from './errors.ts';
 import { oneLine, table } from './format.ts';
-import { collect, connect, intOption, printJson, type RemoteOptions, remoteOptions } from './remote.ts';
+import {
+  collect,
+  connect,
+  intOption,
+  printJson,
+  type Remote,
+  type RemoteOptions,
+  remoteOptions,
+  serviceUrl,
+} from './remote.ts';
 
 function describeEndpoint(e: WebhookEndpoint): string[] {
   const state = e.enabled ? (e.failingSince ? `failing since ${e.failingSince}` : 'enabled') : 'DISABLED';
@@ -111,12 +129,59 @@ function registerDeliveries(group: Command): void {
   });
 }
 
+/** The client of the admin API: the admin token from KB_ADMIN_TOKEN only (a flag would land in `ps`). */
+function connectAdmin(opts: RemoteOptions, env: NodeJS.ProcessEnv = process.env): Remote {
+  const url = serviceUrl(opts.url, env);
+  const adminToken = env['KB_ADMIN_TOKEN'];
+  if (!adminToken) {
+    throw new UsageError("set KB_ADMIN_TOKEN to the service's admin token (its KB_ADMIN_TOKEN setting)");
+  }
+  const client = createKbClient({
+    baseUrl: url,
+    apiKey: adminToken,
+    fetch: (request) =>
+      fetch(request).catch((err: unknown) => {
+        throw new ServiceUnreachable(url, err);
+      }),
+  });
+  return { client, url, json: opts.json === true };
+}
+
+function registerVerificationToken(group: Command): void {
+  remoteOptions(
+    group
+      .command('verification-token <type>')
+      .description(
+        "take the newest handshake secret a source sent (Notion's verification token), trust it and print it (admin: KB_ADMIN_TOKEN)",
+      ),
+  ).action(async (type: string, opts: RemoteOptions) => {
+    const remote = connectAdmin(opts);
+    const taken = await ok(
+      remote.client.POST('/api/admin/source-webhooks/{type}/verification-token', {
+        params: { path: { type } },
+      }),
+    );
+    if (remote.json) return printJson(taken);
+    console.log(
+      `received ${taken.receivedAt}; events of ${taken.type} signed with it are accepted from now on`,
+    );
+    if (taken.othersDropped > 0) {
+      console.log(
+        `warning: ${taken.othersDropped} other handshake${taken.othersDropped === 1 ? '' : 's'} arrived and ${taken.othersDropped === 1 ? 'was' : 'were'} dropped; ` +
+          "if the vendor's Verify form refuses this token, re-send the token from the vendor and run this again",
+      );
+    }
+    console.log(taken.verificationToken);
+  });
+}
+
 export function register(program: Command): void {
   const group = program
     .command('webhooks')
-    .description('endpoints that receive job events, and their deliveries');
+    .description("endpoints that receive job events, their deliveries, and the sources' verification tokens");
   registerAdd(group);
   registerList(group);
   registerRemove(group);
   registerDeliveries(group);
+  registerVerificationToken(group);
 }

@@ -54,6 +54,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/admin/source-webhooks/{type}/verification-token": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Take and trust the newest pending handshake secret of a source's webhooks
+         * @description Returns the newest pending secret a set-up handshake delivered for the source type (Notion: the `verification_token` to paste into the Verify form of the integration’s Webhooks tab), marks it trusted (events signed with it are accepted from now on) and drops the other pending ones. 404 when none is pending or the source type receives no notifications.
+         */
+        post: operations["trustSourceWebhookHandshake"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/connect/connection": {
         parameters: {
             query?: never;
@@ -434,7 +454,7 @@ export interface paths {
         put?: never;
         /**
          * Receive a source's change notification (public)
-         * @description No API key: the vendor signs each request (Shopify: `X-Shopify-Hmac-Sha256`, base64 HMAC-SHA256 of the raw body with the app secret). The connection is found from the request (shop domain, subdomain, workspace) and must hold a secret that proves the signature: otherwise 401 and nothing is stored. An accepted event is stored before the 200, deduplicated by the vendor’s event id, and the documents it names are read again from the source (never from the event). A source type that receives no notifications: 404.
+         * @description No API key: the vendor signs each request (Shopify: `X-Shopify-Hmac-Sha256`, base64 HMAC-SHA256 of the raw body with the app secret). The connection is found from the request (shop domain, subdomain, workspace) and must hold a secret that proves the signature: otherwise 401 and nothing is stored. An accepted event is stored before the 200, deduplicated by the vendor’s event id, and the documents it names are read again from the source (never from the event). A set-up handshake (Notion's unsigned `verification_token`) is answered 200 and its token kept pending: it proves no event until an operator takes it with `POST /api/admin/source-webhooks/{type}/verification-token`. A source type that receives no notifications: 404.
          */
         post: operations["receiveSourceWebhook"];
         delete?: never;
@@ -1115,6 +1135,101 @@ export interface operations {
             };
         };
     };
+    trustSourceWebhookHandshake: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The source type (or its alias), e.g. `notion` */
+                type: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Other pending handshakes of this type, now dropped: more than 0 means someone else posted one */
+                        othersDropped: number;
+                        /** @description When the handshake arrived (ISO 8601) */
+                        receivedAt: string;
+                        /** @description The source type the handshake was for */
+                        type: string;
+                        /** @description The handshake's secret (Notion's verification token), to paste into the vendor's Verify form */
+                        verificationToken: string;
+                    };
+                };
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     createConnection: {
         parameters: {
             query?: never;
@@ -1163,6 +1278,8 @@ export interface operations {
                         email: string;
                         /** @enum {string} */
                         type: "wiki" | "confluence";
+                        /** @description Optional: a secret of 32 to 255 characters you choose, which the site's Automation rule sends in the X-KB-Webhook-Secret header with change notifications (docs/sources/wiki.md). Stored encrypted, never shown again. */
+                        webhook_secret?: string;
                     } | ({
                         /** @description Admin API access token of the store (shpat_… of a legacy custom app), in place of client_id and client_secret; the OAuth consent flow fills it. */
                         access_token?: string;
@@ -1181,6 +1298,8 @@ export interface operations {
                         space_id: string;
                         /** @enum {string} */
                         type: "docs_space" | "gitbook";
+                        /** @description The secret of GitBook's Webhook integration installed on the space (its signing secret); optional: with it, content updates reach the index without waiting for the schedule. */
+                        webhook_secret?: string;
                     };
                     /**
                      * @description Extension: false leaves the first sync to you (POST /api/connect/run-sync). By default a new connection, or one that needed consent again and now has new credentials, starts syncing at once (`jobId` in the answer).

@@ -320,7 +320,7 @@ export interface SourceWebhooks<Creds> {
     credentials: Creds;
     subscription: WebhookSubscription | null;
     settings: Readonly<Record<string, string>>;
-    /** Secrets handshakes delivered for this source type, newest first. */
+    /** Secrets handshakes delivered for this source type that an operator trusted, newest first. */
     handshakeSecrets: readonly string[];
   }): string[];
   /** Checks the vendor's signature in constant time, and its replay window where the vendor signs a time. */
@@ -401,8 +401,14 @@ export interface OAuthSteps {
    * is empty. A source with another way in (Zendesk's API token) says no when that is given.
    */
   needsConsent?(credentials: Record<string, unknown>): boolean;
-  /** The consent URL the user's browser opens. */
-  authorizeUrl(app: OAuthApp, opts: { redirectUri: string; state: string }): string;
+  /**
+   * The consent URL the user's browser opens. `receivesChanges`: the service has a public URL and will
+   * subscribe the connection to the source's change notifications, so the consent asks for that too.
+   */
+  authorizeUrl(
+    app: OAuthApp,
+    opts: { redirectUri: string; state: string; receivesChanges?: boolean },
+  ): string;
   /**
    * Exchanges the authorization code at the token endpoint. Throws `AppError('source_auth_failed')` when
    * the source refuses it, `AppError('source_unreachable')` when it cannot be reached; never a secret in
@@ -411,7 +417,7 @@ export interface OAuthSteps {
   exchangeCode(
     http: SourceHttpClient,
     app: OAuthApp,
-    opts: { code: string; redirectUri: string },
+    opts: { code: string; redirectUri: string; receivesChanges?: boolean },
   ): Promise<OAuthTokens>;
   /** Trades a refresh token for new tokens (same errors as {@link exchangeCode}); for sources that issue them. */
   refresh?(

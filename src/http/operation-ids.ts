@@ -18,6 +18,7 @@ const OPERATION_IDS: Record<string, string> = {
   'POST /api/admin/organizations': 'createOrganization',
   'POST /api/admin/organizations/{id}/keys': 'createApiKey',
   'DELETE /api/admin/keys/{id}': 'revokeApiKey',
+  'POST /api/admin/source-webhooks/{type}/verification-token': 'trustSourceWebhookHandshake',
   'POST /api/connect/connection': 'createConnection',
   'DELETE /api/connect/connection': 'deleteConnection',
   'PATCH /api/connect/set-connection-status': 'setConnectionStatus',

@@ -25,6 +25,8 @@ const REDACT_PATHS = [
   '*.apiKey',
   '*.password',
   '*.client_secret',
+  '*.webhook_secret',
+  '*.webhook_verification_token',
 ];
 
 /** How log lines look: `json` (one pino object a line, for machines) or `pretty` (for people at a terminal). */

@@ -96,6 +96,13 @@ for (const mode of STORAGE_MODES) {
       assert.equal(note.table, 'notes_pages');
       assert.equal(note.retryable, false);
       assert.match(note.message, /was synced without synced block .* not shared with the integration/);
+      // Sharing the original's page is a permission someone can grant: the job says so among its warnings.
+      const warnings = job.warnings as Array<{ code: string; subject: string; message: string }>;
+      assert.deepEqual(
+        warnings.map((w) => [w.code, w.subject]),
+        [['permission_missing', 'notes_pages']],
+      );
+      assert.match(warnings[0]!.message, new RegExp(`Notion page ${update}`));
     });
   });
 }

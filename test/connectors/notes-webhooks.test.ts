@@ -31,6 +31,7 @@ import { fastHttp, SyncedSet } from './helpers.ts';
 
 const hooks = notesConnector.webhooks!;
 const TOKEN = 'secret_tMrlL1qK5vuQAh1b6cZGhFChZTSYJlce98V0pYn7yBl';
+const ADMIN_TOKEN = 'admin-token-for-notes-webhook-tests-0123';
 
 /** A request as the route hands it over: the body's bytes, signed with `token` unless told otherwise. */
 function request(body: unknown, opts: { token?: string; signature?: string | null } = {}): WebhookRequest {
@@ -401,7 +402,7 @@ for (const mode of STORAGE_MODES) {
       ids = sample.ids;
       fake = await startFakeNotion({ workspace: sample.workspace });
       t = await startTestApp(mode, {
-        config: { KB_CRAWL_ALLOW_PRIVATE: 'true', KB_NOTES_BASE_URL: fake.url },
+        config: { KB_CRAWL_ALLOW_PRIVATE: 'true', KB_NOTES_BASE_URL: fake.url, KB_ADMIN_TOKEN: ADMIN_TOKEN },
         parts: { sourceHttp: { ...FAST_SOURCE_HTTP, requestsPerSecond: 100_000 } },
       });
       search = await withSearch(t);
@@ -429,6 +430,12 @@ for (const mode of STORAGE_MODES) {
       // The subscription is created in Notion's settings: Notion posts its token, unsigned.
       const handshake = await notion.handshake();
       assert.equal(handshake.status, 200, JSON.stringify(handshake.body));
+      // The operator takes the token (to paste into Notion's Verify form), which makes it trusted.
+      const taken = await t.call('POST', '/api/admin/source-webhooks/notion/verification-token', {
+        key: ADMIN_TOKEN,
+      });
+      assert.equal(taken.status, 200, JSON.stringify(taken.body));
+      assert.equal(taken.body.verificationToken, notion.verificationToken);
 
       const sentence = 'Webhook edits reach search: the pager rotation now starts on Tuesdays.';
       fake.workspace.edit(ids.handbook, { append: [nb.paragraph(sentence)] });

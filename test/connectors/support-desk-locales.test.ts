@@ -50,6 +50,7 @@ const keys = (docs: Iterable<{ externalId: string }>) => [...docs].map((d) => d.
 const heldKeys = (set: SyncedSet<SupportDeskCursor>) => keys(set.held.values());
 const isListing = (locale: string) => (r: RecordedRequest) =>
   r.path.endsWith(`/api/v2/help_center/${locale}/articles`) && r.query.get('page[size]') !== null;
+const isBrandList = (r: RecordedRequest) => r.path.endsWith('/api/v2/brands');
 const since = (f: FakeZendesk, from: number, test: (r: RecordedRequest) => boolean) =>
   f.requests.slice(from).filter(test);
 
@@ -85,9 +86,9 @@ describe('support_desk (Zendesk): every language', () => {
     const again = await set.sync();
     assert.deepEqual([again.documents, again.deleted, again.failures], [[], [], []]);
     assert.equal(since(fake, mark, isListing('fr')).length, 0, 'an unchanged language is not listed');
-    // The count, a probe per other language (those the last pass saw), one export page: the categories,
-    // sections and languages are the last pass's.
-    assert.equal(again.requests, 4);
+    // The count (with the newest update) and a probe per other language (those the last pass saw): the
+    // categories, sections and languages are the last pass's, and the export has nothing to show.
+    assert.equal(again.requests, 3);
     assert.ok(!fake.requests.slice(mark).some((q) => q.path.endsWith('/api/v2/help_center/locales')));
   });
 
@@ -161,8 +162,8 @@ describe('support_desk (Zendesk): every language', () => {
     assert.equal(asked.filter((q) => q.path.endsWith('/api/v2/help_center/locales')).length, 1);
     const third = await set.sync();
     assert.deepEqual([third.documents, third.deleted, third.failures], [[], [], []]);
-    // The count, the probes of de and es, one export page.
-    assert.equal(third.requests, 4);
+    // The count, the probes of de and es.
+    assert.equal(third.requests, 3);
   });
 
   it('a changed count reads the languages again: one enabled meanwhile is synced', async () => {
@@ -238,14 +239,21 @@ describe('support_desk (Zendesk): every brand', () => {
     assert.ok(!fake.requests.some((q) => q.path.startsWith('/legacy/') || q.path.startsWith('/staging/')));
     assert.ok(first.cursor?.brands?.['support'], 'each brand keeps its own export position');
 
+    let mark = fake.requests.length;
     const again = await set.sync();
     assert.deepEqual([again.documents, again.deleted, again.failures], [[], [], []]);
+    assert.equal(since(fake, mark, isBrandList).length, 0, 'the help centers the last read found');
 
-    // The brand's help center goes dark: its items leave; the others stay.
+    // The brand's help center goes dark: it answers 404, so the brand list is read again; its items leave,
+    // the others stay.
     s.support.help_center_state = 'disabled';
+    mark = fake.requests.length;
     const third = await set.sync();
+    assert.deepEqual(third.failures, []);
     assert.deepEqual(keys(third.deleted), [`support/${w}`, `support/${w}:es`].sort());
     assert.ok(heldKeys(set).includes(`${s.reset.id}`));
+    assert.equal(since(fake, mark, isBrandList).length, 1);
+    assert.deepEqual(third.cursor?.brandList?.subdomains, ['acme']);
   });
 
   it('a list of brands syncs those; a brand the credentials cannot see is a failure, not the end', async () => {
@@ -258,6 +266,61 @@ describe('support_desk (Zendesk): every brand', () => {
     );
     assert.equal(first.failures.length, 1);
     assert.match(first.failures[0]!.error.message, /no brand "nosuch"/);
+    // A brand that could not be read is told every sync: the list is read again until it resolves.
+    const again = await set.sync();
+    assert.equal(again.failures.length, 1);
+    assert.match(again.failures[0]!.error.message, /no brand "nosuch"/);
+  });
+
+  it('an unchanged sync reads no brand list; a brand added shows at the listing interval, or when the option changes', async () => {
+    const s = withBrands();
+    const { fake, set } = await start(s.account, { brands: 'all' });
+    const first = await set.sync();
+    let mark = fake.requests.length;
+    const again = await set.sync();
+    assert.deepEqual([again.documents, again.deleted, again.failures], [[], [], []]);
+    assert.equal(since(fake, mark, isBrandList).length, 0);
+    // Per help center its count, and a probe per other language: acme (fr, de) 3, support (es) 2.
+    assert.equal(again.requests, 5);
+    console.log(
+      `# support_desk with brands "all" (2 help centers, 4 languages): first sync ${first.requests} requests, unchanged ${again.requests}`,
+    );
+    // One request per language of each help center is the floor (a translation's edit moves nothing
+    // else); these help centers hold three articles, so the first sync is small beside it.
+    assert.equal(first.requests, 19);
+
+    const docs = s.account.addBrand('docs', { name: 'Acme Docs' });
+    const guide = docs.account.addArticle({
+      section: docs.account.addSection(docs.account.addCategory('Docs'), 'Start'),
+      title: 'Guide',
+    });
+    const third = await set.sync();
+    assert.equal(third.documents.length, 0, 'no signal shows a new brand before the list is read again');
+
+    // A day after the list was read (the default KB_SUPPORT_DESK_LISTING_HOURS), it is read again.
+    const remembered = set.cursor!.brandList!;
+    set.cursor = { ...set.cursor!, brandList: { ...remembered, readAt: remembered.readAt - 24 * 3_600_000 } };
+    mark = fake.requests.length;
+    const fourth = await set.sync();
+    assert.equal(since(fake, mark, isBrandList).length, 1);
+    assert.deepEqual(keys(fourth.documents), [`docs/${guide.id}`]);
+    assert.deepEqual(fourth.cursor?.brandList?.subdomains.sort(), ['acme', 'docs', 'support']);
+
+    // Another option reads the list at once: the same connection, now naming one brand.
+    const narrowed = new SyncedSet<SupportDeskCursor>(
+      supportDeskConnector,
+      { ...input, brands: ['support'] },
+      `${fake.url}/{subdomain}`,
+    );
+    for (const [key, held] of set.held) narrowed.held.set(key, held);
+    narrowed.cursor = set.cursor;
+    mark = fake.requests.length;
+    await narrowed.sync();
+    assert.equal(since(fake, mark, isBrandList).length, 1);
+    assert.ok(
+      heldKeys(narrowed).every((k) => k.startsWith('support/')),
+      heldKeys(narrowed).join(' '),
+    );
   });
 
   it("without the option, only the subdomain's own help center (no brands request)", async () => {
@@ -282,7 +345,7 @@ describe('support_desk (Zendesk): every brand', () => {
 });
 
 describe('support_desk (Zendesk): what an unchanged sync costs', () => {
-  it('a fixed few requests whatever the size: two, and one per other language; at most a quarter of the first', async () => {
+  it('a fixed few requests whatever the size: one, and one per other language; at most a quarter of the first', async () => {
     const account = new FakeZendeskAccount();
     const sections = [1, 2, 3].map((n) =>
       account.addSection(account.addCategory(`Category ${n}`), `Section ${n}`),
@@ -300,8 +363,8 @@ describe('support_desk (Zendesk): what an unchanged sync costs', () => {
     console.log(
       `# support_desk, 500 articles in 3 languages (1,250 items): first sync ${first.requests} requests, unchanged ${again.requests}`,
     );
-    // The count, two probes, one export page.
-    assert.equal(again.requests, 4);
+    // The count and two probes.
+    assert.equal(again.requests, 3);
     // The first: categories, sections, languages, the count, two probes, two export pages, and each other
     // language listed whole (5 + 3 pages).
     assert.equal(first.requests, 16);

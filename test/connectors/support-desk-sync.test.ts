@@ -284,7 +284,7 @@ describe('support_desk (Zendesk) content sync: articles', () => {
     assert.equal(since(fake, 0, isTicketExport).length, 0);
   });
 
-  it('an unchanged second sync yields nothing and asks only the count and one export page', async () => {
+  it('an unchanged second sync yields nothing and asks only the count, with the newest update', async () => {
     const s = buildAccount();
     const { fake, set } = await start(s.account);
     const first = await set.sync();
@@ -293,16 +293,22 @@ describe('support_desk (Zendesk) content sync: articles', () => {
     assert.deepEqual([second.documents, second.deleted, second.failures], [[], [], []]);
     assert.deepEqual(
       fake.requests.slice(mark).map((r) => [r.path, r.query.get('start_time') ?? r.query.get('page[size]')]),
-      // The categories, sections and languages are the last pass's: the count and the export say nothing
-      // moved.
-      [
-        ['/api/v2/help_center/articles', null],
-        ['/api/v2/help_center/incremental/articles', String(first.cursor!.articles.startTime)],
-      ],
+      // The categories, sections and languages are the last pass's; the count and the newest update say
+      // nothing moved, so the export has nothing to show.
+      [['/api/v2/help_center/articles', null]],
+    );
+    const probe = fake.requests[mark]!.query;
+    assert.deepEqual(
+      [probe.get('per_page'), probe.get('sort_by'), probe.get('sort_order')],
+      ['1', 'updated_at', 'desc'],
     );
     assert.equal(since(fake, mark, isListing).length, 0, 'the count proves nothing left: no listing');
     assert.equal(first.requests, 6);
-    assert.equal(second.requests, 2);
+    assert.equal(second.requests, 1);
+    assert.ok(
+      second.requests * 4 <= first.requests,
+      'an unchanged sync costs at most a quarter of the first',
+    );
     console.log(
       `# support_desk: first sync ${first.requests} requests, unchanged second sync ${second.requests}`,
     );
@@ -312,6 +318,26 @@ describe('support_desk (Zendesk) content sync: articles', () => {
       first.cursor,
       'the same start, count, places, structure and listing time',
     );
+  });
+
+  it('an edit in the newest second, made just after the last pass read it, is not left to the count: the export runs', async () => {
+    const account = new FakeZendeskAccount();
+    // The account's clock is ours: its newest update is seconds old when the next sync runs.
+    account.clock = Math.floor(Date.now() / 1000);
+    const section = account.addSection(account.addCategory('Guides'), 'Basics');
+    const older = account.addArticle({ section, title: 'Older' });
+    const newest = account.addArticle({ section, title: 'Newest' });
+    const { fake, set } = await start(account);
+    await set.sync();
+    // Within the newest article's second: the count and the newest update stay as the first pass saw them.
+    account.editArticle(older.id, { body: '<p>Edited in the same second.</p>', at: newest.updated_at });
+    const mark = fake.requests.length;
+    const second = await set.sync();
+    assert.deepEqual(
+      second.documents.map((d) => d.title),
+      ['Older'],
+    );
+    assert.equal(since(fake, mark, isExport).length, 1);
   });
 
   for (const ending of ['self', 'null'] as const) {
@@ -350,11 +376,20 @@ describe('support_desk (Zendesk) content sync: articles', () => {
       );
 
       const again = await set.sync();
-      assert.deepEqual([again.documents, again.deleted], [[], []]);
+      assert.deepEqual([again.documents, again.deleted, again.requests], [[], [], 1]);
+      assert.equal(again.cursor?.articles.startTime, t + 5, 'nothing exported: the position stays');
+      account.editArticle(articles[0]!.id, { body: '<p>Edited.</p>' });
+      const edited = await set.sync();
       assert.deepEqual(
-        since(fake, fake.requests.length - again.requests, isExport).map((r) => r.query.get('start_time')),
+        edited.documents.map((d) => d.title),
+        ['Article 1'],
+      );
+      assert.deepEqual(
+        since(fake, fake.requests.length - edited.requests, isExport)
+          .slice(0, 1)
+          .map((r) => r.query.get('start_time')),
         [String(t + 5)],
-        'the next sync starts at the boundary second',
+        'the next export starts at the boundary second',
       );
     });
   }
@@ -445,7 +480,7 @@ describe('support_desk (Zendesk) content sync: articles', () => {
       'Two-factor authentication',
     ]);
     const third = await set.sync();
-    assert.deepEqual([third.documents.length, third.deleted.length, third.requests], [0, 0, 2]);
+    assert.deepEqual([third.documents.length, third.deleted.length, third.requests], [0, 0, 1]);
 
     // Published again: back.
     s.account.publishArticle(s.seats.id);
@@ -497,7 +532,7 @@ describe('support_desk (Zendesk) content sync: articles', () => {
     let mark = fake.requests.length;
     // No article changed and the count is the same: nothing says the names moved, so they are not read.
     const second = await set.sync();
-    assert.deepEqual([second.documents, second.deleted, second.requests], [[], [], 2]);
+    assert.deepEqual([second.documents, second.deleted, second.requests], [[], [], 1]);
     assert.equal(since(fake, mark, (r) => r.path.endsWith('/api/v2/help_center/categories')).length, 0);
 
     // A day after the structure was read (the default KB_SUPPORT_DESK_LISTING_HOURS), it is read again.
@@ -528,7 +563,7 @@ describe('support_desk (Zendesk) content sync: articles', () => {
     ]);
     assert.ok(third.cursor!.articles.seen!.structureAt! > seen.structureAt, 'the structure time moves on');
     const fourth = await set.sync();
-    assert.equal(fourth.requests, 2, 'the new places are the saved ones: no listing');
+    assert.equal(fourth.requests, 1, 'the new places are the saved ones: no listing');
   });
 
   it('a changed count or a changed article reads the structure, and a rename made meanwhile lists', async () => {
@@ -567,7 +602,7 @@ describe('support_desk (Zendesk) content sync: articles', () => {
       'Invoices & receipts',
     ]);
     const fourth = await set.sync();
-    assert.deepEqual([fourth.documents, fourth.deleted, fourth.requests], [[], [], 2]);
+    assert.deepEqual([fourth.documents, fourth.deleted, fourth.requests], [[], [], 1]);
   });
 
   it('what the count cannot see (an archive and a restore in one interval) leaves at the listing interval', async () => {
@@ -597,7 +632,7 @@ describe('support_desk (Zendesk) content sync: articles', () => {
     assert.deepEqual(ids(third.deleted), [String(s.plans.id)]);
     assert.ok(third.cursor!.articles.seen!.listedAt > seen.listedAt, 'the listing time moves on');
     const fourth = await set.sync();
-    assert.equal(fourth.requests, 2);
+    assert.equal(fourth.requests, 1);
 
     // KB_SUPPORT_DESK_LISTING_HOURS=0: every incremental sync lists.
     set.settings = { listingHours: '0' };
@@ -857,7 +892,7 @@ describe('support_desk (Zendesk) content sync: tickets', () => {
 
     const second = await set.sync();
     assert.deepEqual([second.documents, second.deleted], [[], []]);
-    assert.equal(second.requests, 2 + 1, 'an unchanged account asks no comments');
+    assert.equal(second.requests, 1 + 1, 'an unchanged account asks no comments');
     console.log(
       `# support_desk with tickets: first sync ${first.requests} requests, unchanged second sync ${second.requests}`,
     );

@@ -35,8 +35,18 @@
  *
  * The site ({@link FakeConfluenceSite}) holds spaces and content with statuses, version numbers, parents
  * and storage bodies; tests change it between syncs (edit, trash, archive, purge, restrict, move).
+ *
+ * Change notifications: Confluence Cloud lets no API-token client register a webhook (Cloud webhooks
+ * belong to Connect and Forge apps; Data Center's `POST /rest/api/webhooks` with its `X-Hub-Signature`
+ * is another product), so the fake answers no subscription endpoint. What it models is what a site admin
+ * sets up instead: Automation rules ({@link FakeAutomationRule}) whose "Send web request" action posts the
+ * body docs/sources/wiki.md gives, with the secret in a hidden header (or, for a signing relay, the
+ * body's HMAC). Not modelled: which trigger fires for which change (the test says it, after the
+ * change), the rule's retries and audit log, execution limits of the plan, and the exact rendering of
+ * `{{now}}` (here ISO 8601 with a `+0000` offset, as Automation renders dates by default).
  * `confluenceBenchWorkspace` fills one with generated pages for the benchmark.
  */
+import { createHmac } from 'node:crypto';
 import {
   basicCredentials,
   bearerToken,
@@ -208,6 +218,52 @@ function slug(title: string): string {
 }
 
 /** The content of one Confluence Cloud site, and the v2 API over it. */
+/**
+ * An Automation rule of the site (Confluence Premium and Enterprise: support.atlassian.com "Triggers in
+ * Confluence automation", "Actions in Confluence automation" and "Smart values in Confluence automation"):
+ * page and blog post triggers whose "Send web request" action POSTs the custom data docs/sources/wiki.md
+ * gives, with `{{content.type}}`, `{{content.id}}` and `{{now}}` filled in, and the hidden header holding
+ * the connection's webhook secret.
+ */
+export interface FakeAutomationRule {
+  url: string;
+  /** The value of the rule's `X-KB-Webhook-Secret` header. */
+  secret: string;
+  /** What the admin typed as the body's `site`. */
+  site: string;
+  /**
+   * Sign the body (`X-Hub-Signature: sha256=<hex HMAC>`, Data Center's scheme) instead of sending the secret:
+   * what a relay in front of the service would do; Automation itself cannot.
+   */
+  sign?: boolean;
+}
+
+export interface FakeAutomationDelivery {
+  status: number;
+  headers: Record<string, string>;
+  body: string;
+}
+
+/** Posts what a rule sends; 0 when the endpoint could not be reached (Automation logs the failure). */
+async function postAutomationRequest(
+  url: string,
+  headers: Record<string, string>,
+  body: string,
+): Promise<number> {
+  try {
+    const res = await fetch(url, { method: 'POST', headers, body });
+    await res.arrayBuffer();
+    return res.status;
+  } catch {
+    return 0;
+  }
+}
+
+/** `{{now}}` as Automation renders a date by default: `2026-11-28T08:00:00.123+0000`. */
+function automationNow(ms: number): string {
+  return new Date(ms).toISOString().replace(/Z$/, '+0000');
+}
+
 export class FakeConfluenceSite {
   readonly spaces = new Map<string, FakeSpace>();
   readonly contents = new Map<string, FakeContent>();
@@ -223,6 +279,13 @@ export class FakeConfluenceSite {
   cloudId = CONFLUENCE_CLOUD_ID;
   /** False: `/_edge/tenant_info` answers 404 (a host that is not an Atlassian site's front door). */
   tenantInfo = true;
+  /** The site's Automation rules that send change notifications ({@link runAutomation}). */
+  readonly automationRules: FakeAutomationRule[] = [];
+  readonly automationDeliveries: FakeAutomationDelivery[] = [];
+  /** How a rule's request travels (a test routes it into the app under test). */
+  automationTransport: (url: string, headers: Record<string, string>, body: string) => Promise<number> =
+    postAutomationRequest;
+  #lastAutomationAt = 0;
 
   #nextSpaceId = 98_306;
   #nextContentId = 491_520;
@@ -375,6 +438,40 @@ export class FakeConfluenceSite {
   /** The web URL a connector should store for `c`. */
   url(c: FakeContent): string {
     return `${CONFLUENCE_WIKI_BASE}${this.webui(c)}`;
+  }
+
+  /**
+   * What every Automation rule sends when one of its triggers fires for `content` (`event`: the literal
+   * the admin typed for that rule, e.g. `page_updated`, `page_trashed`). The test calls it after changing
+   * the site, as Automation runs after the change. `at` replaces the rule's `{{now}}`.
+   */
+  async runAutomation(
+    event: string,
+    content: FakeContent,
+    opts: { at?: string } = {},
+  ): Promise<FakeAutomationDelivery[]> {
+    // Each run renders its own `{{now}}`; two runs never share one here.
+    this.#lastAutomationAt = Math.max(Date.now(), this.#lastAutomationAt + 1);
+    const at = opts.at ?? automationNow(this.#lastAutomationAt);
+    const out: FakeAutomationDelivery[] = [];
+    for (const rule of this.automationRules) {
+      const body = JSON.stringify({
+        site: rule.site,
+        contentType: content.kind,
+        contentId: content.id,
+        event,
+        at,
+      });
+      const headers: Record<string, string> = { 'content-type': 'application/json' };
+      if (rule.sign) {
+        headers['x-hub-signature'] = `sha256=${createHmac('sha256', rule.secret).update(body).digest('hex')}`;
+      } else headers['x-kb-webhook-secret'] = rule.secret;
+      const status = await this.automationTransport(rule.url, headers, body);
+      const delivery = { status, headers, body };
+      this.automationDeliveries.push(delivery);
+      out.push(delivery);
+    }
+    return out;
   }
 
   /** A scoped token (a service account's when `serviceAccount`), with {@link CONFLUENCE_READ_SCOPES} by default. */

@@ -292,7 +292,7 @@ export class FakeGitbookSpace {
     const rest = m[2] ?? '';
     if (rest === '') return ok(this.#spaceJson());
     const route =
-      /^\/(?:content|revisions\/([^/]+))(?:\/(pages)|\/page\/([^/]+)|\/reusable-contents\/([^/]+)(\/document)?)?$/.exec(
+      /^\/(?:content|revisions\/([^/]+))(?:\/(pages|changes)|\/page\/([^/]+)|\/reusable-contents\/([^/]+)(\/document)?)?$/.exec(
         rest,
       );
     if (!route) return failure(404, 'Not found');
@@ -309,6 +309,7 @@ export class FakeGitbookSpace {
       return ok(route[5] ? jsonDocument(rc.blocks) : rc.json);
     }
     if (route[2] === 'pages') return ok({ pages: tree() });
+    if (route[2] === 'changes') return ok(this.#changes(snapshot, Number(req.query.get('limit') ?? 10)));
     return ok({
       object: 'revision',
       id: snapshot.id,
@@ -321,6 +322,46 @@ export class FakeGitbookSpace {
       urls: { app: `${APP}/s/${this.spaceId}/~/revisions/${snapshot.id}/` },
       createdAt: snapshot.createdAt,
     });
+  }
+
+  /**
+   * `GET /revisions/{id}/changes` (OAS `getRevisionSemanticChanges`): the revision against its parent, page
+   * changes first (`page_created`, `page_edited`, `page_moved` when the path moved, `page_deleted`, each
+   * with `page {id, type, title, path}`), then `reusable_content_*`; at most `limit`, `more` counting the
+   * rest. Groups and links are not diffed (the fake keeps no snapshot of them).
+   */
+  #changes(snapshot: Snapshot, limit: number): { changes: unknown[]; more?: number } {
+    const parent = this.#revisions.get(snapshot.parents[0] ?? '');
+    const before = parent?.byId ?? new Map<string, { json: Record<string, unknown> }>();
+    const ref = (json: Record<string, unknown>) => ({
+      id: json['id'],
+      type: json['type'],
+      title: json['title'],
+      path: json['path'],
+    });
+    const own = (json: Record<string, unknown>) => JSON.stringify({ ...json, pages: undefined });
+    const changes: unknown[] = [];
+    for (const [id, { json }] of snapshot.byId) {
+      const old = before.get(id)?.json;
+      if (!old) changes.push({ type: 'page_created', page: ref(json) });
+      else if (old['path'] !== json['path']) changes.push({ type: 'page_moved', page: ref(json) });
+      else if (own(old) !== own(json)) changes.push({ type: 'page_edited', page: ref(json) });
+    }
+    for (const [id, { json }] of before) {
+      if (!snapshot.byId.has(id)) changes.push({ type: 'page_deleted', page: ref(json) });
+    }
+    const rcBefore = parent?.reusable ?? new Map<string, { json: Record<string, unknown> }>();
+    for (const [id, { json }] of snapshot.reusable) {
+      const old = rcBefore.get(id)?.json;
+      if (!old) changes.push({ type: 'reusable_content_created', reusableContent: { id } });
+      else if (JSON.stringify(old) !== JSON.stringify(json)) {
+        changes.push({ type: 'reusable_content_edited', reusableContent: { id } });
+      }
+    }
+    const shown = changes.slice(0, Math.max(0, limit));
+    return changes.length > shown.length
+      ? { changes: shown, more: changes.length - shown.length }
+      : { changes: shown };
   }
 
   #replyPage(snapshot: Snapshot, pageId: string, query: URLSearchParams): FakeReply {

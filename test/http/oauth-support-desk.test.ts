@@ -9,7 +9,7 @@ import { zendeskOAuthSettings } from '../fakes/zendesk-oauth.ts';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
-import { ZENDESK_OAUTH_SCOPES } from '../../src/connectors/support-desk/oauth.ts';
+import { ZENDESK_OAUTH_SCOPES, zendeskOAuth } from '../../src/connectors/support-desk/oauth.ts';
 import type { WorkerPool } from '../../src/jobs/worker.ts';
 import { type FakeServer, startFakeServer } from '../fakes/fake-server.ts';
 import { type FakeZendesk, startFakeZendesk } from '../fakes/zendesk.ts';
@@ -100,6 +100,18 @@ async function startZendeskAuth(onGrant: (subdomain: string, grant: TokenGrant) 
   return Object.assign(server, { state });
 }
 
+describe('Zendesk consent scopes', () => {
+  const app = { clientId: CLIENT_ID, clientSecret: CLIENT_SECRET, baseUrl: 'https://acme.zendesk.com' };
+  const scopeOf = (receivesChanges: boolean) =>
+    new URL(
+      zendeskOAuth.authorizeUrl(app, { redirectUri: CALLBACK, state: 's', receivesChanges }),
+    ).searchParams.get('scope');
+  test('asks to write webhooks only when the service will subscribe (it has a public URL)', () => {
+    assert.equal(scopeOf(false), 'hc:read read');
+    assert.equal(scopeOf(true), 'hc:read read webhooks:write');
+  });
+});
+
 for (const mode of STORAGE_MODES) {
   describe(`support_desk through Zendesk OAuth (${mode})`, () => {
     let zendesk: FakeZendesk;
@@ -161,7 +173,8 @@ for (const mode of STORAGE_MODES) {
       assert.equal(consentUrl.origin + consentUrl.pathname, `${auth.url}/acme/oauth/authorizations/new`);
       assert.equal(consentUrl.searchParams.get('client_id'), CLIENT_ID);
       assert.equal(consentUrl.searchParams.get('response_type'), 'code');
-      assert.equal(consentUrl.searchParams.get('scope'), 'hc:read read');
+      // The service has a public URL, so it will create the connection's webhook: the consent asks for that.
+      assert.equal(consentUrl.searchParams.get('scope'), 'hc:read read webhooks:write');
       assert.equal(consentUrl.searchParams.get('redirect_uri'), CALLBACK);
 
       const granted = await fetch(consentUrl, { redirect: 'manual' });
@@ -171,6 +184,7 @@ for (const mode of STORAGE_MODES) {
       const exchange = JSON.parse(auth.requests.find((r) => r.path === '/acme/oauth/tokens')!.body);
       assert.equal(exchange.grant_type, 'authorization_code');
       assert.equal(exchange.redirect_uri, CALLBACK);
+      assert.equal(exchange.scope, 'hc:read read webhooks:write');
       const stored = await t.db.query<{ token_encrypted: string; tenant: string }>(
         'SELECT token_encrypted, tenant FROM oauth_secrets',
       );

@@ -204,7 +204,7 @@ describe('OpenAPI document', () => {
     assert.equal(new Set(ids).size, ids.length, 'operationIds are unique');
     // The 27 of the seed and its extensions, the webhook endpoints and deliveries, the receiver of the
     // sources' change notifications, and /mcp's three.
-    assert.equal(ids.length, 36);
+    assert.equal(ids.length, 37);
     assert.deepEqual((spec as { servers?: unknown }).servers, [{ url: '/', description: 'this service' }]);
     const text = JSON.stringify(spec.paths);
     const schemas = spec.components?.schemas ?? {};
@@ -260,9 +260,9 @@ describe('OpenAPI document', () => {
       'subdomain',
       'type',
     ]);
-    assert.deepEqual(fieldsOf('wiki'), ['api_token', 'domain_name', 'email', 'type']);
+    assert.deepEqual(fieldsOf('wiki'), ['api_token', 'domain_name', 'email', 'type', 'webhook_secret']);
     assert.deepEqual(fieldsOf('storefront'), ['access_token', 'client_id', 'client_secret', 'shop', 'type']);
-    assert.deepEqual(fieldsOf('docs_space'), ['access_token', 'space_id', 'type']);
+    assert.deepEqual(fieldsOf('docs_space'), ['access_token', 'space_id', 'type', 'webhook_secret']);
     assert.ok(fieldsOf('notes').includes('type'));
   });
 

@@ -13,6 +13,8 @@ import {
   jsonDocumentSchema,
   type PageMarkdown,
   pageMarkdownSchema,
+  type RevisionChanges,
+  revisionChangesSchema,
   revisionSchema,
   type Site,
   siteListSchema,
@@ -30,6 +32,8 @@ export interface DocsSpaceCredentials {
   access_token: string;
   /** GitBook ids are `[A-Za-z0-9_-]+`; anything else is refused, as it would alter the request path. */
   space_id: string;
+  /** The secret GitBook's Webhook integration signs this space's events with, when the caller gave it. */
+  webhook_secret?: string;
 }
 
 export function gitbookHeaders(creds: DocsSpaceCredentials): Record<string, string> {
@@ -108,6 +112,18 @@ export class GitbookClient {
       `${this.#space}/revisions/${pathSegment(revisionId)}/reusable-contents/${pathSegment(reusableId)}/document`,
     );
     return this.#ctx.http.getJson(url, jsonDocumentSchema, { headers: this.#headers });
+  }
+
+  /**
+   * What a revision changed against its parent, at most `limit` changes (`more` counts the rest). A
+   * revision that is not the space's answers 404; errors are left as they are.
+   */
+  revisionChanges(revisionId: string, limit: number): Promise<RevisionChanges> {
+    const url = joinUrl(this.#ctx.baseUrl, `${this.#space}/revisions/${pathSegment(revisionId)}/changes`, {
+      limit,
+      metadata: false,
+    });
+    return this.#ctx.http.getJson(url, revisionChangesSchema, { headers: this.#headers });
   }
 
   /**

@@ -160,3 +160,22 @@ export const pageMarkdownSchema = z.object({
   markdown: z.string(),
 });
 export type PageMarkdown = z.infer<typeof pageMarkdownSchema>;
+
+/**
+ * `GET /v1/spaces/{spaceId}/revisions/{revisionId}/changes` (OAS `getRevisionSemanticChanges`): what the
+ * revision changed against its parent. Page changes (`page_created`, `page_edited`, `page_deleted`,
+ * `page_moved`) name their page; the others (files, reusable contents, variables, tags) name none. `more`
+ * counts the changes left out above `limit`.
+ */
+export const revisionChangesSchema = z.object({
+  changes: z.array(
+    z.looseObject({
+      type: z.string(),
+      page: z
+        .looseObject({ id: z.string().min(1), type: z.string().optional(), path: z.string().optional() })
+        .optional(),
+    }),
+  ),
+  more: z.number().optional(),
+});
+export type RevisionChanges = z.infer<typeof revisionChangesSchema>;

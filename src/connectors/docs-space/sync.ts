@@ -45,7 +45,7 @@ import {
   type Space,
 } from './schemas.ts';
 
-const DOCS_SPACE_TABLE = 'docs_space_pages';
+export const DOCS_SPACE_TABLE = 'docs_space_pages';
 
 /** Bump when rendering or item fields change, so every page is fetched again once. */
 const FORMAT = 2;
@@ -81,13 +81,13 @@ export type DocsSpaceCursor = z.infer<typeof docsSpaceCursorSchema>;
 type DocsEvent = SyncEvent<DocsSpaceCursor>;
 
 /** What every item of the space shares. */
-interface SpaceFacts extends Publishing {
+export interface SpaceFacts extends Publishing {
   title: string;
   key: string;
 }
 
 /** One indexable page of the tree, in order. */
-interface Entry {
+export interface Entry {
   page: DocumentPage;
   /** Titles of the groups and pages above it. */
   trail: string[];
@@ -206,7 +206,7 @@ async function* walkRevision(
  * The bodies of reusable contents as markdown, each read at most once per pass (pages fetched at once
  * share the read). A body that is gone (404) is undefined; other errors fail the pages that include it.
  */
-function reusableBodies(
+export function reusableBodies(
   client: GitbookClient,
   revision: string,
 ): (id: string) => Promise<string | undefined> {
@@ -233,7 +233,7 @@ function reusableBodies(
 // ---------------------------------------------------------------------------------------------------
 
 /** The facts every item carries: the publishing the sites give, and the space's title. */
-function spaceFacts(space: Space, publishing: Publishing): SpaceFacts {
+export function spaceFacts(space: Space, publishing: Publishing): SpaceFacts {
   const { visibility, base } = publishing;
   return { visibility, base, title: space.title, key: digest([FORMAT, visibility, base, space.title]) };
 }
@@ -246,7 +246,7 @@ function sitesSummary(sites: SpaceSites): unknown {
     .sort((a, b) => String(a[0]).localeCompare(String(b[0])));
 }
 
-interface Tree {
+export interface Tree {
   /** The indexable pages in tree order (pre-order: a page before its children). */
   entries: Entry[];
   /** Ids that keep their item: indexable pages and pages whose node could not be read. */
@@ -256,7 +256,7 @@ interface Tree {
   complete: boolean;
 }
 
-function readTree(nodes: unknown[], facts: SpaceFacts, revision: string): Tree {
+export function readTree(nodes: unknown[], facts: SpaceFacts, revision: string): Tree {
   const tree: Tree = { entries: [], present: new Set(), failures: [], complete: true };
   const visit = (list: unknown[], trail: string[]) => {
     for (const raw of list) {
@@ -326,9 +326,9 @@ function digest(value: unknown): string {
 // Pages
 // ---------------------------------------------------------------------------------------------------
 
-type Settled<T> = { ok: true; value: T } | { ok: false; error: unknown };
+export type Settled<T> = { ok: true; value: T } | { ok: false; error: unknown };
 
-async function settle<T>(fn: () => Promise<T>): Promise<Settled<T>> {
+export async function settle<T>(fn: () => Promise<T>): Promise<Settled<T>> {
   try {
     return { ok: true, value: await fn() };
   } catch (error) {
@@ -336,7 +336,7 @@ async function settle<T>(fn: () => Promise<T>): Promise<Settled<T>> {
   }
 }
 
-interface PageResult {
+export interface PageResult {
   entry: Entry;
   result: Settled<{ page: PageMarkdown; expanded: Expanded }>;
   facts: SpaceFacts;
@@ -344,7 +344,7 @@ interface PageResult {
   reusable: ReusableIndex;
 }
 
-function pageEvent(ctx: ConnectorContext<DocsSpaceCredentials>, at: PageResult): DocsEvent {
+export function pageEvent(ctx: ConnectorContext<DocsSpaceCredentials>, at: PageResult): SyncEvent<never> {
   const { entry, result, facts, space, reusable } = at;
   const { page, trail } = entry;
   if (!result.ok) {

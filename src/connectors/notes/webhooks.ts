@@ -5,13 +5,15 @@
  *
  * Set-up: Notion has no API to subscribe. The integration's owner adds the service's URL in the
  * integration's **Webhooks** tab; Notion then POSTs `{"verification_token": "secret_..."}`, unsigned, to
- * it (a `handshake`: the route keeps the token), and the owner pastes that same token back into Notion's
+ * it (a `handshake`: the route keeps the token, pending), and the owner takes it from the service
+ * (`kb webhooks verification-token notion`, which also makes it trusted) and pastes it back into Notion's
  * **Verify** form to switch deliveries on.
  *
  * Proof: every later delivery carries `X-Notion-Signature: sha256=<hex>`, the HMAC-SHA256 of the raw body
  * keyed with that verification token, compared here in constant time. Which tokens may have signed: the
- * ones handshakes delivered (a public integration has one subscription, hence one token, for every
- * workspace that installed it) and the connection's own `webhook_verification_token` when it set one.
+ * ones handshakes delivered and an operator trusted (a public integration has one subscription, hence one
+ * token, for every workspace that installed it; an untrusted handshake could be anyone's) and the
+ * connection's own `webhook_verification_token` when it set one.
  *
  * Replay: Notion signs no header time, but the signed body holds the event's `id` (the same on each of its
  * up to 8 delivery attempts) and `timestamp` (when the event happened). A replay within the window is
@@ -94,6 +96,7 @@ export const notesWebhooks: SourceWebhooks<NotesWebhookCredentials> = {
     return credentials.workspace_id ? canon(credentials.workspace_id) : '';
   },
 
+  // `handshakeSecrets` are only those an operator trusted: a pending one proves nothing.
   signingSecrets({ credentials, handshakeSecrets }) {
     const own = credentials.webhook_verification_token;
     return [...new Set([...(own ? [own] : []), ...handshakeSecrets])];

@@ -299,21 +299,31 @@ export function brandBaseUrl(baseUrl: string, subdomain: string, brand: string):
   return url.origin + segments.join('/').replace(/\/+$/, '');
 }
 
-const articleCountSchema = z.object({ count: z.number().int().nonnegative() });
+/** What one request tells about the default language's articles. */
+export interface ArticlesProbe {
+  /** How many the list shows (drafts included; archived and deleted ones not). */
+  count: number;
+  /** `updated_at|id` of the most recently updated article; undefined when there is none. */
+  newest: string | undefined;
+}
 
 /**
- * How many articles the list shows (drafts included; archived and deleted ones not): one request, the
- * offset-paginated list's `count` (§3.2) on a one-article page.
+ * One request: the offset-paginated list's `count` (§3.2) on a one-article page ordered by `updated_at`,
+ * newest first. The export finds articles by the same `updated_at`, so an article it would show new or
+ * changed moves `newest`, and an archive or a deletion lowers `count`.
  */
-export async function countArticles(ctx: SupportDeskContext): Promise<number> {
+export async function probeArticles(ctx: SupportDeskContext): Promise<ArticlesProbe> {
   const page = await refusalNamed(
     ctx,
-    ctx.http.getJson(joinUrl(ctx.baseUrl, '/api/v2/help_center/articles'), articleCountSchema, {
+    ctx.http.getJson(joinUrl(ctx.baseUrl, '/api/v2/help_center/articles'), localeProbeSchema, {
       headers: headers(ctx),
-      query: { per_page: 1 },
+      query: { per_page: 1, sort_by: 'updated_at', sort_order: 'desc' },
     }),
   );
-  return page.count;
+  const first = page.articles[0] as { id?: unknown; updated_at?: unknown } | undefined;
+  const newest =
+    first && typeof first.updated_at === 'string' ? `${first.updated_at}|${String(first.id)}` : undefined;
+  return { count: page.count, newest };
 }
 
 const ARTICLE_EXPORT_PATH = '/api/v2/help_center/incremental/articles';

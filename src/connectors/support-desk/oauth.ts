@@ -16,6 +16,17 @@ import type { OAuthSteps, OAuthTokens } from '../types.ts';
 /** Help Center content (`hc:read`) and tickets (`read`): all a sync reads, nothing it could write. */
 export const ZENDESK_OAUTH_SCOPES = 'hc:read read';
 
+/**
+ * Creating and deleting the connection's webhook (webhooks.ts `subscribe`) needs write access to webhooks
+ * and to nothing else: asked for only when the service will subscribe (it has a public URL).
+ */
+export const ZENDESK_WEBHOOK_SCOPE = 'webhooks:write';
+
+/** The scopes a consent asks for: the sync's, plus the webhook scope when the service subscribes. */
+export function zendeskScopes(opts: { receivesChanges?: boolean | undefined }): string {
+  return opts.receivesChanges ? `${ZENDESK_OAUTH_SCOPES} ${ZENDESK_WEBHOOK_SCOPE}` : ZENDESK_OAUTH_SCOPES;
+}
+
 const tokenSchema = z.object({
   access_token: z.string().min(1),
   token_type: z.string().optional(),
@@ -59,16 +70,16 @@ export const zendeskOAuth: OAuthSteps = {
   tokenField: 'access_token',
   // The seed's e-mail + API token still work while Zendesk accepts them: no consent needed then.
   needsConsent: (creds) => !creds['access_token'] && !creds['api_token'],
-  authorizeUrl(app, { redirectUri, state }) {
+  authorizeUrl(app, { redirectUri, state, receivesChanges }) {
     return joinUrl(app.baseUrl, '/oauth/authorizations/new', {
       response_type: 'code',
       client_id: app.clientId,
       redirect_uri: redirectUri,
-      scope: ZENDESK_OAUTH_SCOPES,
+      scope: zendeskScopes({ receivesChanges }),
       state,
     });
   },
-  async exchangeCode(http, app, { code, redirectUri }) {
+  async exchangeCode(http, app, { code, redirectUri, receivesChanges }) {
     const token = await requestTokens(http, {
       label: 'Zendesk',
       grant: 'authorization code',
@@ -79,7 +90,7 @@ export const zendeskOAuth: OAuthSteps = {
         client_id: app.clientId,
         client_secret: app.clientSecret,
         redirect_uri: redirectUri,
-        scope: ZENDESK_OAUTH_SCOPES,
+        scope: zendeskScopes({ receivesChanges }),
       },
       schema: tokenSchema,
       secrets: [code, app.clientSecret],

@@ -10,11 +10,13 @@
  *    it may have moved, else uses the last pass's (structure.ts). The article count (one request) and each
  *    language other than the default (one probe each: translations.ts) are asked every pass.
  * 2. The incremental article export (§4.3) from the help center's `startTime` yields new and changed
- *    articles in the default language, with their bodies, 1,000 a page. Its `start_time` is inclusive and
- *    pages overlap on their boundary second, so an article can come twice: one already yielded in this
- *    pass, or held with the same change token, is skipped. Drafts are not items: a held one (or one
- *    yielded earlier in the pass) is deleted. A checkpoint after each page saves its `end_time`, where the
- *    next sync starts.
+ *    articles in the default language, with their bodies, 1,000 a page. It is not asked when the count's
+ *    request (which also names the most recently updated article) proves it has nothing new
+ *    ({@link exportNeedless}): an unchanged help center costs one request for its default language.
+ *    Its `start_time` is inclusive and pages overlap on their boundary second, so an article can come
+ *    twice: one already yielded in this pass, or held with the same change token, is skipped. Drafts are
+ *    not items: a held one (or one yielded earlier in the pass) is deleted. A checkpoint after each page
+ *    saves its `end_time`, where the next sync starts.
  * 3. The export does not report archived or deleted articles (§6 documents no such marker; archived
  *    articles simply stop appearing), so only listing every article (100 a request, the cursor-paginated
  *    list, which leaves archived ones out) proves what left: the listing deletes the held ones it did not
@@ -31,7 +33,8 @@
  *    a restore in one interval.
  * 5. The other languages (translations.ts): each translation an item `{id}:{locale}`.
  * Held items of a language the help center no longer has, or of a help center the pass no longer reads
- * (a brand removed from the option, its help center disabled), leave.
+ * (a brand removed from the option, its help center disabled), leave. Which help centers a pass reads is
+ * the brand list's answer, remembered between passes (brands.ts).
  *
  * Tickets (opt-in): the cursor-based incremental ticket export (§5.1) from the saved `after_cursor`.
  * Solved and closed tickets whose `updated_at` differs from the held version get their comments read
@@ -63,14 +66,21 @@ import {
   parseArticleKey,
   yieldedThisPass,
 } from './articles.ts';
-import { type HelpCenter, helpCenters } from './brands.ts';
+import {
+  type HelpCenter,
+  type HelpCenters,
+  helpCenters,
+  type RememberedBrands,
+  rememberedHelpCenters,
+} from './brands.ts';
 import {
   ARTICLE_EXPORT_PAGE_SIZE,
-  countArticles,
+  type ArticlesProbe,
   exportArticles,
   exportTickets,
   type LocaleProbe,
   listArticles,
+  probeArticles,
   SUPPORT_DESK_SOURCE,
   type SupportDeskCredentials,
   type TicketExportFrom,
@@ -103,6 +113,10 @@ const helpCenterCursorSchema = z.object({
   seen: z
     .object({
       count: z.number().int().nonnegative(),
+      /** `updated_at|id` of the newest article the count's request showed; absent: the export runs. */
+      newest: z.string().optional(),
+      /** When that pass began (epoch ms), before its first request. */
+      probedAt: z.number().int().nonnegative().optional(),
       places: z.string(),
       /** When the categories, sections and languages were last read (structure.ts); absent: read next. */
       structureAt: z.number().int().nonnegative().optional(),
@@ -128,6 +142,14 @@ export const supportDeskCursorSchema = z.object({
   brands: z.record(z.string(), helpCenterCursorSchema).optional(),
   tickets: z
     .union([z.object({ cursor: z.string().min(1) }), z.object({ startTime: z.number().int().nonnegative() })])
+    .optional(),
+  /** The help centers the last read of the brand list found (brands.ts); absent: the next pass reads it. */
+  brandList: z
+    .object({
+      wanted: z.string(),
+      readAt: z.number().int().nonnegative(),
+      subdomains: z.array(z.string()),
+    })
     .optional(),
 });
 export type SupportDeskCursor = z.infer<typeof supportDeskCursorSchema>;
@@ -159,6 +181,8 @@ interface PassProgress {
    */
   centers: Map<string, HelpCenterCursor>;
   ticketsFrom: TicketExportFrom | undefined;
+  /** The help centers the brand list named, for the next pass; undefined: it reads the list. */
+  brandList: RememberedBrands | undefined;
 }
 
 function checkpointOf(progress: PassProgress): Event {
@@ -174,6 +198,7 @@ function checkpointOf(progress: PassProgress): Event {
       articles: own ? { ...own } : { startTime: FROM_THE_START },
       ...(Object.keys(brands).length > 0 ? { brands } : {}),
       ...(progress.ticketsFrom ? { tickets: progress.ticketsFrom } : {}),
+      ...(progress.brandList ? { brandList: progress.brandList } : {}),
     },
   };
 }
@@ -212,24 +237,30 @@ export async function* syncSupportDesk(
 ): AsyncGenerator<Event> {
   const full = opts.mode === 'full';
   const withTickets = ctx.credentials.include_tickets === true;
-  const { centers, keep } = yield* helpCenters(ctx);
+  const now = Date.now();
+  const maxAgeMs = Number(ctx.settings['listingHours'] ?? DEFAULT_LISTING_HOURS) * HOUR_MS;
+  const remembered = full ? undefined : rememberedHelpCenters(ctx, opts.cursor?.brandList, { now, maxAgeMs });
+  const found = remembered ?? (yield* helpCenters(ctx, { now }));
   const progress: PassProgress = {
-    centers: new Map(
-      centers.map((hc) => [hc.prefix, savedState(opts.cursor, hc) ?? { startTime: FROM_THE_START }]),
-    ),
+    centers: new Map(found.centers.map((hc) => [hc.prefix, startState(opts.cursor, hc)])),
     ticketsFrom: withTickets ? opts.cursor?.tickets : undefined,
+    brandList: found.remember,
   };
   const run: Run = {
     full,
     held: full ? undefined : partition(await knownById(opts.known, ctx.signal, ARTICLES_TABLE)),
     progress,
-    now: Date.now(),
-    maxAgeMs: Number(ctx.settings['listingHours'] ?? DEFAULT_LISTING_HOURS) * HOUR_MS,
+    now,
+    maxAgeMs,
   };
-  for (const hc of centers) yield* helpCenterPass(ctx, hc, run);
+  const { centers, keep } = yield* helpCenterPasses(ctx, run, {
+    found,
+    remembered: remembered !== undefined,
+    cursor: opts.cursor,
+  });
   if (run.held) {
     // Help centers this pass no longer reads: a brand left the option, or its help center went dark.
-    const read = new Set([...centers.map((hc) => hc.prefix), ...keep]);
+    const read = new Set([...centers, ...keep]);
     for (const [prefix, byLocale] of run.held) {
       if (!read.has(prefix)) yield* deleteAll(ctx, byLocale.values());
     }
@@ -245,8 +276,59 @@ export async function* syncSupportDesk(
   yield checkpointOf(progress);
 }
 
-function savedState(cursor: SupportDeskCursor | null, hc: HelpCenter): HelpCenterCursor | undefined {
-  return hc.prefix === '' ? cursor?.articles : cursor?.brands?.[hc.subdomain];
+/** A help center's state at the start of this pass: a copy of the saved one (the pass changes it). */
+function startState(cursor: SupportDeskCursor | null, hc: HelpCenter): HelpCenterCursor {
+  const saved = hc.prefix === '' ? cursor?.articles : cursor?.brands?.[hc.subdomain];
+  return saved ? { ...saved } : { startTime: FROM_THE_START };
+}
+
+/**
+ * Every help center's pass. When the help centers are the ones a past pass remembered (brands.ts), one
+ * that answers 404 before yielding anything (disabled or deleted since) has the brand list read again,
+ * and the pass goes on with the help centers it names that are not done yet. Answers the prefixes read
+ * and those whose items stay.
+ */
+async function* helpCenterPasses(
+  ctx: ConnectorContext<SupportDeskCredentials>,
+  run: Run,
+  opts: { found: HelpCenters; remembered: boolean; cursor: SupportDeskCursor | null },
+): AsyncGenerator<Event, { centers: Set<string>; keep: Set<string> }> {
+  let { found, remembered } = opts;
+  const done = new Set<string>();
+  for (;;) {
+    let gone: HelpCenter | undefined;
+    for (const hc of found.centers.filter((c) => !done.has(c.prefix))) {
+      let yielded = false;
+      try {
+        for await (const event of helpCenterPass(ctx, hc, run)) {
+          yielded = true;
+          yield event;
+        }
+      } catch (err) {
+        if (!remembered || yielded || !isSourceHttpError(err) || err.status !== 404) throw err;
+        gone = hc;
+        break;
+      }
+      done.add(hc.prefix);
+    }
+    if (!gone) {
+      return { centers: new Set([...done, ...found.centers.map((c) => c.prefix)]), keep: found.keep };
+    }
+    ctx.log.info(
+      { help_center: gone.subdomain },
+      'a remembered Zendesk help center answers 404: reading the brands',
+    );
+    remembered = false;
+    found = yield* helpCenters(ctx, { now: run.now });
+    run.progress.brandList = found.remember;
+    const centers = run.progress.centers;
+    for (const prefix of [...centers.keys()]) {
+      if (!done.has(prefix)) centers.delete(prefix);
+    }
+    for (const hc of found.centers) {
+      if (!done.has(hc.prefix)) centers.set(hc.prefix, startState(opts.cursor, hc));
+    }
+  }
 }
 
 function* deleteAll(
@@ -291,7 +373,8 @@ async function* helpCenterPass(
   const upfront = first ? 'a first pass' : structureReason(before, run);
   if (upfront) await structure.read(upfront);
   // Counted before the export, so an article archived while the export runs lowers the next pass's count.
-  const count = await countArticles(ctx);
+  const probe = await probeArticles(ctx);
+  const count = probe.count;
   if (count !== before?.count) await structure.read('the article count changed');
   const probes = new Map<string, LocaleProbe>();
   const beforeOthers = before?.locales?.others;
@@ -305,11 +388,10 @@ async function* helpCenterPass(
     unidentifiedFailure: false,
   };
   const collect = !first && structure.others.length > 0;
-  const exported = yield* exportPass(ctx, pass, state, startedAt, {
-    collect,
-    progress: run.progress,
-    structure,
-  });
+  const quiet = exportNeedless(before, probe);
+  const exported = quiet
+    ? NOTHING_EXPORTED()
+    : yield* exportPass(ctx, pass, state, startedAt, { collect, progress: run.progress, structure });
 
   const { reason, gone } = yield* defaultListing(ctx, {
     pass,
@@ -333,12 +415,46 @@ async function* helpCenterPass(
   const failed = [...pass.handled.values()].includes(FAILED) || pass.unidentifiedFailure;
   state.seen = {
     count,
+    ...(probe.newest === undefined ? {} : { newest: probe.newest }),
+    // The start of the last pass whose export read up to the newest article.
+    probedAt: quiet && before?.probedAt !== undefined ? before.probedAt : run.now,
     places: structure.digest,
     ...(structure.readAt === undefined ? {} : { structureAt: structure.readAt }),
     listedAt: reason || !before ? run.now : before.listedAt,
     ...(failed ? { failed } : {}),
     locales: { default: structure.defaultLocale, others },
   };
+}
+
+/**
+ * How far an article's `updated_at` (Zendesk's clock) must lie before the last pass's start (ours) for
+ * that pass's export to have seen every article updated in the same second: covers clock skew.
+ */
+const SAME_SECOND_MARGIN_MS = 5 * 60_000;
+
+/** An export that was not asked: it would have shown nothing the last pass did not see. */
+const NOTHING_EXPORTED = (): ExportOutcome => ({
+  exportStuck: false,
+  created: new Set(),
+  changed: new Map(),
+});
+
+/**
+ * Whether the probe proves the export would show nothing new, so one request is the whole default
+ * language of an unchanged help center. The export shows the articles whose `updated_at` is at or after
+ * its start, the last pass's newest; the probe names the newest now. The same newest and the same count
+ * mean no article was created or changed after it (it would be the newest) and none archived or deleted
+ * (the count would be lower; a deletion with a creation moves the newest). What could hide behind an
+ * unchanged newest is an article updated later within its very second, after the last pass read it: so
+ * the newest must be older than the last pass's start, with room for the clocks. Otherwise the export
+ * runs, as it does without a remembered probe.
+ */
+function exportNeedless(before: HelpCenterCursor['seen'], probe: ArticlesProbe): boolean {
+  if (!before || before.probedAt === undefined || before.count !== probe.count) return false;
+  if (probe.count === 0 && probe.newest === undefined) return true;
+  if (before.newest === undefined || before.newest !== probe.newest) return false;
+  const updatedAt = Date.parse(probe.newest.slice(0, probe.newest.indexOf('|')));
+  return Number.isFinite(updatedAt) && updatedAt < before.probedAt - SAME_SECOND_MARGIN_MS;
 }
 
 /**

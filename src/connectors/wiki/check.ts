@@ -40,7 +40,8 @@ const listingSchema = z.object({ results: z.array(z.unknown()) });
 
 /** What the check leaves out of the stored credentials: the previous route is found again. */
 function given(creds: WikiCredentials): WikiCredentials {
-  return { domain_name: creds.domain_name, email: creds.email, api_token: creds.api_token };
+  const { domain_name, email, api_token, webhook_secret } = creds;
+  return { domain_name, email, api_token, ...(webhook_secret === undefined ? {} : { webhook_secret }) };
 }
 
 /** Checks the credentials and resolves to them with the route they work on. */

@@ -112,11 +112,30 @@ type ContentFetch =
   | { found: false };
 
 /**
- * One page or blog post with its storage body. A 404 is an answer (the caller decides what it means);
- * 401/403 refuse the whole sync; other failures throw `SourceHttpError` after the client's retries.
+ * One page or blog post with its storage body (without a body when `withBody` is false: what a parent's
+ * title needs). A 404 is an answer (the caller decides what it means); 401/403 refuse the whole sync;
+ * other failures throw `SourceHttpError` after the client's retries.
  */
-export async function fetchContent(ctx: WikiContext, kind: ContentKind, id: string): Promise<ContentFetch> {
-  const url = joinUrl(apiBaseUrl(ctx), `${API}/${kind}/${pathSegment(id)}`, { 'body-format': 'storage' });
+export function fetchContent(
+  ctx: WikiContext,
+  kind: ContentKind,
+  id: string,
+  opts: { withBody: boolean } = { withBody: true },
+): Promise<ContentFetch> {
+  return fetchOne(ctx, `/${kind}/${pathSegment(id)}`, opts.withBody ? { 'body-format': 'storage' } : {});
+}
+
+/** One space (`GET /spaces/{id}`): its key, name and status. A 404 is an answer, as for content. */
+export function fetchSpace(ctx: WikiContext, id: string): Promise<ContentFetch> {
+  return fetchOne(ctx, `/spaces/${pathSegment(id)}`, {});
+}
+
+async function fetchOne(
+  ctx: WikiContext,
+  path: string,
+  query: Record<string, string>,
+): Promise<ContentFetch> {
+  const url = joinUrl(apiBaseUrl(ctx), `${API}${path}`, query);
   const res = await ctx.http.request('GET', url, { headers: headers(ctx) });
   if (res.status === 404) return { found: false };
   if (res.status === 401 || res.status === 403) {
@@ -125,14 +144,8 @@ export async function fetchContent(ctx: WikiContext, kind: ContentKind, id: stri
   if (res.status < 200 || res.status > 299) {
     const vendorMessage = vendorErrorText(res.text());
     throw new SourceHttpError(
-      `GET ${API}/${kind}/${id} answered HTTP ${res.status}${vendorMessage ? `: ${vendorMessage}` : ''}`,
-      {
-        kind: 'status',
-        status: res.status,
-        url: `${API}/${kind}/${id}`,
-        attempts: 1,
-        vendorMessage,
-      },
+      `GET ${API}${path} answered HTTP ${res.status}${vendorMessage ? `: ${vendorMessage}` : ''}`,
+      { kind: 'status', status: res.status, url: `${API}${path}`, attempts: 1, vendorMessage },
     );
   }
   return { found: true, body: res.json() };

@@ -29,6 +29,8 @@ export interface WikiCredentials {
   api_route?: 'site' | 'gateway';
   /** The site's cloud id, for the gateway route. */
   cloud_id?: string;
+  /** The secret the site's Automation rule sends with change notifications (webhooks.ts), when given. */
+  webhook_secret?: string;
 }
 
 export type WikiContext = Pick<

@@ -34,10 +34,10 @@ import { type ListedRecord, listingPass } from '../toolkit/listing-pass.ts';
 
 export const PAGES_TABLE = 'wiki_pages';
 export const BLOGPOSTS_TABLE = 'wiki_blogposts';
-type WikiTable = typeof PAGES_TABLE | typeof BLOGPOSTS_TABLE;
+export type WikiTable = typeof PAGES_TABLE | typeof BLOGPOSTS_TABLE;
 
 /** The kinds in the order a pass handles them; a checkpoint's position refers to this order. */
-const KINDS: ReadonlyArray<{ kind: ContentKind; table: WikiTable; noun: string }> = [
+export const KINDS: ReadonlyArray<{ kind: ContentKind; table: WikiTable; noun: string }> = [
   { kind: 'pages', table: PAGES_TABLE, noun: 'page' },
   { kind: 'blogposts', table: BLOGPOSTS_TABLE, noun: 'blog post' },
 ];
@@ -60,7 +60,7 @@ const CHECKPOINT_EVERY = 100;
 /** Body fetches failing in a row for transient reasons (after the client's retries) mean the site is down. */
 const MAX_TRANSIENT_IN_A_ROW = 10;
 
-interface SpaceInfo {
+export interface SpaceInfo {
   key: string;
   name: string;
 }
@@ -78,7 +78,7 @@ interface Listed {
 }
 
 /** What the whole pass knows when it turns one fetched body into events. */
-interface PassState {
+export interface PassState {
   spaces: Map<string, SpaceInfo>;
   /** Titles of the listed pages, for the parent-page tag. */
   pageTitles: Map<string, string>;
@@ -231,6 +231,24 @@ interface Outcome {
   transient?: Error;
 }
 
+/** The document a fetched body is of, as far as its messages and table need it. */
+export interface ContentTarget {
+  table: WikiTable;
+  noun: string;
+  id: string;
+  /** The listed title, for messages (unknown when an event named the document). */
+  title?: string;
+}
+
+function failure(target: ContentTarget, message: string, { retryable }: { retryable: boolean }): Outcome {
+  const title = target.title === undefined ? '' : ` (${JSON.stringify(target.title)})`;
+  const error = new Error(`${sourceName(WIKI_SOURCE)} ${target.noun} ${target.id}${title} ${message}`);
+  return {
+    events: [{ kind: 'failure', externalId: target.id, table: target.table, error, retryable }],
+    ...(retryable ? { transient: error } : {}),
+  };
+}
+
 /**
  * One document's body turned into its events. Problems of this document alone become its `failure`;
  * refused credentials and cancellation end the sync.
@@ -240,44 +258,53 @@ async function fetchOne(
   state: PassState,
   entry: Listed,
 ): Promise<Outcome> {
-  const fail = (message: string, { retryable }: { retryable: boolean }): Outcome => {
-    const error = new Error(
-      `${sourceName(WIKI_SOURCE)} ${entry.noun} ${entry.id} (${JSON.stringify(entry.title)}) ${message}`,
-    );
-    return {
-      events: [{ kind: 'failure', externalId: entry.id, table: entry.table, error, retryable }],
-      ...(retryable ? { transient: error } : {}),
-    };
-  };
   let body: unknown;
   try {
     const got = await fetchContent(ctx, entry.kind, entry.id);
     if (!got.found) {
       // Listed moments ago, so most likely deleted or restricted meanwhile; the next listing settles it
       // (the id pass removes it then), and until then the stored copy stays.
-      return fail('was listed but answers 404 (deleted or restricted since?)', { retryable: false });
+      return failure(entry, 'was listed but answers 404 (deleted or restricted since?)', {
+        retryable: false,
+      });
     }
     body = got.body;
   } catch (err) {
-    if (ctx.signal.aborted || isAppError(err)) throw err;
-    if (!isSourceHttpError(err)) throw err;
-    return fail(`could not be read: ${err.message}`, { retryable: isTransientSourceError(err) });
+    return readFailure(ctx, entry, err);
   }
+  return contentOutcome(state, entry, body);
+}
 
+/** A read that failed for this document alone becomes its failure; anything else ends the pass. */
+export function readFailure(ctx: { signal: AbortSignal }, target: ContentTarget, err: unknown): Outcome {
+  if (ctx.signal.aborted || isAppError(err)) throw err;
+  if (!isSourceHttpError(err)) throw err;
+  return failure(target, `could not be read: ${err.message}`, { retryable: isTransientSourceError(err) });
+}
+
+/**
+ * The events of one fetched page or blog post (`GET /{kind}/{id}?body-format=storage`), with the spaces
+ * and parent titles `state` knows: a document as the sync makes it, `deleted` when it is no longer
+ * current or its space is not (or unknown to `state`), or its failure.
+ */
+export function contentOutcome(state: PassState, target: ContentTarget, body: unknown): Outcome {
   const parsed = contentWithBodySchema.safeParse(body);
   if (!parsed.success) {
-    return fail(`answered in an unexpected shape: ${z.prettifyError(parsed.error).replace(/\s+/g, ' ')}`, {
-      retryable: false,
-    });
+    return failure(
+      target,
+      `answered in an unexpected shape: ${z.prettifyError(parsed.error).replace(/\s+/g, ' ')}`,
+      { retryable: false },
+    );
   }
   const c = parsed.data;
-  const where = location(state, { table: entry.table, spaceId: c.spaceId, parentId: c.parentId ?? null });
+  const where = location(state, { table: target.table, spaceId: c.spaceId, parentId: c.parentId ?? null });
   // Trashed, archived or moved into an archived space between the listing and now.
   if (c.status !== 'current' || !where.space) {
-    return { events: [{ kind: 'deleted', externalId: c.id, table: entry.table }] };
+    return { events: [{ kind: 'deleted', externalId: c.id, table: target.table }] };
   }
   const storage = c.body?.storage?.value;
-  if (storage === undefined) return fail('answered without its storage body', { retryable: false });
+  if (storage === undefined)
+    return failure(target, 'answered without its storage body', { retryable: false });
   let markdown: string;
   try {
     markdown = storageToMarkdown(storage, {
@@ -286,11 +313,11 @@ async function fetchOne(
       contentId: c.id,
     });
   } catch (err) {
-    return fail(`could not be converted: ${err instanceof Error ? err.message : String(err)}`, {
+    return failure(target, `could not be converted: ${err instanceof Error ? err.message : String(err)}`, {
       retryable: false,
     });
   }
-  return { events: [{ kind: 'document', doc: toDocument(state, entry.table, c, where, markdown) }] };
+  return { events: [{ kind: 'document', doc: toDocument(state, target.table, c, where, markdown) }] };
 }
 
 function toDocument(

@@ -279,25 +279,79 @@ export async function getWebhookSubscription(
   return rows[0] ?? null;
 }
 
+/**
+ * Keeps a handshake's secret as pending (never tried against a signature until an operator takes it) and
+ * drops the pending ones of the type beyond the newest `keepPending`, so a flood of forged handshakes
+ * costs a bounded number of rows.
+ */
 export async function insertHandshakeSecret(
   q: Queryable,
-  h: { id: string; sourceType: string; secretEncrypted: string },
+  h: { id: string; sourceType: string; secretEncrypted: string; keepPending: number },
 ): Promise<void> {
   await q.query(
     'INSERT INTO source_webhook_handshakes (id, source_type, secret_encrypted) VALUES ($1, $2, $3)',
     [h.id, h.sourceType, h.secretEncrypted],
   );
+  await q.query(
+    `DELETE FROM source_webhook_handshakes
+      WHERE source_type = $1 AND trusted_at IS NULL AND id NOT IN (
+        SELECT id FROM source_webhook_handshakes WHERE source_type = $1 AND trusted_at IS NULL
+         ORDER BY received_at DESC, id DESC LIMIT $2)`,
+    [h.sourceType, h.keepPending],
+  );
 }
 
-/** The handshakes' secrets of a source type, newest first (still encrypted; the row id is the associated data). */
-export async function listHandshakeSecrets(
+/**
+ * The trusted handshakes' secrets of a source type, the most recently trusted first (still encrypted; the
+ * row id is the associated data). Pending ones are never listed: anyone could have posted them.
+ */
+export async function listTrustedHandshakeSecrets(
   q: Queryable,
   sourceType: string,
   limit: number,
 ): Promise<Array<{ id: string; secretEncrypted: string }>> {
   return q.query(
     `SELECT id, secret_encrypted AS "secretEncrypted" FROM source_webhook_handshakes
-      WHERE source_type = $1 ORDER BY received_at DESC, id LIMIT $2`,
+      WHERE source_type = $1 AND trusted_at IS NOT NULL
+      ORDER BY trusted_at DESC, received_at DESC, id LIMIT $2`,
     [sourceType, limit],
   );
+}
+
+/** A pending handshake an operator took. */
+export interface TakenHandshake {
+  id: string;
+  secretEncrypted: string;
+  receivedAt: string;
+  /** The other pending handshakes of the type, dropped now. */
+  othersDropped: number;
+}
+
+/**
+ * Marks the newest pending handshake of a source type trusted and drops the other pending ones; null
+ * when none is pending. Run it in a transaction: the row is locked so two operators take one handshake.
+ */
+export async function trustNewestPendingHandshake(
+  q: Queryable,
+  sourceType: string,
+): Promise<TakenHandshake | null> {
+  const rows = await q.query<{ id: string; secretEncrypted: string; receivedAt: string | Date }>(
+    `UPDATE source_webhook_handshakes SET trusted_at = now()
+      WHERE id = (SELECT id FROM source_webhook_handshakes WHERE source_type = $1 AND trusted_at IS NULL
+                   ORDER BY received_at DESC, id DESC LIMIT 1 FOR UPDATE)
+      RETURNING id, secret_encrypted AS "secretEncrypted", received_at AS "receivedAt"`,
+    [sourceType],
+  );
+  const taken = rows[0];
+  if (!taken) return null;
+  const dropped = await q.query(
+    `DELETE FROM source_webhook_handshakes WHERE source_type = $1 AND trusted_at IS NULL RETURNING id`,
+    [sourceType],
+  );
+  return {
+    id: taken.id,
+    secretEncrypted: taken.secretEncrypted,
+    receivedAt: new Date(taken.receivedAt).toISOString(),
+    othersDropped: dropped.length,
+  };
 }

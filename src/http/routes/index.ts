@@ -1,6 +1,7 @@
 import type { App, RouteDeps } from '../context.ts';
 import * as adminKeys from './admin-keys.ts';
 import * as adminOrganizations from './admin-organizations.ts';
+import * as adminSourceWebhooks from './admin-source-webhooks.ts';
 import * as connectionCreate from './connection-create.ts';
 import * as connectionDelete from './connection-delete.ts';
 import * as connectionList from './connection-list.ts';
@@ -46,6 +47,7 @@ const routes: Array<{ register(app: App, deps: RouteDeps): void }> = [
   search,
   adminOrganizations,
   adminKeys,
+  adminSourceWebhooks,
   connectionCreate,
   connectionDelete,
   connectionStatus,

@@ -7,6 +7,7 @@ import { clipInput } from '../errors.ts';
 import { errorBodySchema } from '../schemas.ts';
 import { encodeStoredTokens } from '../../jobs/oauth-tokens.ts';
 import { oauthSecretAad } from '../oauth-state.ts';
+import { receivesChanges } from '../receives-changes.ts';
 
 // Loose on purpose: authorization servers add parameters of their own.
 const querySchema = z.object({
@@ -110,6 +111,7 @@ async function storeConsentToken(
   const token = await steps.exchangeCode(deps.sources.oauthHttp(), oauthApp, {
     code: q.code,
     redirectUri: state.callbackUri,
+    receivesChanges: receivesChanges(deps, connector),
   });
   await saveOAuthSecret(deps.db, {
     id: state.secretId,

@@ -6,6 +6,7 @@ import { type App, type RouteDeps, callerOf } from '../context.ts';
 import { commonErrors, httpUrl } from '../schemas.ts';
 import { credentialRules, publicOrigin, withCredentialRule } from './connection-shared.ts';
 import { newStateNonce, OAUTH_STATE_TTL_MS } from '../oauth-state.ts';
+import { receivesChanges } from '../receives-changes.ts';
 
 /**
  * The request body: `type` is one of the sources that declare OAuth steps (type or alias), plus the
@@ -113,7 +114,11 @@ export function register(app: App, deps: RouteDeps): void {
         ttlMs: OAUTH_STATE_TTL_MS,
       });
       const state = await deps.oauthStates.sign(nonce, OAUTH_STATE_TTL_MS);
-      const consentUrl = steps.authorizeUrl(oauthApp, { redirectUri: callbackUri, state });
+      const consentUrl = steps.authorizeUrl(oauthApp, {
+        redirectUri: callbackUri,
+        state,
+        receivesChanges: receivesChanges(deps, connector),
+      });
       return { consentUrl, secretId, expiresAt: Date.now() + OAUTH_STATE_TTL_MS };
     },
   );

@@ -6,7 +6,7 @@ import {
   connectionsForWebhookAccount,
   insertHandshakeSecret,
   insertSourceEvent,
-  listHandshakeSecrets,
+  listTrustedHandshakeSecrets,
   type WebhookCandidate,
 } from '../../db/repositories/source-events.ts';
 import { enqueueSourceChangesJob } from '../../jobs/source-changes-job.ts';
@@ -23,8 +23,14 @@ import { errorBodySchema } from '../schemas.ts';
 /** Notifications are small (Shopify's product payloads included); anything larger is refused unread. */
 const MAX_NOTIFICATION_BYTES = 1024 * 1024;
 
-/** Handshake secrets tried per source type (the newest): a workspace re-verified now and then. */
+/** Trusted handshake secrets tried per source type (the newest): a subscription re-verified now and then. */
 const HANDSHAKE_SECRETS_TRIED = 10;
+
+/**
+ * Pending handshakes kept per source type (the newest): enough for an operator's retries, and a flood of
+ * forged ones costs no more rows than this.
+ */
+const PENDING_HANDSHAKES_KEPT = 20;
 
 const paramsSchema = z.object({
   type: z.string().min(1).max(64).describe('The source type (or its alias) the notification is from'),
@@ -62,6 +68,9 @@ export function register(app: App, deps: RouteDeps): void {
             'subdomain, workspace) and must hold a secret that proves the signature: otherwise 401 and ' +
             'nothing is stored. An accepted event is stored before the 200, deduplicated by the vendor’s ' +
             'event id, and the documents it names are read again from the source (never from the event). ' +
+            "A set-up handshake (Notion's unsigned `verification_token`) is answered 200 and its token kept " +
+            'pending: it proves no event until an operator takes it with ' +
+            '`POST /api/admin/source-webhooks/{type}/verification-token`. ' +
             'A source type that receives no notifications: 404.',
           security: [],
           params: paramsSchema,
@@ -155,7 +164,10 @@ async function verifiedConnections(
   );
 }
 
-/** A vendor's set-up handshake: its secret is kept (encrypted) for later events; answers its reply. */
+/**
+ * A vendor's set-up handshake: its secret is kept encrypted and pending (it came unsigned, so anyone may
+ * have sent it) until an operator takes it with the admin API; answers its reply either way.
+ */
 async function handshake(
   deps: RouteDeps,
   connector: AnyConnector,
@@ -171,18 +183,23 @@ async function handshake(
   }
   if (message.secret) {
     const id = newId();
-    await insertHandshakeSecret(deps.db, {
-      id,
-      sourceType: connector.type,
-      secretEncrypted: deps.sources.cipher.encrypt(message.secret, handshakeSecretAad(id)),
-    });
+    const secretEncrypted = deps.sources.cipher.encrypt(message.secret, handshakeSecretAad(id));
+    await deps.db.transaction((tx) =>
+      insertHandshakeSecret(tx, {
+        id,
+        sourceType: connector.type,
+        secretEncrypted,
+        keepPending: PENDING_HANDSHAKES_KEPT,
+      }),
+    );
   }
   const reply = message.reply;
   return reply !== null && typeof reply === 'object' ? (reply as Record<string, unknown>) : { success: true };
 }
 
+/** The handshake secrets an operator trusted, newest first. */
 async function handshakeSecretsOf(deps: RouteDeps, type: string): Promise<string[]> {
-  const rows = await listHandshakeSecrets(deps.db, type, HANDSHAKE_SECRETS_TRIED);
+  const rows = await listTrustedHandshakeSecrets(deps.db, type, HANDSHAKE_SECRETS_TRIED);
   return rows.map((r) => deps.sources.cipher.decrypt(r.secretEncrypted, handshakeSecretAad(r.id)));
 }
 
