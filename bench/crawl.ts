@@ -28,10 +28,15 @@
  * the operator allows (its host in KB_CRAWL_FAST_HOSTS: 8 in flight, no delay), PGlite, embedding
  * excluded; pages/s, the share of wget's rate, and CPU ms/page (wget's from its rusage).
  *
+ * How long after a crawl its pages are searchable, chunks a page and bytes on disk by part:
+ * bench/crawl-searchable.ts.
+ *
  * Options: BENCH_SCENARIOS (comma list of scenario ids), BENCH_CRAWL_CONCURRENCY (requests in flight to the
  * site, default 4, as curl's connections), BENCH_PAGE_CONCURRENCY (pages in flight per crawl, from claim to
  * commit; default the service's, 8),
- * BENCH_PGLITE_DIR=1 (PGlite scenarios in a data directory, as `kb serve` runs, instead of in memory).
+ * BENCH_PGLITE_DIR=1 (PGlite scenarios in a data directory, as `kb serve` runs, instead of in memory),
+ * BENCH_CPU_PROF=DIR (each scenario's process writes a CPU profile per thread into DIR), BENCH_DOCS_PAGES
+ * (pages of the generated documentation site, default 500; the scenario ids keep their name).
  * "app CPU ms/page" is the CPU time of the scenario's process (both threads; not Postgres' backends) per page:
  * steadier than pages/s on a machine whose speed drifts from run to run.
  */
@@ -58,6 +63,8 @@ import { embedInRounds, ModelIdle, printTable, writeResult } from './lib.ts';
 
 const SITE = fileURLToPath(new URL('../../shared/data/sites/fastapi-docs', import.meta.url));
 const CONCURRENCY = Number(process.env['BENCH_CRAWL_CONCURRENCY'] ?? 4);
+/** Pages of the generated documentation site (BENCH_DOCS_PAGES; its generator makes a few fewer). */
+const DOCS_PAGES = Number(process.env['BENCH_DOCS_PAGES'] ?? 500);
 const PAGE_CONCURRENCY = Number(
   process.env['BENCH_PAGE_CONCURRENCY'] ?? defaultCrawlerSettings().pageConcurrency,
 );
@@ -364,7 +371,9 @@ async function runDocs(d: DocsScenario): Promise<DocsMeasured> {
   try {
     const startedAt = Date.now();
     const cpuAtStart = process.cpuUsage();
-    const res = await t.call('POST', '/api/connect/crawling/', { body: { url: `${origin}/`, limit: 1000 } });
+    const res = await t.call('POST', '/api/connect/crawling/', {
+      body: { url: `${origin}/`, limit: 10_000 },
+    });
     if (res.status !== 200) throw new Error(`crawl not accepted: ${JSON.stringify(res.body)}`);
     const job = await awaitCrawl(t, res.body);
     const cpu = process.cpuUsage(cpuAtStart);
@@ -436,7 +445,7 @@ async function docsRows(wanted: string[] | undefined, raw: Record<string, unknow
   const scenarios = DOCS_SCENARIOS.filter((d) => !wanted || wanted.includes(d.id));
   if (scenarios.length === 0) return;
   const dir = mkdtempSync(path.join(os.tmpdir(), 'kb-docs-site-'));
-  const written = writeDocsSite(dir, { pages: 500 });
+  const written = writeDocsSite(dir, { pages: DOCS_PAGES });
   const site = await serveElsewhere(dir);
   try {
     const wget = await wgetRecursive(site.origin);
@@ -477,7 +486,11 @@ async function docsRows(wanted: string[] | undefined, raw: Record<string, unknow
 
 function spawnScenario<T = Measured>(id: string): Promise<T> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [fileURLToPath(import.meta.url), '--scenario', id], {
+    // BENCH_CPU_PROF=DIR: each scenario's process writes a V8 CPU profile per thread (main, PGlite's,
+    // extraction's) into DIR, for `node --cpu-prof`'s usual tools.
+    const prof = process.env['BENCH_CPU_PROF'];
+    const flags = prof ? ['--cpu-prof', '--cpu-prof-dir', path.join(prof, id)] : [];
+    const child = spawn(process.execPath, [...flags, fileURLToPath(import.meta.url), '--scenario', id], {
       stdio: ['ignore', 'pipe', 'inherit'],
     });
     let out = '';

@@ -39,7 +39,7 @@ import {
   markSitemapsDone,
   saveCrawlJob,
 } from '../db/repositories/crawl-jobs.ts';
-import { getPageMemory } from '../db/repositories/crawl-pages.ts';
+import { getPageMemory, hasPageMemories, preferIndexLookups } from '../db/repositories/crawl-pages.ts';
 import { addJobWarnings, type NewJobWarning } from '../db/repositories/job-warnings.ts';
 import { crawlSourceKey } from '../ingest/hash-skip.ts';
 import type { Logger } from '../lib/logger.ts';
@@ -170,6 +170,13 @@ class CrawlRun {
   #warnings: NewJobWarning[] = [];
   /** The browser for a crawl that renders JavaScript; null when it does not, or no browser could be had. */
   #render: RenderSession | null = null;
+  /**
+   * Whether the organization had any page's memory when the run started. Without one (its first crawl),
+   * no page fetched by this run has a memory to look up: each URL is fetched once a crawl, and a page
+   * stored by this run is committed with its frontier row done. A crawl of the same organization running
+   * meanwhile may add memories; missing them costs a full fetch instead of a conditional one, nothing else.
+   */
+  #memoriesExist = true;
 
   constructor(deps: CrawlRunDeps, job: CrawlJobRecord, signal: AbortSignal) {
     this.#itemsChanged = deps.itemsChanged;
@@ -244,6 +251,7 @@ class CrawlRun {
   async #runSteps(): Promise<void> {
     const id = this.#job.id;
     await this.#lease((tx) => requeueInFlight(tx, id));
+    this.#memoriesExist = await hasPageMemories(this.#db, this.#job.organizationId);
 
     // robots.txt first: when the start address is refused, nothing else is requested.
     const startRobots = await this.#hosts.robotsFor(this.#scope.startUrl);
@@ -422,9 +430,10 @@ class CrawlRun {
 
   /** Fetches one frontier URL (redirects followed hop by hop, redirects.ts) and commits what it yielded. */
   async #process(row: FrontierRow, signal: AbortSignal = this.#signal): Promise<void> {
-    const memory = row.admitted
-      ? await getPageMemory(this.#db, this.#job.organizationId, crawlSourceKey(row.urlKey), this.#tags)
-      : null;
+    const memory =
+      row.admitted && this.#memoriesExist
+        ? await getPageMemory(this.#db, this.#job.organizationId, crawlSourceKey(row.urlKey), this.#tags)
+        : null;
     const hops = await fetchFollowingRedirects(this.#redirects, row, memory, signal);
     if (hops.kind === 'landed') {
       const response = await this.#rendered(hops.response, signal);
@@ -537,10 +546,16 @@ class CrawlRun {
    */
   #commitTransaction(fn: (tx: Queryable, locked: LockedCrawlJob) => Promise<void>): Promise<void> {
     const lease = this.#runLease;
-    if (!lease) return this.#lease(async (tx) => fn(tx, await lockCrawlJob(tx, this.#job.id)));
+    if (!lease)
+      return this.#lease(async (tx) => {
+        const locked = await lockCrawlJob(tx, this.#job.id);
+        await preferIndexLookups(tx);
+        await fn(tx, locked);
+      });
     return lease.transaction(async (tx) => {
       const locked = await lockCrawlJobUnderLease(tx, this.#job.id, lease);
       if (!locked) throw lease.lost();
+      await preferIndexLookups(tx);
       await fn(tx, locked);
     });
   }
