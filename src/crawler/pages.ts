@@ -7,7 +7,7 @@
  * item of its own it had from an earlier crawl, so a page is one item however often it is crawled.
  *
  * Near-duplicates (fingerprint.ts): a page whose text has estimated similarity >= 0.9 with a page of the
- * same host that the organization has stored (in this crawl, or in an earlier one and not yet refused by
+ * same host, or is a variant of it (most of its text in that page, few words of its own), that the organization has stored (in this crawl, or in an earlier one and not yet refused by
  * this one) is counted under `near_duplicate` with the URL it duplicates; the kept item's `variants:N` tag
  * says how many pages this crawl collapsed into it (exact duplicates included).
  */
@@ -22,6 +22,7 @@ import {
 import type { LockedCrawlJob } from '../db/repositories/crawl-jobs.ts';
 import {
   countVariant,
+  crawledPageText,
   deletePageMemory,
   type FingerprintCandidate,
   pageTwins,
@@ -35,9 +36,10 @@ import { sha256Hex } from '../lib/crypto.ts';
 import type { Admission } from './admission.ts';
 import type { ExtractedPage } from './extract.ts';
 import type { FetchPageResult } from './fetch-page.ts';
-import { NEAR_DUPLICATE_SIMILARITY, signatureBands, signatureSimilarity } from './fingerprint.ts';
+import { type DuplicateVerdict, duplicateOf, signatureBands } from './fingerprint.ts';
 import { noteRefusals, STORED_OUTCOMES } from './frontier.ts';
 import { PdfRefusal } from './pdf.ts';
+import { isVariantText } from './word-diff.ts';
 import type { FinalResponse } from './redirects.ts';
 import type { CrawlerRuntime } from './runtime.ts';
 import { urlKey } from './url.ts';
@@ -316,14 +318,16 @@ export class PageSettler {
       await countVariant(tx, org, crawlSourceKey(holder.key), this.#job.id);
       return { outcome: 'duplicate', detail: `duplicate of ${holder.url}` };
     }
-    const near = page.signature ? nearestDuplicate(page.signature, twins.candidates) : null;
+    const near = page.signature
+      ? await nearestDuplicate(tx, org, { signature: page.signature, text: p.markdown }, twins.candidates)
+      : null;
     if (near) {
       noteRefusals(locked, [{ url: finalUrl, reason: 'near_duplicate', of: near.url }]);
       await this.#dropOwnItem(tx, sourceKey);
       await countVariant(tx, org, near.sourceKey, this.#job.id);
       return {
         outcome: 'near_duplicate',
-        detail: `near-duplicate of ${near.url} (similarity ${near.similarity.toFixed(2)})`,
+        detail: `near-duplicate of ${near.url} (similarity ${near.similarity.toFixed(2)}${near.kind === 'variant' ? `; a variant: ${near.containment.toFixed(2)} of its text is there` : ''})`,
       };
     }
     // Not reached while the claim keeps stored + in flight below the limit; kept as the last guard.
@@ -383,18 +387,45 @@ export class PageSettler {
   }
 }
 
-/** The most similar candidate page at or above the near-duplicate threshold, if any. */
-function nearestDuplicate(
-  signature: number[],
+/** Variant verdicts confirmed against stored text per page: each is one read of an item's content. */
+const MAX_VARIANT_CONFIRMATIONS = 3;
+
+/**
+ * The candidate page this one is a near-duplicate or a variant of (fingerprint.ts `duplicateOf`), if any:
+ * the most similar near-copy, else the variant holding most of its text. Signatures only estimate a variant, and a page wholly contained in a
+ * longer one looks like one to them; a variant is taken only once the page's words, aligned with the
+ * stored page's, differ in short runs of their own (word-diff.ts).
+ */
+async function nearestDuplicate(
+  tx: Queryable,
+  organizationId: string,
+  page: { signature: number[]; text: string },
   candidates: readonly FingerprintCandidate[],
-): { sourceKey: string; url: string; similarity: number } | null {
-  let best: { sourceKey: string; url: string; similarity: number } | null = null;
+): Promise<({ sourceKey: string; url: string } & DuplicateVerdict) | null> {
+  const verdicts: Array<{ sourceKey: string; url: string } & DuplicateVerdict> = [];
   for (const c of candidates) {
-    const similarity = signatureSimilarity(signature, c.signature);
-    if (similarity >= NEAR_DUPLICATE_SIMILARITY && similarity > (best?.similarity ?? 0))
-      best = { sourceKey: c.sourceKey, url: c.url, similarity };
+    const verdict = duplicateOf(page.signature, c.signature);
+    if (verdict) verdicts.push({ sourceKey: c.sourceKey, url: c.url, ...verdict });
   }
-  return best;
+  // A near-copy first (the most similar), then variants by how much of the page they hold.
+  verdicts.sort((a, b) =>
+    a.kind !== b.kind
+      ? a.kind === 'similar'
+        ? -1
+        : 1
+      : a.kind === 'similar'
+        ? b.similarity - a.similarity
+        : b.containment - a.containment,
+  );
+  let confirmations = 0;
+  for (const v of verdicts) {
+    if (v.kind === 'similar') return v;
+    if (confirmations >= MAX_VARIANT_CONFIRMATIONS) continue;
+    confirmations++;
+    const stored = await crawledPageText(tx, organizationId, v.sourceKey);
+    if (stored !== null && isVariantText(page.text, stored)) return v;
+  }
+  return null;
 }
 
 /**

@@ -156,6 +156,22 @@ export async function pageTwins(
 }
 
 /**
+ * The text of the organization's crawled page `sourceKey` (its item's content): what a page the
+ * fingerprints take for a variant of it is compared with word by word. Null when it has no item.
+ */
+export async function crawledPageText(
+  q: Queryable,
+  organizationId: string,
+  sourceKey: string,
+): Promise<string | null> {
+  const rows = await q.query<{ content: string }>(
+    'SELECT content FROM items WHERE organization_id = $1 AND source_key = $2',
+    [organizationId, sourceKey],
+  );
+  return rows[0]?.content ?? null;
+}
+
+/**
  * Counts one more page that crawl `crawlJobId` collapsed into the stored page `sourceKey` (a count left
  * by an earlier crawl starts over) and writes the count into its item's variants tag.
  */
