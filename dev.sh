@@ -106,6 +106,10 @@ case "$cmd" in
   kb)
     ensure_node; ensure_deps
     exec node src/kb.ts "$@" ;;
+  node)
+    # A script of this checkout (e.g. one using the typed client, kb-connector-service/client) on Node 24.
+    ensure_node; ensure_deps
+    exec node "$@" ;;
   *)
-    echo "usage: ./dev.sh start | test [test files...] | kb <args>" >&2; exit 2 ;;
+    echo "usage: ./dev.sh start | test [test files...] | kb <args> | node <file> [args]" >&2; exit 2 ;;
 esac

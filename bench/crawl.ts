@@ -22,6 +22,12 @@
  * Rows: items stored, distinct among them, products reached (stored under their own URL), fetches and
  * fetches per stored item, near-duplicates collapsed, pages fetched per second.
  *
+ * A generated documentation site (test/support/docs-site.ts: 500 pages of their own prose in a
+ * generator's layout, found by links), served by a process of its own: `wget -r` (HTML only, one
+ * connection, no delay) against the crawl at the default pace (2 in flight, 100 ms) and at the fastest
+ * the operator allows (its host in KB_CRAWL_FAST_HOSTS: 8 in flight, no delay), PGlite, embedding
+ * excluded; pages/s, the share of wget's rate, and CPU ms/page (wget's from its rusage).
+ *
  * Options: BENCH_SCENARIOS (comma list of scenario ids), BENCH_CRAWL_CONCURRENCY (requests in flight to the
  * site, default 4, as curl's connections), BENCH_PAGE_CONCURRENCY (pages in flight per crawl, from claim to
  * commit; default the service's, 8),
@@ -46,6 +52,7 @@ import { Indexer } from '../src/ingest/indexer.ts';
 import { serveCatalogue } from '../test/support/catalogue-site.ts';
 import { testEmbedder } from '../test/support/embedding.ts';
 import { type StorageMode, startTestApp } from '../test/support/harness.ts';
+import { writeDocsSite } from '../test/support/docs-site.ts';
 import { serveDirectory } from '../test/support/sites.ts';
 import { embedInRounds, ModelIdle, printTable, writeResult } from './lib.ts';
 
@@ -326,6 +333,148 @@ async function runCatalogue(c: CatalogueScenario): Promise<CatalogueMeasured> {
   }
 }
 
+interface DocsScenario {
+  id: string;
+  label: string;
+  /** The operator's settings of the scenario (its pace). */
+  config: Record<string, string>;
+}
+
+const DOCS_SCENARIOS: DocsScenario[] = [
+  { id: 'docs500-default', label: 'crawl, default pace (2 in flight, 100 ms)', config: {} },
+  {
+    id: 'docs500-fast',
+    label: 'crawl, fast host (KB_CRAWL_FAST_HOSTS: 8 in flight, 0 ms)',
+    config: { KB_CRAWL_FAST_HOSTS: '127.0.0.1' },
+  },
+];
+
+interface DocsMeasured {
+  id: string;
+  pages: number;
+  seconds: number;
+  cpuSeconds: number;
+}
+
+/** One crawl of the generated docs site (served by another process at BENCH_DOCS_ORIGIN), in this process. */
+async function runDocs(d: DocsScenario): Promise<DocsMeasured> {
+  const origin = process.env['BENCH_DOCS_ORIGIN']!;
+  const t = await startTestApp('pglite', { config: { KB_CRAWL_ALLOW_PRIVATE: 'true', ...d.config } });
+  const pool = t.service.startWorkers({ concurrency: 1, pollMs: 20, periodicTasks: [], listenUrl: null });
+  try {
+    const startedAt = Date.now();
+    const cpuAtStart = process.cpuUsage();
+    const res = await t.call('POST', '/api/connect/crawling/', { body: { url: `${origin}/`, limit: 1000 } });
+    if (res.status !== 200) throw new Error(`crawl not accepted: ${JSON.stringify(res.body)}`);
+    const job = await awaitCrawl(t, res.body);
+    const cpu = process.cpuUsage(cpuAtStart);
+    return {
+      id: d.id,
+      pages: (job.outcomes.created ?? 0) as number,
+      seconds: (Date.parse(job.completed_at) - startedAt) / 1000,
+      cpuSeconds: (cpu.user + cpu.system) / 1e6,
+    };
+  } finally {
+    await pool.stop();
+    await t.close();
+  }
+}
+
+/** Serves `dir` from a process of its own; resolves to its origin and a function that stops it. */
+async function serveElsewhere(dir: string): Promise<{ origin: string; stop: () => Promise<void> }> {
+  const child = spawn(process.execPath, [fileURLToPath(new URL('./serve-site.ts', import.meta.url)), dir], {
+    stdio: ['pipe', 'pipe', 'inherit'],
+  });
+  const origin = await new Promise<string>((resolve, reject) => {
+    let out = '';
+    child.stdout.on('data', (d) => {
+      out += d;
+      if (out.includes('\n')) resolve(out.trim());
+    });
+    child.on('exit', (code) => reject(new Error(`site server exited with ${code}`)));
+  });
+  return {
+    origin,
+    stop: () =>
+      new Promise<void>((resolve) => {
+        child.on('exit', () => resolve());
+        child.stdin.end();
+      }),
+  };
+}
+
+/** `wget -r` of the site, HTML only: its pages, seconds and CPU seconds (its own rusage, via `times`). */
+async function wgetRecursive(
+  origin: string,
+): Promise<{ pages: number; seconds: number; cpuSeconds: number }> {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'kb-wget-'));
+  try {
+    const start = performance.now();
+    const { stdout } = await promisify(execFile)('bash', [
+      '-c',
+      'wget -r -l inf -q -nH -P "$1" -R "*.css,*.js,*.png,*.svg,*.ico,*.xml" "$2/"; times',
+      'wget-r',
+      dir,
+      origin,
+    ]);
+    const seconds = (performance.now() - start) / 1000;
+    // `times`: the shell's user and system time, then its children's (wget's).
+    const children = stdout.trim().split('\n').at(-1) ?? '';
+    const cpuSeconds = [...children.matchAll(/(\d+)m([\d.]+)s/g)].reduce(
+      (sum, m) => sum + Number(m[1]) * 60 + Number(m[2]),
+      0,
+    );
+    const listed = await promisify(execFile)('find', [dir, '-name', '*.html']);
+    return { pages: listed.stdout.trim().split('\n').filter(Boolean).length, seconds, cpuSeconds };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** The docs-site rows: wget -r, then each pace, against one server process. */
+async function docsRows(wanted: string[] | undefined, raw: Record<string, unknown>): Promise<void> {
+  const scenarios = DOCS_SCENARIOS.filter((d) => !wanted || wanted.includes(d.id));
+  if (scenarios.length === 0) return;
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'kb-docs-site-'));
+  const written = writeDocsSite(dir, { pages: 500 });
+  const site = await serveElsewhere(dir);
+  try {
+    const wget = await wgetRecursive(site.origin);
+    raw['docs500-wget'] = wget;
+    const wgetRate = wget.pages / wget.seconds;
+    const rows: Array<Record<string, string>> = [
+      {
+        scenario: 'wget -r (HTML only, 1 connection)',
+        pages: String(wget.pages),
+        'pages/s': wgetRate.toFixed(1),
+        'of wget': '1.00',
+        seconds: wget.seconds.toFixed(2),
+        'CPU ms/page': ((1000 * wget.cpuSeconds) / wget.pages).toFixed(1),
+      },
+    ];
+    process.env['BENCH_DOCS_ORIGIN'] = site.origin;
+    for (const d of scenarios) {
+      const m = await spawnScenario<DocsMeasured>(d.id);
+      raw[d.id] = m;
+      rows.push({
+        scenario: d.label,
+        pages: String(m.pages),
+        'pages/s': (m.pages / m.seconds).toFixed(1),
+        'of wget': (m.pages / m.seconds / wgetRate).toFixed(2),
+        seconds: m.seconds.toFixed(2),
+        'CPU ms/page': ((1000 * m.cpuSeconds) / m.pages).toFixed(1),
+      });
+    }
+    printTable(
+      `Crawling a generated documentation site (${written.pages} pages, links only), PGlite, embedding excluded; the site served by another process`,
+      rows,
+    );
+  } finally {
+    await site.stop();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
 function spawnScenario<T = Measured>(id: string): Promise<T> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [fileURLToPath(import.meta.url), '--scenario', id], {
@@ -346,6 +495,11 @@ function spawnScenario<T = Measured>(id: string): Promise<T> {
 async function main(): Promise<void> {
   const i = process.argv.indexOf('--scenario');
   if (i >= 0) {
+    const d = DOCS_SCENARIOS.find((x) => x.id === process.argv[i + 1]);
+    if (d) {
+      process.stdout.write(`${JSON.stringify(await runDocs(d))}\n`);
+      process.exit(0);
+    }
     const c = CATALOGUE_SCENARIOS.find((x) => x.id === process.argv[i + 1]);
     if (c) {
       process.stdout.write(`${JSON.stringify(await runCatalogue(c))}\n`);
@@ -439,6 +593,7 @@ async function main(): Promise<void> {
       `Crawling the generated catalogue (251 distinct pages of 2,201), embedding excluded; requests in flight ${CONCURRENCY}, pages in flight ${PAGE_CONCURRENCY}`,
       catalogueRows,
     );
+  await docsRows(wanted, raw);
   writeResult('crawl', raw);
 }
 

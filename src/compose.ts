@@ -10,7 +10,7 @@
  *          ─▶ job kinds (sync, crawl) + periodic tasks ─▶ worker pool (startWorkers)
  *          ─▶ HTTP deps (appDeps) ─▶ buildApp
  */
-import type { Config } from './config.ts';
+import { type Config, crawlerPaceSettings } from './config.ts';
 import { registeredConnectors, SourceRegistry } from './connectors/registry.ts';
 import type { AnyConnector } from './connectors/types.ts';
 import { type CrawlerOverrides, type CrawlerRuntime, createCrawlerRuntime } from './crawler/runtime.ts';
@@ -24,6 +24,13 @@ import { SOURCE_USER_AGENT, type SourceHttpSettings, SourceServices } from './jo
 import { SYNC_HTTP, syncJobKind, syncScheduleTask } from './jobs/sync-job.ts';
 import { tokenRefreshTask } from './jobs/token-refresh-task.ts';
 import { startWorkerPool, type WorkerPool, type WorkerPoolOptions } from './jobs/worker.ts';
+import {
+  DEFAULT_WEBHOOK_SETTINGS,
+  WEBHOOK_USER_AGENT,
+  type WebhookDeliveryDeps,
+  type WebhookDeliverySettings,
+  webhookDeliveryTask,
+} from './jobs/webhook-delivery.ts';
 import type { CredentialCipher } from './lib/crypto.ts';
 import { type Logger, silentLogger } from './lib/logger.ts';
 import { createOutboundFetch, type OutboundFetch } from './net/outbound.ts';
@@ -51,6 +58,8 @@ export interface ServiceParts {
   embedding?: 'config' | 'none';
   /** Run the background indexer in this process (default: true). */
   runIndexer?: boolean;
+  /** Webhook delivery settings (tests shorten the retry waits and move the clock). */
+  webhooks?: Partial<WebhookDeliverySettings>;
   /** Called besides the indexer when items were written (tests count wake-ups, benchmarks drive their own indexer). */
   onItemsChanged?: () => void;
   log?: Logger;
@@ -67,6 +76,8 @@ export interface Service {
   jobs: JobSignalRelay;
   /** What the HTTP layer is built with. */
   appDeps: AppDeps;
+  /** What the webhook delivery task runs with (tests run it themselves). */
+  webhooks: WebhookDeliveryDeps;
   /** Starts a worker pool over the service's job kinds and attaches it to `jobs`. */
   startWorkers(opts: Partial<WorkerPoolOptions> & { concurrency: number }): WorkerPool;
   /** Stops the workers this service started, the indexer and the crawler's threads. Not the database. */
@@ -109,7 +120,7 @@ export function composeService(opts: {
     allowPrivate: config.KB_CRAWL_ALLOW_PRIVATE,
     publicUrl: config.KB_PUBLIC_URL,
     db,
-    overrides: parts.crawler,
+    overrides: { ...crawlerPaceSettings(config), ...parts.crawler },
   });
   const embedding = new EmbeddingRuntime(db, log, {
     load:
@@ -122,7 +133,23 @@ export function composeService(opts: {
   };
   const jobs = createJobSignalRelay();
   const jobKinds = [syncJobKind({ db, sources, itemsChanged }), crawlJobKind({ db, crawler, itemsChanged })];
-  const periodicTasks = [syncScheduleTask(db, jobs), tokenRefreshTask({ db, sources, log })];
+  const webhooks: WebhookDeliveryDeps = {
+    db,
+    sources,
+    fetch: createOutboundFetch({
+      allowPrivate: config.KB_CRAWL_ALLOW_PRIVATE,
+      userAgent: WEBHOOK_USER_AGENT,
+      timeoutMs: 15_000,
+      maxRedirects: 0,
+    }),
+    log,
+    settings: { ...DEFAULT_WEBHOOK_SETTINGS, ...parts.webhooks },
+  };
+  const periodicTasks = [
+    syncScheduleTask(db, jobs),
+    tokenRefreshTask({ db, sources, log }),
+    webhookDeliveryTask(webhooks),
+  ];
 
   const pools: WorkerPool[] = [];
   return {
@@ -133,6 +160,7 @@ export function composeService(opts: {
     crawler,
     embedding,
     jobs,
+    webhooks,
     appDeps: {
       config,
       db,

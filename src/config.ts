@@ -4,6 +4,7 @@ import { z } from 'zod';
 import { connectorSettings } from './connectors/context.ts';
 import { registeredConnectors } from './connectors/registry.ts';
 import type { AnyConnector, OAuthApp } from './connectors/types.ts';
+import type { CrawlerSettings } from './crawler/settings.ts';
 import { DEFAULT_POOL_MAX } from './db/postgres.ts';
 
 /**
@@ -32,6 +33,26 @@ const envSchema = z.object({
   KB_EMBEDDING_API_KEY: z.string().min(1).optional(),
   KB_CRAWL_ALLOW_PRIVATE: booleanFromEnv.default(false),
   KB_CRAWL_MAX_LIMIT: z.coerce.number().int().min(1).max(1_000_000).default(10_000),
+  /** A crawl's pace per host (docs/crawling.md, "Pace"): its defaults and the bounds of what a crawl may ask. */
+  KB_CRAWL_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(2),
+  KB_CRAWL_MAX_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(4),
+  KB_CRAWL_DELAY_MS: z.coerce.number().int().min(0).max(600_000).default(100),
+  KB_CRAWL_MIN_DELAY_MS: z.coerce.number().int().min(0).max(600_000).default(50),
+  KB_CRAWL_MAX_CRAWL_DELAY_MS: z.coerce.number().int().min(0).max(600_000).default(30_000),
+  /** Hosts the organizations own, comma-separated (`docs.example.com`, `*.example.com`): they may go fast. */
+  KB_CRAWL_FAST_HOSTS: z
+    .string()
+    .default('')
+    .transform((v) => v.split(/[\s,]+/).filter(Boolean))
+    .pipe(
+      z.array(
+        z.string().regex(/^(\*\.)?[a-z0-9]([a-z0-9.-]*[a-z0-9])?$/i, {
+          error: 'expected host names or *.domain entries',
+        }),
+      ),
+    ),
+  KB_CRAWL_FAST_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(8),
+  KB_CRAWL_FAST_DELAY_MS: z.coerce.number().int().min(0).max(600_000).default(0),
   KB_PUBLIC_URL: optionalUrl,
   /** base64 of 32 random bytes; encrypts source credentials at rest. Generated into the data dir in embedded mode. */
   KB_ENCRYPTION_KEY: z.string().optional(),
@@ -223,4 +244,22 @@ export async function loadDotEnv(): Promise<void> {
   if (!existsSync('.env')) return;
   const dotenv = await import('dotenv');
   dotenv.config({ quiet: true });
+}
+
+/**
+ * The crawler's pace settings (src/crawler/settings.ts) from the operator's KB_CRAWL_* settings. The bounds
+ * are the operator's word: a default outside them (KB_CRAWL_MIN_DELAY_MS=200 with the default delay of 100)
+ * moves inside.
+ */
+export function crawlerPaceSettings(config: Config) {
+  return {
+    perHostConcurrency: Math.min(config.KB_CRAWL_CONCURRENCY, config.KB_CRAWL_MAX_CONCURRENCY),
+    maxPerHostConcurrency: config.KB_CRAWL_MAX_CONCURRENCY,
+    minDelayMs: Math.max(config.KB_CRAWL_DELAY_MS, config.KB_CRAWL_MIN_DELAY_MS),
+    leastDelayMs: config.KB_CRAWL_MIN_DELAY_MS,
+    maxCrawlDelayMs: config.KB_CRAWL_MAX_CRAWL_DELAY_MS,
+    fastHosts: config.KB_CRAWL_FAST_HOSTS,
+    fastConcurrency: config.KB_CRAWL_FAST_CONCURRENCY,
+    fastDelayMs: config.KB_CRAWL_FAST_DELAY_MS,
+  } satisfies Partial<CrawlerSettings>;
 }

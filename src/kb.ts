@@ -19,6 +19,7 @@ import * as itemsCommands from './cli/items.ts';
 import * as searchCommands from './cli/search.ts';
 import * as statsCommands from './cli/stats.ts';
 import * as syncCommands from './cli/sync.ts';
+import * as webhooksCommands from './cli/webhooks.ts';
 
 const AFTER_HELP = `
 Remote commands reach a running service: --url or KB_URL (default http://127.0.0.1:$PORT, port 8080),
@@ -278,6 +279,7 @@ function registerRemoteCommands(program: Command): void {
   searchCommands.register(program);
   itemsCommands.register(program);
   statsCommands.register(program);
+  webhooksCommands.register(program);
   // `kb mcp` (the MCP server on stdio, src/mcp/) is dispatched at the top of main(), before parsing, so that
   // its arguments pass through untouched; it is declared here only to be listed in the help.
   program
@@ -287,7 +289,8 @@ function registerRemoteCommands(program: Command): void {
     .allowUnknownOption();
 }
 
-function buildProgram(): Command {
+/** The `kb` program with every command registered (exported for the test that its help lists them all). */
+export function buildProgram(): Command {
   const program = new Command('kb')
     .description('Knowledge-base connector service: run it, and work with its knowledge base')
     .usage('<command> [options]')
@@ -308,7 +311,8 @@ async function loadEnvFile(): Promise<void> {
   (await import('dotenv')).config({ quiet: true });
 }
 
-async function main(argv: string[]): Promise<void> {
+/** Runs `kb` with the given arguments (bin/kb.js; `node src/kb.ts` runs it itself). */
+export async function main(argv: string[]): Promise<void> {
   await loadEnvFile();
   try {
     // `kb mcp`: the MCP server on stdio (src/mcp/stdio.ts), which parses its own options.
@@ -327,4 +331,4 @@ async function main(argv: string[]): Promise<void> {
   }
 }
 
-await main(process.argv.slice(2));
+if (import.meta.main) await main(process.argv.slice(2));

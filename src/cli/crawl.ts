@@ -5,7 +5,7 @@
 import type { Command } from 'commander';
 import { type CrawlJob, type ItemStats, ok, type paths } from '../client/index.ts';
 import { CliError } from './errors.ts';
-import { count, counts, duration, eta, oneLine, type WarningLike, warningLines } from './format.ts';
+import { count, counts, duration, eta, oneLine, warningLines } from './format.ts';
 import {
   displayMode,
   follow,
@@ -15,9 +15,12 @@ import {
   type ProgressView,
 } from './progress.ts';
 import { collect, connect, intOption, printJson, type RemoteOptions, remoteOptions } from './remote.ts';
-import { readStats } from './stats.ts';
+import { indexerRate, readStats } from './stats.ts';
 
 type CrawlBody = paths['/api/connect/crawling/']['post']['requestBody']['content']['application/json'];
+/** A crawl as GET by id answers it: with how many of its pages are not yet searchable. */
+type CrawlJobWithIndexing =
+  paths['/api/connect/crawling/{id}']['get']['responses'][200]['content']['application/json'];
 
 const CRAWL_ENDED = new Set(['completed', 'failed', 'cancelled']);
 
@@ -29,6 +32,8 @@ interface CrawlOptions extends RemoteOptions {
   maxDepth?: number;
   tag?: string[];
   wait?: boolean;
+  /** With --wait: stop when the job ends, before its pages are searchable. */
+  jobOnly?: boolean;
   interval?: number;
 }
 
@@ -63,8 +68,22 @@ export function crawlView(
   };
 }
 
+/** A crawl that has ended while its pages are indexed, as a progress reading. */
+export function indexingView(label: string, job: CrawlJobWithIndexing, stats: ItemStats): ProgressView {
+  return {
+    label,
+    status: job.items_pending > 0 ? 'indexing' : job.status,
+    done: job.completed_pages - job.items_pending,
+    total: job.completed_pages,
+    unit: 'pages searchable',
+    details: job.outcomes,
+    chunks: stats.chunks,
+    ...indexerRate(stats),
+  };
+}
+
 /** The summary after a followed crawl. */
-export function crawlSummary(label: string, job: CrawlJob, stats: ItemStats): string {
+export function crawlSummary(label: string, job: CrawlJobWithIndexing, stats: ItemStats): string {
   const ran = job.completed_at ? Date.parse(job.completed_at) - Date.parse(job.created_at) : null;
   const lines = [
     `${label} (job ${job.id}) ${job.status}${ran === null ? '' : ` in ${duration(ran)}`}`,
@@ -77,13 +96,16 @@ export function crawlSummary(label: string, job: CrawlJob, stats: ItemStats): st
     lines.push(`${i === 0 ? '  not kept   ' : '             '}${reason}: ${count(r.count)}${example}`);
   }
   if (job.error_message) lines.push(`  error      ${oneLine(job.error_message, 300)}`);
-  const warned = job as CrawlJob & { warnings?: WarningLike[]; warning_count?: number };
-  lines.push(...warningLines(warned.warnings, warned.warning_count));
-  // Stored pages are searchable once indexed; say so when the indexer is behind.
-  const pending = stats.byIndexingStatus.pending;
+  lines.push(...warningLines(job.warnings, job.warning_count));
+  // Stored pages are searchable once indexed; say so when the indexer is behind (--job-only).
+  const pending = job.items_pending;
   if (pending > 0) {
     const when = stats.indexer.etaSeconds === null ? '' : ` (ETA ${eta(stats.indexer.etaSeconds)})`;
-    lines.push(`  indexing   ${count(pending)} items pending${when}; kb stats --wait follows them`);
+    lines.push(
+      `  indexing   ${count(pending)} pages not yet searchable${when}; kb stats --wait follows them`,
+    );
+  } else {
+    lines.push(`  searchable every stored page`);
   }
   return lines.join('\n');
 }
@@ -116,8 +138,10 @@ export function register(program: Command): void {
       .option('--tag <tag>', 'tag every crawled item (repeatable)', collect)
       .option(
         '--wait',
-        'follow the job until it ends, then print a summary (exit 1 when it failed or was cancelled)',
+        'follow the job until it ends and its pages are searchable, then print a summary (exit 1 when it ' +
+          'failed or was cancelled)',
       )
+      .option('--job-only', 'with --wait: stop when the job ends, before its pages are searchable')
       .option(
         '--interval <seconds>',
         'how often progress is read (default 1 on a terminal, else 5)',
@@ -152,9 +176,12 @@ export function register(program: Command): void {
           ok(remote.client.GET('/api/connect/crawling/{id}', { params: { path: { id: created.id } } })),
           readStats(remote.client),
         ]);
+        const ended = CRAWL_ENDED.has(job.status);
         return {
-          view: crawlView(label, job, stats, pageRate.read(job.completed_pages)),
-          finished: CRAWL_ENDED.has(job.status),
+          view: ended
+            ? indexingView(label, job, stats)
+            : crawlView(label, job, stats, pageRate.read(job.completed_pages)),
+          finished: ended && (opts.jobOnly === true || job.items_pending === 0),
           result: { job, stats },
         };
       },

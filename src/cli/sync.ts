@@ -2,10 +2,10 @@
  * `kb sync <type>`: start a sync of a connection; with --wait, follow the job (its documents seen,
  * stored, unchanged, deleted and failed, and the connection's items made searchable) to its end.
  */
-import type { Command } from 'commander';
+import { type Command, Option } from 'commander';
 import { type ItemStats, ok, type paths, type SyncJob } from '../client/index.ts';
 import { CliError, EXIT, UsageError } from './errors.ts';
-import { count, counts, duration, eta, oneLine, type WarningLike, warningLines } from './format.ts';
+import { count, counts, duration, eta, oneLine, warningLines } from './format.ts';
 import {
   displayMode,
   follow,
@@ -26,7 +26,8 @@ interface SyncOptions extends RemoteOptions {
   connection?: string;
   reset?: boolean;
   wait?: boolean;
-  indexed?: boolean;
+  /** With --wait: stop when the job ends, before its items are searchable. */
+  jobOnly?: boolean;
   interval?: number;
 }
 
@@ -80,8 +81,7 @@ export function syncSummary(label: string, job: SyncJob, stats: ItemStats): stri
     lines.push(
       `             ... and ${count(job.failureCount - shown.length)} more (--json lists up to 100)`,
     );
-  const warned = job as SyncJob & { warnings?: WarningLike[]; warningCount?: number };
-  lines.push(...warningLines(warned.warnings, warned.warningCount));
+  lines.push(...warningLines(job.warnings, job.warningCount));
   return lines.join('\n');
 }
 
@@ -111,9 +111,12 @@ export function register(program: Command): void {
       )
       .option(
         '--wait',
-        'follow the job until it ends, then print a summary (exit 1 failed or cancelled, 3 incomplete)',
+        "follow the job until it ends and the connection's items are searchable, then print a summary " +
+          '(exit 1 failed or cancelled, 3 incomplete)',
       )
-      .option('--indexed', "with --wait: also wait until the connection's items are searchable")
+      .option('--job-only', 'with --wait: stop when the job ends, before its items are searchable')
+      // Searchable is what --wait waits for now; the old flag that asked for it still works.
+      .addOption(new Option('--indexed').hideHelp())
       .option(
         '--interval <seconds>',
         'how often progress is read (default 1 on a terminal, else 5)',
@@ -193,7 +196,7 @@ async function startSync(remote: Remote, ref: ConnectionRef, opts: SyncOptions):
   return (await ok(Promise.resolve(started))).jobId;
 }
 
-/** Follows the job (and, with --indexed, its items' indexing) to its end, showing progress. */
+/** Follows the job and its items' indexing (only the job with --job-only) to the end, showing progress. */
 function followSync(
   remote: Remote,
   sync: StartedSync,
@@ -213,7 +216,7 @@ function followSync(
       const searchable = connectionItems(stats, job.connectionId).byIndexingStatus.pending === 0;
       return {
         view: syncView(sync.label, job, stats),
-        finished: ended && (!opts.indexed || searchable),
+        finished: ended && (opts.jobOnly === true || searchable),
         result: { job, stats },
       };
     },

@@ -367,6 +367,62 @@ export interface paths {
         patch: operations["setConnectionStatus"];
         trace?: never;
     };
+    "/api/connect/webhook-endpoints": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List webhook endpoints */
+        get: operations["listWebhookEndpoints"];
+        put?: never;
+        /**
+         * Register a webhook endpoint
+         * @description Events are POSTed to `url`, signed per Standard Webhooks with the `secret` answered here (shown once). A private, loopback or link-local target is refused with 400 invalid_request.
+         */
+        post: operations["createWebhookEndpoint"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/connect/webhook-endpoints/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Delete a webhook endpoint */
+        delete: operations["deleteWebhookEndpoint"];
+        options?: never;
+        head?: never;
+        /** Update a webhook endpoint (extension) */
+        patch: operations["updateWebhookEndpoint"];
+        trace?: never;
+    };
+    "/api/connect/webhook-endpoints/{id}/deliveries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List a webhook endpoint's recent deliveries */
+        get: operations["listWebhookDeliveries"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/consume/search": {
         parameters: {
             query?: never;
@@ -477,6 +533,8 @@ export interface components {
             completed_pages: number;
             /** @description ISO 8601 UTC */
             created_at: string;
+            /** @description extension: ms between request starts per host the crawl asked for; null: the host's default */
+            delayMs: number | null;
             /** @description why the job failed; null unless `failed` */
             error_message: string | null;
             excludePaths: string[];
@@ -487,8 +545,12 @@ export interface components {
             /** @description job identifier */
             id: string;
             includePaths: string[];
+            /** @description extension: pages that are lists of links are searchable too (false: stored and listed, not chunked) */
+            indexListPages: boolean;
             /** @description extension: the page budget: distinct pages stored at most (fetches that store nothing do not count) */
             limit: number;
+            /** @description extension: requests in flight per host the crawl asked for; null: the host's default */
+            maxConcurrency: number | null;
             /** @description extension: link depth limit; null for none */
             maxDepth: number | null;
             /** @description extension: finished pages by outcome: `created`, `updated`, `retagged` (same content, this crawl's tags added), `unchanged` (same content or 304, tags too), `removed` (404/410, item deleted), `gone`, `duplicate`, `near_duplicate`, `canonical` (its rel=canonical URL is the page stored), `not_html`, `noindex`, `empty`, `tombstoned`, `budget` (fetched after the limit was reached), `failed`, `blocked`... */
@@ -559,7 +621,7 @@ export interface components {
                 etaSeconds: number | null;
                 /** @description Pending items the indexer takes up to and including this organization's last pending one */
                 queuedAhead: number;
-                /** @description Items indexed per second, by every worker for every organization, over the last 5 minutes; null when too few were */
+                /** @description Items indexed per second of indexing work, by every worker for every organization, over the last 5 minutes (time with nothing to index does not count); null when too few were */
                 ratePerSecond: number | null;
             };
             /** @description The organization's items */
@@ -695,6 +757,36 @@ export interface components {
             warningCount: number;
             /** @description extension: problems a person can act on that did not fail the job, at most 50 distinct entries (10 of one code); a repeated one counts up its entry */
             warnings: components["schemas"]["JobWarning"][];
+        };
+        WebhookDelivery: {
+            attempts: number;
+            createdAt: string;
+            deliveredAt: string | null;
+            eventType: string;
+            id: string;
+            lastAttemptAt: string | null;
+            lastError: string | null;
+            lastStatusCode: number | null;
+            /** @description the `webhook-id` header: the same on every attempt */
+            messageId: string;
+            /** @description ISO 8601 UTC; null unless pending */
+            nextAttemptAt: string | null;
+            /** @enum {string} */
+            status: "pending" | "succeeded" | "failed";
+        };
+        WebhookEndpoint: {
+            createdAt: string;
+            description: string | null;
+            disabledAt: string | null;
+            /** @description why the service disabled the endpoint (every attempt failed for a day); null otherwise */
+            disabledReason: string | null;
+            enabled: boolean;
+            /** @description the event types delivered; null: every type */
+            events: string[] | null;
+            /** @description ISO 8601 UTC of the first failed attempt since the last success; null while it answers */
+            failingSince: string | null;
+            id: string;
+            url: string;
         };
     };
     responses: never;
@@ -1575,6 +1667,8 @@ export interface operations {
                      * @default false
                      */
                     allowExternalLinks?: boolean;
+                    /** @description extension: ms between two request starts per host (default the operator's KB_CRAWL_DELAY_MS, 100; at least KB_CRAWL_MIN_DELAY_MS, 50, or KB_CRAWL_FAST_DELAY_MS on fast hosts). A robots.txt Crawl-delay, when larger, wins, and a host answering 429/503 or slowing down gets a wider gap */
+                    delayMs?: number;
                     /**
                      * @description regular expressions (RE2 syntax) on the URL path; a matching page is skipped (wins over includes). A pattern that does not compile as RE2 is refused (400).
                      * @default []
@@ -1586,10 +1680,17 @@ export interface operations {
                      */
                     includePaths?: string[];
                     /**
+                     * @description extension: make pages that are lists of links (indexes, tables of contents, sitemaps, tag pages: most of their text in links, little text a link) searchable too. By default they are stored and listed, and their links followed, but they are not chunked for search, where they would outrank the pages they list
+                     * @default false
+                     */
+                    indexListPages?: boolean;
+                    /**
                      * @description page budget: distinct pages stored at most (default 100, at most 10000); fetches that store nothing (404, non-HTML, duplicate, near-duplicate, noindex) do not count, and 3 x limit fetches end the crawl
                      * @default 100
                      */
                     limit?: number;
+                    /** @description extension: requests in flight per host at most (default the operator's KB_CRAWL_CONCURRENCY, 2; at most KB_CRAWL_MAX_CONCURRENCY, 4, or KB_CRAWL_FAST_CONCURRENCY on hosts the operator lists in KB_CRAWL_FAST_HOSTS) */
+                    maxConcurrency?: number;
                     /** @description extension: link depth from the start URL (0: the start page only); when set, sitemaps are not read */
                     maxDepth?: number;
                     /**
@@ -1688,7 +1789,70 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["CrawlJob"];
+                    "application/json": {
+                        allowExternalLinks: boolean;
+                        /** @description ISO 8601 UTC when the job ended (completed, failed or cancelled); null before */
+                        completed_at: string | null;
+                        /** @description distinct pages stored so far (created, updated, retagged or unchanged): what `limit` counts; never above it */
+                        completed_pages: number;
+                        /** @description ISO 8601 UTC */
+                        created_at: string;
+                        /** @description extension: ms between request starts per host the crawl asked for; null: the host's default */
+                        delayMs: number | null;
+                        /** @description why the job failed; null unless `failed` */
+                        error_message: string | null;
+                        excludePaths: string[];
+                        /** @description extension: fetches at most (3 x `limit`, at least `limit` + 10); the crawl ends there */
+                        fetch_limit: number;
+                        /** @description extension: URLs fetched so far, whatever they yielded */
+                        fetched_pages: number;
+                        /** @description job identifier */
+                        id: string;
+                        includePaths: string[];
+                        /** @description extension: pages that are lists of links are searchable too (false: stored and listed, not chunked) */
+                        indexListPages: boolean;
+                        /** @description extension: items this crawl stored or updated that are not searchable yet (the indexer's queue); the crawl is fully searchable when the job has ended and this is 0 */
+                        items_pending: number;
+                        /** @description extension: the page budget: distinct pages stored at most (fetches that store nothing do not count) */
+                        limit: number;
+                        /** @description extension: requests in flight per host the crawl asked for; null: the host's default */
+                        maxConcurrency: number | null;
+                        /** @description extension: link depth limit; null for none */
+                        maxDepth: number | null;
+                        /** @description extension: finished pages by outcome: `created`, `updated`, `retagged` (same content, this crawl's tags added), `unchanged` (same content or 304, tags too), `removed` (404/410, item deleted), `gone`, `duplicate`, `near_duplicate`, `canonical` (its rel=canonical URL is the page stored), `not_html`, `noindex`, `empty`, `tombstoned`, `budget` (fetched after the limit was reached), `failed`, `blocked`... */
+                        outcomes: {
+                            [key: string]: number;
+                        };
+                        /** @description extension, for debugging: URLs not crawled or not stored, by reason (`excluded`, `not_included`, `robots`, `external`, `depth`, `budget` (not reached: the limit or the fetch cap ended the crawl), `not_html`, `duplicate`, `near_duplicate` (text nearly the same as a stored page of the host), `canonical` (stored under its rel=canonical URL), `noindex`, `empty`, `too_long`, `blocked`, `failed`, `pdf_encrypted`, `pdf_unreadable`, `pdf_too_large`), each with a count of distinct URLs and a few examples. The kept item of duplicates carries a `variants:N` tag: N pages of the crawl had its text. */
+                        refused: {
+                            [key: string]: {
+                                count: number;
+                                /** @description `duplicate`, `near_duplicate`, `canonical`: the URL each example stands for */
+                                of?: {
+                                    [key: string]: string;
+                                };
+                                sample: string[];
+                            };
+                        };
+                        /** @description the owning project: the caller's organization id */
+                        service_project_id: string;
+                        /** @enum {string} */
+                        status: "idle" | "scraping" | "completed" | "failed" | "cancelled";
+                        /** @description extension: tags given to every crawled item */
+                        tags: string[];
+                        /** @description the caller's organization id */
+                        tenant_id: string;
+                        /** @description pages stored plus pages still queued or being fetched, never above `limit`; equal to `completed_pages` once the job ends */
+                        total_pages: number;
+                        /** @description ISO 8601 UTC */
+                        updated_at: string;
+                        /** @description the crawled start URL */
+                        url: string;
+                        /** @description extension: warnings in all, those beyond the list included */
+                        warning_count: number;
+                        /** @description extension: problems a person can act on that did not fail the job, at most 50 distinct entries (10 of one code); a repeated one counts up its entry */
+                        warnings: components["schemas"]["JobWarning"][];
+                    };
                 };
             };
             /** @description Default Response */
@@ -2930,6 +3094,449 @@ export interface operations {
             };
         };
     };
+    listWebhookEndpoints: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        endpoints: components["schemas"]["WebhookEndpoint"][];
+                    };
+                };
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    createWebhookEndpoint: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    description?: string;
+                    events?: ("sync.started" | "sync.finished" | "crawl.finished" | "items.indexed" | "connection.needs_consent")[] | null;
+                    /** Format: uri */
+                    url: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        createdAt: string;
+                        description: string | null;
+                        disabledAt: string | null;
+                        /** @description why the service disabled the endpoint (every attempt failed for a day); null otherwise */
+                        disabledReason: string | null;
+                        enabled: boolean;
+                        /** @description the event types delivered; null: every type */
+                        events: string[] | null;
+                        /** @description ISO 8601 UTC of the first failed attempt since the last success; null while it answers */
+                        failingSince: string | null;
+                        id: string;
+                        secret: string;
+                        url: string;
+                    };
+                };
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    deleteWebhookEndpoint: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        id: string;
+                        success: boolean;
+                    };
+                };
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    updateWebhookEndpoint: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    description?: string | null;
+                    enabled?: boolean;
+                    events?: ("sync.started" | "sync.finished" | "crawl.finished" | "items.indexed" | "connection.needs_consent")[] | null;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookEndpoint"];
+                };
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listWebhookDeliveries: {
+        parameters: {
+            query?: {
+                limit?: number;
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        deliveries: components["schemas"]["WebhookDelivery"][];
+                    };
+                };
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     search: {
         parameters: {
             query?: never;
@@ -2952,6 +3559,8 @@ export interface operations {
                      * @default 10
                      */
                     limit?: number;
+                    /** @description extension: at most this many hits per item (1: one passage per page, the best); fewer than `limit` hits only when fewer items match */
+                    maxPerItem?: number;
                     /**
                      * @description extension: `semantic` (default), `hybrid` (vector + keyword ranks fused), `keyword`
                      * @default semantic

@@ -19,6 +19,24 @@ export type KnowledgeBaseItem = Schemas['KnowledgeBaseItem'];
 export type Pagination = Schemas['Pagination'];
 export type SearchResult = Schemas['SearchResult'];
 export type SyncJob = Schemas['SyncJob'];
+export type WebhookDelivery = Schemas['WebhookDelivery'];
+export type WebhookEndpoint = Schemas['WebhookEndpoint'];
+/** The event types an endpoint may ask for. */
+export type WebhookEventType = NonNullable<
+  paths['/api/connect/webhook-endpoints']['post']['requestBody']['content']['application/json']['events']
+>[number];
+/** Every event type, for pickers and checks (the type above keeps the list in step with the API). */
+export const WEBHOOK_EVENT_TYPES: readonly WebhookEventType[] = [
+  'sync.started',
+  'sync.finished',
+  'crawl.finished',
+  'items.indexed',
+  'connection.needs_consent',
+];
+
+export function isWebhookEventType(type: string): type is WebhookEventType {
+  return (WEBHOOK_EVENT_TYPES as readonly string[]).includes(type);
+}
 
 /** An answer of the API other than 2xx, with the API's own error code and message. */
 export class KbApiError extends Error {

@@ -37,6 +37,19 @@ import type {
 type SourceHttpErrorKind = 'status' | 'network' | 'invalid_response' | 'too_large';
 
 /**
+ * A source refused something the credentials are not allowed to read (a Shopify access scope, a page not
+ * shared with a Notion integration), in words that say what to grant. A person can fix it, so the job
+ * carries a `permission_missing` warning besides the failure; a connector throws or reports this rather
+ * than a plain Error for exactly that case.
+ */
+export class SourcePermissionError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'SourcePermissionError';
+  }
+}
+
+/**
  * A request to a source failed for good. The message names the method, the URL without query or user
  * info, the status and the source's own error text; never headers or credentials.
  */

@@ -244,6 +244,96 @@ export interface Connector<Creds = unknown, Cursor = unknown, Input = unknown> {
    * of up to a second's worth allowed), so a large sync stays under the limit instead of living on 429s.
    */
   requestsPerSecond?: number;
+  /** Change notifications the source sends (its webhooks), for sources that send them. */
+  webhooks?: SourceWebhooks<Creds>;
+  /**
+   * Reads again exactly the documents a change notification named, never trusting the event's content:
+   * yields a `document` for each that the credentials can read, `deleted` for each that is gone, not
+   * shared or no longer published, and `failure` for each that could not be read. No checkpoints. A
+   * notification that names a container (a GitBook space revision) may expand into its changed documents.
+   */
+  syncChanged?(
+    ctx: ConnectorContext<Creds>,
+    changes: readonly ChangedDocument[],
+  ): AsyncGenerator<SyncEvent<never>>;
+}
+
+/** An inbound request that claims to be a source's change notification, exactly as received. */
+export interface WebhookRequest {
+  /** Header names in lower case. */
+  headers: Readonly<Record<string, string>>;
+  /** The body's bytes as received: signatures are computed over them, never over re-serialized JSON. */
+  rawBody: Buffer;
+}
+
+/** One document a notification names. */
+export interface ChangedDocument {
+  /** The {@link SourceDocument.table} it is (or would be) stored under. */
+  table: string;
+  externalId: string;
+  /** The event says the document is gone (deleted, unpublished, trashed); the source is read to confirm. */
+  deleted: boolean;
+}
+
+/** What a verified notification means. */
+export type WebhookMessage =
+  /** Documents changed. `eventId`: the vendor's id of the event, the same on every retry (deduplicated). */
+  | { kind: 'changes'; eventId: string; occurredAt?: string; changes: ChangedDocument[] }
+  /**
+   * The vendor's set-up handshake (Notion posts a verification token when a subscription is created): the
+   * `secret` it carries signs later events and is kept (encrypted); `reply` is the JSON answered, if any.
+   */
+  | { kind: 'handshake'; secret?: string; reply?: unknown }
+  /** An event the service does not act on (a topic it did not ask for): acknowledged, not stored. */
+  | { kind: 'ignored'; eventId?: string };
+
+/** Whether a notification proves it came from the vendor with a given secret. */
+export type WebhookVerdict = 'valid' | 'bad_signature' | 'stale';
+
+/** A subscription the service made at the source (Shopify, Zendesk, Confluence let an API subscribe). */
+export interface WebhookSubscription {
+  /** The vendor's ids of what was created (one per topic where the vendor needs one each), to delete later. */
+  ids: string[];
+  /** The signing secret the vendor issued or the service chose for it, when the subscription has its own. */
+  secret?: string | null;
+}
+
+/**
+ * A source's change notifications. The route finds the connections a request may belong to by
+ * {@link accountOf} (read before verification: it only narrows the candidates), then accepts the request
+ * for the first candidate one of whose {@link signingSecrets} gives {@link verify} `valid`.
+ */
+export interface SourceWebhooks<Creds> {
+  /**
+   * The account the request says it is from, in the form {@link connectionAccount} gives (a shop domain, a
+   * Zendesk subdomain, a Notion workspace id, a Confluence cloud id, a GitBook space id), or null when the
+   * request names none (a handshake).
+   */
+  accountOf(req: WebhookRequest): string | null;
+  /** The account of a connection, from its normalized credentials. */
+  connectionAccount(credentials: Creds): string;
+  /**
+   * The secrets that may have signed a connection's notifications: the connection's own (a Shopify app's
+   * client secret), its subscription's, the operator's app secret (`settings`), the handshake's.
+   */
+  signingSecrets(opts: {
+    credentials: Creds;
+    subscription: WebhookSubscription | null;
+    settings: Readonly<Record<string, string>>;
+    /** Secrets handshakes delivered for this source type, newest first. */
+    handshakeSecrets: readonly string[];
+  }): string[];
+  /** Checks the vendor's signature in constant time, and its replay window where the vendor signs a time. */
+  verify(req: WebhookRequest, secret: string, opts: { now: number }): WebhookVerdict;
+  /**
+   * Reads a notification (verified, or a handshake, which carries no signature). Throws
+   * `AppError('invalid_request')` when the body is not the vendor's shape.
+   */
+  parse(req: WebhookRequest): WebhookMessage;
+  /** Subscribes to the changes of the connection's documents, delivered to `callbackUrl`. */
+  subscribe?(ctx: ConnectorContext<Creds>, opts: { callbackUrl: string }): Promise<WebhookSubscription>;
+  /** Removes what {@link subscribe} created (a subscription already gone is not an error). */
+  unsubscribe?(ctx: ConnectorContext<Creds>, subscription: WebhookSubscription): Promise<void>;
 }
 
 /** The registered OAuth app of a source, from the settings its {@link OAuthSteps} name. */

@@ -7,6 +7,7 @@ import { ItemsPage } from './pages/items.tsx';
 import { OverviewPage } from './pages/overview.tsx';
 import { SearchPage } from './pages/search.tsx';
 import { SyncJobsPage } from './pages/sync-jobs.tsx';
+import { WebhooksPage } from './pages/webhooks.tsx';
 import { BASE, Link, PAGES, pageOf, useLocation } from './router.tsx';
 import { type ConsoleSession, SessionContext } from './ui.tsx';
 
@@ -85,6 +86,7 @@ function Shell() {
         {page === '/crawls' && <CrawlsPage />}
         {page === '/items' && <ItemsPage />}
         {page === '/search' && <SearchPage />}
+        {page === '/webhooks' && <WebhooksPage />}
         {page === null && (
           <p>
             No console page lives at this address. <Link href={BASE}>Go to the overview</Link>.

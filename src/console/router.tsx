@@ -14,6 +14,7 @@ export const PAGES = [
   { path: '/crawls', label: 'Crawls' },
   { path: '/items', label: 'Items' },
   { path: '/search', label: 'Search' },
+  { path: '/webhooks', label: 'Webhooks' },
 ] as const;
 
 type PagePath = (typeof PAGES)[number]['path'];

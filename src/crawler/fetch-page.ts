@@ -11,6 +11,7 @@ import {
   type OutboundResponse,
 } from '../net/outbound.ts';
 import { retrying } from '../net/retry.ts';
+import { type HostAnswer, type HostBackoff, NO_BACKOFF, nextBackoff } from './backoff.ts';
 import { isHtmlContentType } from './filters.ts';
 
 export interface RetryPolicy {
@@ -29,11 +30,19 @@ function isRetryableError(err: unknown): boolean {
   return err instanceof OutboundError && (err.code === 'timeout' || err.code === 'network');
 }
 
+/** A crawl's pace on one host: requests in flight at most, and the time between two request starts. */
+export interface HostPace {
+  concurrency: number;
+  delayMs: number;
+}
+
 interface HostGateOptions {
   /** Requests in flight per host. Default 2. */
   concurrency?: number;
   /** Least time between the starts of two requests to one host, in ms. Default 250. */
   minDelayMs?: number;
+  /** The widest gap adaptive back-off may keep between request starts. Default 30 s. */
+  maxBackoffMs?: number;
   /**
    * The second stage, shared with other processes (host-slots.ts, over Postgres). Absent in the embedded
    * service: one process, so this gate alone holds the host to its limits.
@@ -47,8 +56,11 @@ interface HostGateOptions {
  * could start now ask the shared state.
  */
 export interface SharedHostSlots {
-  /** Waits for a slot on `host` (lower case); resolves to the function that gives it back. */
-  acquire(host: string, signal?: AbortSignal): Promise<() => Promise<void>>;
+  /**
+   * Waits for a slot on `host` (lower case) at `pace` (the asking crawl's, back-off included); resolves
+   * to the function that gives it back.
+   */
+  acquire(host: string, pace: HostPace, signal?: AbortSignal): Promise<() => Promise<void>>;
   /** Holds every process's requests to `host` back for `ms`. */
   pause(host: string, ms: number): Promise<void>;
   /** The host's robots.txt Crawl-delay, for every process; undefined clears it. */
@@ -56,6 +68,8 @@ export interface SharedHostSlots {
 }
 
 interface Waiter {
+  /** The asking crawl's pace on the host: each request is held to its own crawl's limits. */
+  pace: HostPace;
   grant: (release: () => void) => void;
 }
 
@@ -67,24 +81,63 @@ interface HostState {
   queue: Waiter[];
   timer: NodeJS.Timeout | undefined;
   crawlDelayMs: number | undefined;
+  /** Adaptive back-off learnt from the host's answers in this process (backoff.ts). */
+  backoff: HostBackoff;
 }
 
 /**
  * Per-host politeness shared by all workers of a process: at most `concurrency` requests in flight per
- * host and at least `minDelayMs` (or the host's Crawl-delay, when larger) between request starts. A host
- * with a Crawl-delay gets one request at a time. With a `shared` stage the same limits hold across
- * processes: a request passes this process's gate, then takes a shared slot.
+ * host and at least `minDelayMs` between request starts, or the larger of it, the host's robots.txt
+ * Crawl-delay and the gap its answers call for (backoff.ts). A host with a Crawl-delay gets one request
+ * at a time. With a `shared` stage the same limits hold across processes: a request passes this
+ * process's gate, then takes a shared slot.
+ *
+ * A crawl with its own pace uses a view of the gate ({@link HostGate.withPace}): the same hosts, slots and
+ * back-off, each request held to its own crawl's concurrency and delay counting every crawl's requests.
  */
 export class HostGate {
-  readonly #concurrency: number;
-  readonly #minDelayMs: number;
+  // Not readonly: a view (withPace) takes its gate's hosts and its own pace.
+  #paceOf: (host: string) => HostPace;
+  readonly #maxBackoffMs: number;
   readonly #shared: SharedHostSlots | undefined;
-  readonly #hosts = new Map<string, HostState>();
+  #hosts: Map<string, HostState>;
 
   constructor(opts: HostGateOptions = {}) {
-    this.#concurrency = Math.max(1, opts.concurrency ?? 2);
-    this.#minDelayMs = Math.max(0, opts.minDelayMs ?? 250);
+    const pace = { concurrency: opts.concurrency ?? 2, delayMs: opts.minDelayMs ?? 250 };
+    this.#paceOf = () => pace;
+    this.#maxBackoffMs = opts.maxBackoffMs ?? 30_000;
     this.#shared = opts.shared;
+    this.#hosts = new Map();
+  }
+
+  /** This gate (same hosts, slots, pauses and back-off) at another pace: one crawl's, per host. */
+  withPace(paceOf: (host: string) => HostPace): HostGate {
+    const view = new HostGate({
+      maxBackoffMs: this.#maxBackoffMs,
+      ...(this.#shared ? { shared: this.#shared } : {}),
+    });
+    view.#hosts = this.#hosts;
+    view.#paceOf = paceOf;
+    return view;
+  }
+
+  /**
+   * Tells the gate how the host answered a request (its status, null for none, and how long it took):
+   * 429/503 and slow answers widen the gap between the host's request starts, other answers narrow it.
+   */
+  observe(host: string, answer: HostAnswer): void {
+    const s = this.#state(host);
+    s.backoff = nextBackoff(s.backoff, answer, { maxGapMs: this.#maxBackoffMs });
+  }
+
+  /** The pace this gate holds requests to `host` to. */
+  paceOf(host: string): HostPace {
+    return this.#paceOf(host.toLowerCase());
+  }
+
+  /** The gap back-off keeps on `host` now (ms). */
+  backoffMs(host: string): number {
+    return this.#hosts.get(host.toLowerCase())?.backoff.gapMs ?? 0;
   }
 
   /** True when the limits are shared with other processes. */
@@ -113,11 +166,14 @@ export class HostGate {
 
   /** Waits for a slot on `host`; call the returned function when the request is done. */
   async acquire(host: string, signal?: AbortSignal): Promise<() => void> {
-    const releaseLocal = await this.#acquireLocal(host, signal);
+    const pace = this.#paceOf(host.toLowerCase());
+    const releaseLocal = await this.#acquireLocal(host, pace, signal);
     if (!this.#shared) return releaseLocal;
     let releaseShared: () => Promise<void>;
     try {
-      releaseShared = await this.#shared.acquire(host.toLowerCase(), signal);
+      // Other processes see this process's back-off as a longer delay of this request.
+      const delayMs = Math.max(pace.delayMs, this.backoffMs(host));
+      releaseShared = await this.#shared.acquire(host.toLowerCase(), { ...pace, delayMs }, signal);
     } catch (err) {
       releaseLocal();
       throw err;
@@ -134,7 +190,7 @@ export class HostGate {
     };
   }
 
-  #acquireLocal(host: string, signal?: AbortSignal): Promise<() => void> {
+  #acquireLocal(host: string, pace: HostPace, signal?: AbortSignal): Promise<() => void> {
     if (signal?.aborted) return Promise.reject(signal.reason);
     const s = this.#state(host);
     return new Promise((resolve, reject) => {
@@ -144,6 +200,7 @@ export class HostGate {
         reject(signal?.reason);
       };
       const waiter: Waiter = {
+        pace,
         grant: (release) => {
           signal?.removeEventListener('abort', onAbort);
           resolve(release);
@@ -176,16 +233,21 @@ export class HostGate {
         queue: [],
         timer: undefined,
         crawlDelayMs: undefined,
+        backoff: NO_BACKOFF,
       };
       this.#hosts.set(key, s);
     }
     return s;
   }
 
+  /** Lets the waiters at the head of the host's queue start, each at its own crawl's pace. */
   #pump(host: string, s: HostState): void {
-    const delay = Math.max(this.#minDelayMs, s.crawlDelayMs ?? 0);
-    const concurrency = s.crawlDelayMs ? 1 : this.#concurrency;
-    while (s.queue.length > 0 && s.active < concurrency) {
+    for (;;) {
+      const head = s.queue[0];
+      if (!head) return;
+      const delay = Math.max(head.pace.delayMs, s.crawlDelayMs ?? 0, s.backoff.gapMs);
+      const concurrency = s.crawlDelayMs ? 1 : Math.max(1, head.pace.concurrency);
+      if (s.active >= concurrency) return;
       // A monotonic clock: a wall-clock step (NTP, VM resume) must neither stall a host nor skip its delay.
       const now = performance.now();
       const readyAt = Math.max(s.lastStartAt + delay, s.pausedUntil);
@@ -285,10 +347,25 @@ export async function fetchPage(
 
   const redirect = opts.followRedirects === false ? ('manual' as const) : ('follow' as const);
   const request = () => fetch(url, { headers, signal: opts.signal, maxBytes: opts.maxBytes, redirect });
+  const gate = opts.gate;
+  // Inside the slot: the time the host took, not the wait for the slot; told to the gate before the slot
+  // is given back, so the next start to the host already keeps the gap it calls for.
+  const observed = async (): Promise<OutboundResponse> => {
+    const started = performance.now();
+    try {
+      const res = await request();
+      gate?.observe(host, { status: res.status, latencyMs: performance.now() - started });
+      return res;
+    } catch (err) {
+      if (err instanceof OutboundError && err.code === 'timeout')
+        gate?.observe(host, { status: null, latencyMs: performance.now() - started });
+      throw err;
+    }
+  };
   const outcome = await retrying<OutboundResponse>(
     async () => {
       try {
-        const res = opts.gate ? await opts.gate.run(host, request, opts.signal) : await request();
+        const res = gate ? await gate.run(host, observed, opts.signal) : await request();
         return { response: res, status: res.status, headers: res.headers };
       } catch (err) {
         if (opts.signal?.aborted) throw opts.signal.reason;

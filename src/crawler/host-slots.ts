@@ -23,13 +23,9 @@ import {
   setHostCrawlDelay,
   tryTakeHostSlot,
 } from '../db/repositories/crawl-hosts.ts';
-import type { SharedHostSlots } from './fetch-page.ts';
+import type { HostPace, SharedHostSlots } from './fetch-page.ts';
 
 interface DatabaseHostSlotsOptions {
-  /** Requests in flight per host across all processes. */
-  concurrency: number;
-  /** Least time between two request starts to a host across all processes. */
-  minDelayMs: number;
   /** How long a slot outlives a process that died holding it; renewed every third of it meanwhile. */
   leaseMs: number;
   /** First wait for a slot held by others; doubles up to `maxPollMs`. Default 10. */
@@ -54,14 +50,18 @@ export class DatabaseHostSlots implements SharedHostSlots {
       minPollMs: 10,
       maxPollMs: 200,
       ...opts,
-      concurrency: Math.max(1, opts.concurrency),
-      minDelayMs: Math.max(0, opts.minDelayMs),
     };
   }
 
-  async acquire(host: string, signal?: AbortSignal): Promise<() => Promise<void>> {
+  /**
+   * A slot on `host` at the asking crawl's pace: its concurrency counts every process's slots on the host,
+   * its delay runs from the host's last start by any process (the host's Crawl-delay when larger).
+   */
+  async acquire(host: string, pace: HostPace, signal?: AbortSignal): Promise<() => Promise<void>> {
     const token = `${this.#tokenPrefix}:${++this.#seq}`;
-    const { concurrency, minDelayMs, leaseMs } = this.#opts;
+    const { leaseMs } = this.#opts;
+    const concurrency = Math.max(1, pace.concurrency);
+    const minDelayMs = Math.max(0, pace.delayMs);
     let poll = this.#opts.minPollMs;
     for (;;) {
       signal?.throwIfAborted();

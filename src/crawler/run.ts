@@ -46,6 +46,7 @@ import type { Logger } from '../lib/logger.ts';
 import { Admission, type CrawlScope } from './admission.ts';
 import { compilePathFilters } from './filters.ts';
 import { noteOutcome, noteRefusals, REFUSAL_SAMPLE_SIZE, STORED_OUTCOMES } from './frontier.ts';
+import type { HostPace } from './fetch-page.ts';
 import { HostPolicy } from './host-policy.ts';
 import {
   crawlJobMissing,
@@ -59,6 +60,7 @@ import { COLLAPSED_OUTCOMES, isPushedBack, PUSH_BACK, urlPattern } from './patte
 import { fetchFollowingRedirects, type RedirectContext } from './redirects.ts';
 import type { RobotsRules } from './robots.ts';
 import type { CrawlerRuntime } from './runtime.ts';
+import { paceFor } from './settings.ts';
 import { discoverSitemaps } from './sitemaps.ts';
 import { canonicalizeUrl, sameSite, urlKey } from './url.ts';
 import { redirectRefused, robotsUnreadable, sitemapOtherHost, sitemapUnreadable } from './warnings.ts';
@@ -86,6 +88,24 @@ export interface CrawlRunDeps {
 export interface RunLease extends ClaimLease {
   lost: () => Error;
   transaction: <T>(fn: (tx: Queryable) => Promise<T>) => Promise<T>;
+}
+
+/**
+ * The runtime as one crawl sees it: the same parts, its host gate held to the crawl's own pace on each
+ * host (what it asked for within the operator's bounds there, else the host's default).
+ */
+function pacedRuntime(runtime: CrawlerRuntime, job: CrawlJobRecord): CrawlerRuntime {
+  const requested = { maxConcurrency: job.options.maxConcurrency, delayMs: job.options.delayMs };
+  const paces = new Map<string, HostPace>();
+  const paceOf = (host: string): HostPace => {
+    let pace = paces.get(host);
+    if (!pace) {
+      pace = paceFor(new URL(`http://${host}`).hostname, requested, runtime.settings);
+      paces.set(host, pace);
+    }
+    return pace;
+  };
+  return { ...runtime, gate: runtime.gate.withPace(paceOf) };
 }
 
 /** Outcomes after which the organization's items changed (stored, or an item of an earlier crawl removed). */
@@ -142,7 +162,7 @@ class CrawlRun {
   constructor(deps: CrawlRunDeps, job: CrawlJobRecord, signal: AbortSignal) {
     this.#itemsChanged = deps.itemsChanged;
     this.#db = deps.db;
-    this.#rt = deps.crawler;
+    this.#rt = pacedRuntime(deps.crawler, job);
     this.#job = job;
     this.#signal = signal;
     this.#lease = deps.withLease ?? ((fn) => this.#db.transaction(fn));
@@ -352,9 +372,13 @@ class CrawlRun {
         }
       }
     };
+    // A fast pace on the start host needs pages enough in flight to keep its slots busy: a page spends
+    // most of its time in extraction and commit, not on the host.
+    const startPace = this.#rt.gate.paceOf(new URL(this.#scope.startUrl).host);
+    const width = Math.max(1, this.#rt.settings.pageConcurrency, 2 * startPace.concurrency);
     try {
       await Promise.all(
-        Array.from({ length: Math.max(1, this.#rt.settings.pageConcurrency) }, () =>
+        Array.from({ length: width }, () =>
           worker().catch((err: unknown) => {
             failure ??= { err };
             inner.abort(err);

@@ -51,10 +51,14 @@ export function createCrawlerRuntime(opts: {
     ...defaultCrawlerSettings({ publicUrl: opts.publicUrl }),
     ...overrides,
   };
-  const limits = { concurrency: settings.perHostConcurrency, minDelayMs: settings.minDelayMs };
+  const limits = {
+    concurrency: settings.perHostConcurrency,
+    minDelayMs: settings.minDelayMs,
+    maxBackoffMs: settings.maxCrawlDelayMs,
+  };
   const shared =
     opts.db?.kind === 'postgres' && hostSlots !== 'process'
-      ? new DatabaseHostSlots(opts.db, { ...limits, leaseMs: hostSlotLeaseMs ?? 10_000 })
+      ? new DatabaseHostSlots(opts.db, { leaseMs: hostSlotLeaseMs ?? 10_000 })
       : undefined;
   return {
     settings,

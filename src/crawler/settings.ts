@@ -1,5 +1,5 @@
 /** The crawler's tunables and their defaults; the composition root may override any of them. */
-import { DEFAULT_RETRY_POLICY, type RetryPolicy } from './fetch-page.ts';
+import { DEFAULT_RETRY_POLICY, type HostPace, type RetryPolicy } from './fetch-page.ts';
 
 /** Tunables of the crawler; defaults suit a polite production crawler, tests and benchmarks shorten them. */
 export interface CrawlerSettings {
@@ -12,17 +12,32 @@ export interface CrawlerSettings {
    * Postgres mode: 2.95 s against 2.6 s with 8).
    */
   pageConcurrency: number;
-  /** Requests in flight per host, across all crawls of this process. */
+  /**
+   * Requests in flight per host for a crawl that does not ask (`maxConcurrency`), counting every crawl's
+   * requests to the host (in this process; over Postgres, in every worker process).
+   */
   perHostConcurrency: number;
-  /** Least time between two request starts to one host (a robots.txt Crawl-delay raises it). */
+  /** Time between two request starts to one host for a crawl that does not ask (`delayMs`). */
   minDelayMs: number;
+  /** The most `maxConcurrency` a crawl may ask for (fast hosts aside). */
+  maxPerHostConcurrency: number;
+  /** The least `delayMs` a crawl may ask for (fast hosts aside). */
+  leastDelayMs: number;
+  /**
+   * Hosts the operator's organizations own (`docs.example.com`, or `*.example.com` for its subdomains):
+   * their crawls go at `fastConcurrency` and `fastDelayMs` unless they ask for less. Pace only: the
+   * outbound guard still refuses their private addresses unless private targets are allowed.
+   */
+  fastHosts: string[];
+  fastConcurrency: number;
+  fastDelayMs: number;
   /** Whole-request deadline, redirects included. */
   timeoutMs: number;
   /** Bytes of a page kept; the rest is not downloaded (a PDF larger than this is refused: `pdf_too_large`). */
   maxPageBytes: number;
   maxRedirects: number;
   retry: RetryPolicy;
-  /** Cap on a robots.txt Crawl-delay. */
+  /** Cap on a robots.txt Crawl-delay, on a crawl's `delayMs` and on the gap that back-off widens to. */
   maxCrawlDelayMs: number;
   /** Threads that extract pages; 0 extracts on the main thread. */
   extractThreads: number;
@@ -47,6 +62,11 @@ export function defaultCrawlerSettings(opts: { publicUrl?: string | undefined } 
     pageConcurrency: 8,
     perHostConcurrency: 2,
     minDelayMs: 100,
+    maxPerHostConcurrency: 4,
+    leastDelayMs: 50,
+    fastHosts: [],
+    fastConcurrency: 8,
+    fastDelayMs: 0,
     timeoutMs: 20_000,
     maxPageBytes: 5 * 1024 * 1024,
     maxRedirects: 5,
@@ -54,5 +74,71 @@ export function defaultCrawlerSettings(opts: { publicUrl?: string | undefined } 
     maxCrawlDelayMs: 30_000,
     extractThreads: 1,
     maxSitemapUrls: 10_000,
+  };
+}
+
+/** What a crawl asked for (the create body's `maxConcurrency` and `delayMs`); absent: the host's default. */
+export interface RequestedPace {
+  maxConcurrency?: number | undefined;
+  delayMs?: number | undefined;
+}
+
+type PaceSettings = Pick<
+  CrawlerSettings,
+  | 'perHostConcurrency'
+  | 'minDelayMs'
+  | 'maxPerHostConcurrency'
+  | 'leastDelayMs'
+  | 'maxCrawlDelayMs'
+  | 'fastHosts'
+  | 'fastConcurrency'
+  | 'fastDelayMs'
+>;
+
+/** What a crawl of `hostname` may ask for, and what it gets when it does not ask. */
+export interface PaceBounds {
+  fast: boolean;
+  maxConcurrency: number;
+  minDelayMs: number;
+  maxDelayMs: number;
+  defaults: HostPace;
+}
+
+/** Whether `hostname` (no port) is one of the operator's fast hosts: named, or under a `*.` entry. */
+export function isFastHost(hostname: string, fastHosts: readonly string[]): boolean {
+  const name = hostname.toLowerCase().replace(/\.$/, '');
+  return fastHosts.some((entry) => {
+    const e = entry.toLowerCase();
+    return e.startsWith('*.') ? name.endsWith(e.slice(1)) : name === e;
+  });
+}
+
+export function paceBounds(hostname: string, s: PaceSettings): PaceBounds {
+  const fast = isFastHost(hostname, s.fastHosts);
+  // The operator's bounds never make the defaults unreachable: a default outside them widens them.
+  const maxConcurrency = fast ? s.fastConcurrency : Math.max(s.maxPerHostConcurrency, s.perHostConcurrency);
+  const minDelayMs = fast ? s.fastDelayMs : Math.min(s.leastDelayMs, s.minDelayMs);
+  const defaults = fast
+    ? { concurrency: s.fastConcurrency, delayMs: s.fastDelayMs }
+    : { concurrency: s.perHostConcurrency, delayMs: s.minDelayMs };
+  return { fast, maxConcurrency, minDelayMs, maxDelayMs: s.maxCrawlDelayMs, defaults };
+}
+
+/**
+ * A crawl's pace on a host: what it asked for within the host's bounds (settings may have narrowed since
+ * the crawl was queued), else the host's default.
+ */
+export function paceFor(hostname: string, requested: RequestedPace, s: PaceSettings): HostPace {
+  const b = paceBounds(hostname, s);
+  const clamp = (v: number, lo: number, hi: number) => Math.min(hi, Math.max(lo, v));
+  return {
+    concurrency:
+      requested.maxConcurrency === undefined
+        ? b.defaults.concurrency
+        : clamp(requested.maxConcurrency, 1, b.maxConcurrency),
+    delayMs:
+      requested.delayMs === undefined
+        ? b.defaults.delayMs
+        : clamp(requested.delayMs, b.minDelayMs, b.maxDelayMs),
   };
 }

@@ -317,7 +317,6 @@ export class LocalEmbedder implements Embedder {
 
   private constructor(args: {
     modelId: string;
-    name: string;
     profile: ModelProfile;
     settings: ModelThreadSettings;
     tokenizer: PreTrainedTokenizer;
@@ -398,7 +397,6 @@ export class LocalEmbedder implements Embedder {
     }
     return new LocalEmbedder({
       modelId: `local/${name}/${quantized ? 'q8' : 'fp32'}`,
-      name,
       profile,
       settings,
       tokenizer,

@@ -32,6 +32,11 @@ const OPERATION_IDS: Record<string, string> = {
   'GET /api/connect/crawling/': 'listCrawls',
   'GET /api/connect/crawling/{id}': 'getCrawl',
   'DELETE /api/connect/crawling/{id}': 'cancelCrawl',
+  'POST /api/connect/webhook-endpoints': 'createWebhookEndpoint',
+  'GET /api/connect/webhook-endpoints': 'listWebhookEndpoints',
+  'PATCH /api/connect/webhook-endpoints/{id}': 'updateWebhookEndpoint',
+  'DELETE /api/connect/webhook-endpoints/{id}': 'deleteWebhookEndpoint',
+  'GET /api/connect/webhook-endpoints/{id}/deliveries': 'listWebhookDeliveries',
 };
 
 /** The operationId of a documented route (Fastify's `:id` is OpenAPI's `{id}`); throws when it has none. */

@@ -6,6 +6,7 @@
 import { type CountTokens, loadTokenCounter } from '../embedding/token-counters.ts';
 import type { TokenCounterSpec } from '../embedding/types.ts';
 import { lowerThisThreadPriority } from '../lib/thread-priority.ts';
+import { isLinkListPage } from './link-lists.ts';
 import { type Chunk, chunkMarkdown } from './markdown-chunker.ts';
 
 export interface ChunkTask {
@@ -15,6 +16,9 @@ export interface ChunkTask {
   markdown: string;
   maxTokens: number;
   overlapTokens: number;
+  minTokens: number;
+  /** A list of links (link-lists.ts) gets no chunks. */
+  skipLinkLists: boolean;
 }
 
 // Chunking is background work: where cores are short, requests' threads go first.
@@ -36,8 +40,9 @@ function counterFor(spec: TokenCounterSpec): Promise<CountTokens> {
 
 export default async function chunk(task: ChunkTask): Promise<Chunk[]> {
   const countTokens = await counterFor(task.counter);
+  if (task.skipLinkLists && isLinkListPage(task.markdown)) return [];
   return chunkMarkdown(
     { title: task.title, markdown: task.markdown },
-    { maxTokens: task.maxTokens, overlapTokens: task.overlapTokens, countTokens },
+    { maxTokens: task.maxTokens, overlapTokens: task.overlapTokens, minTokens: task.minTokens, countTokens },
   );
 }

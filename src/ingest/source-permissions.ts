@@ -1,20 +1,14 @@
 /**
- * Failures that mean the connection's credentials lack a permission at the source (a Shopify access
- * scope, a Zendesk role, a Notion page not shared with the integration, a 403): the person can grant it,
- * so the job carries a `permission_missing` warning besides the failure itself. Connectors report these
- * in their own words; this reads what they report (a 403 status, a named scope, the vendor's code).
+ * Failures that mean the connection's credentials lack a permission at the source: the person can grant
+ * it, so the job carries a `permission_missing` warning besides the failure itself. Read from what the
+ * failure is, never from its wording: a source's 403, or a connector's {@link SourcePermissionError}.
  */
-import { isSourceHttpError } from '../connectors/http.ts';
+import { isSourceHttpError, SourcePermissionError } from '../connectors/http.ts';
 import type { NewJobWarning } from '../db/repositories/job-warnings.ts';
-
-const PERMISSION_WORDS =
-  /\bACCESS_DENIED\b|\baccess scopes?\b|\bpermissions?\b|\bnot shared with the integration\b|\bforbidden\b/i;
 
 /** Whether a connector's failure (or a sync's error) says a permission is missing. */
 export function isMissingPermission(error: unknown): boolean {
-  if (isSourceHttpError(error) && error.status === 403) return true;
-  if (error instanceof Error && typeof (error as { scope?: unknown }).scope === 'string') return true;
-  return PERMISSION_WORDS.test(error instanceof Error ? error.message : String(error));
+  return (isSourceHttpError(error) && error.status === 403) || error instanceof SourcePermissionError;
 }
 
 /**

@@ -14,12 +14,34 @@
  * both sides, so a search for it still finds it as a prefix), and the distinct words of an item are kept in
  * order of first appearance until {@link MAX_WORDS_BYTES}: a text with more distinct words than that is
  * found by the words of its beginning (a tsvector cannot hold more than 1 MB of them).
+ *
+ * Content is markdown: its link targets, image URLs and HTML tags are not words of the item
+ * ({@link withoutLinkTargets}); a link's anchor text and an image's alt text are.
  */
 
 export const MAX_WORD_CHARS = 255;
 export const MAX_WORDS_BYTES = 1_000_000;
 
 const WORD = /[\p{L}\p{M}\p{N}]+/gu;
+
+/**
+ * `[text](target "title")` and `![alt](src)`: anchor or alt text (group 1), then the target and any title,
+ * all on one line (so that slices ending at a line break cut none).
+ */
+const LINK = /!?\[([^\]\n]*)\]\((?:[^()\s]|\([^()\s]*\))*(?:[ \t]+(?:"[^"\n]*"|'[^'\n]*'))?[ \t]*\)/g;
+/** An HTML tag on one line: a name, then attributes (an autolink such as `<https://host>` is no tag). */
+const TAG = /<\/?[A-Za-z][A-Za-z0-9-]*(?:[ \t][^<>\n]*)?\/?>/g;
+
+/**
+ * Markdown without what readers do not read: links become their anchor text, images their alt text, and
+ * HTML tags go. A page's link targets were as much as 38% of its stored markdown (a reference manual),
+ * words like `http`, `html` and the host's name in every item. Line by line: the text of several lines
+ * gives the same as its lines one by one.
+ */
+export function withoutLinkTargets(markdown: string): string {
+  if (!markdown.includes('](') && !markdown.includes('<')) return markdown;
+  return markdown.replace(LINK, '$1').replace(TAG, ' ');
+}
 
 /** The words of a text, lower-cased, each cut to {@link MAX_WORD_CHARS}, in order, repeats included. */
 export function splitWords(text: string): string[] {
@@ -35,7 +57,7 @@ export function splitWords(text: string): string[] {
  */
 export function itemSearchWords(title: string, content: string): string {
   const words = new DistinctWords();
-  if (words.add(title)) words.add(content);
+  if (words.add(title)) words.add(withoutLinkTargets(content));
   return words.joined();
 }
 
@@ -49,8 +71,9 @@ export const SEARCH_WORDS_SLICE_CHARS = 50_000;
 /**
  * {@link itemSearchWords}, the same string, computed a slice of the content at a time with a turn of the
  * event loop between slices: a 5,000,000-character document is 0.3-0.6 s of splitting, which must not
- * stop every other request. Slices end after a whitespace character, which no word holds and across which
- * lower-casing looks at no context (Greek final sigma), so the words are those of the whole text.
+ * stop every other request. Slices end after a whitespace character (a line break where one is near), which
+ * no word, link or tag holds and across which lower-casing looks at no context (Greek final sigma), so the
+ * words are those of the whole text.
  */
 export async function itemSearchWordsInSlices(title: string, content: string): Promise<string> {
   const words = new DistinctWords();
@@ -58,16 +81,24 @@ export async function itemSearchWordsInSlices(title: string, content: string): P
   let start = 0;
   while (start < content.length) {
     const end = sliceEnd(content, start + SEARCH_WORDS_SLICE_CHARS);
-    if (!words.add(start === 0 && end === content.length ? content : content.slice(start, end))) break;
+    const slice = start === 0 && end === content.length ? content : content.slice(start, end);
+    if (!words.add(withoutLinkTargets(slice))) break;
     start = end;
     if (start < content.length) await new Promise<void>((resolve) => setImmediate(resolve));
   }
   return words.joined();
 }
 
-/** The end of a slice at or after `from`: just past the next whitespace character, else the text's end. */
+/**
+ * The end of a slice at or after `from`: just past the next line break if one comes within another
+ * slice's length (links and tags do not span lines: {@link withoutLinkTargets} gives the same), else just
+ * past the next whitespace character (a link on a line that long may then keep its target's words), else
+ * the text's end.
+ */
 function sliceEnd(text: string, from: number): number {
   if (from >= text.length) return text.length;
+  const newline = text.indexOf('\n', from);
+  if (newline >= 0 && newline < from + SEARCH_WORDS_SLICE_CHARS) return newline + 1;
   const space = /\s/g;
   space.lastIndex = from;
   const found = space.exec(text);

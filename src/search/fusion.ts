@@ -40,6 +40,23 @@ export function fuseScores(
   limit: number,
   alpha: number = SCORE_FUSION_ALPHA,
 ): number[] {
+  return bestFirst(fusedScores(semantic, keyword, alpha), limit);
+}
+
+/** The ids of `scores`, best first (ties: lower id first), at most `limit`. */
+export function bestFirst(scores: ReadonlyMap<number, number>, limit: number): number[] {
+  return [...scores.entries()]
+    .sort((a, b) => b[1] - a[1] || a[0] - b[0])
+    .slice(0, limit)
+    .map(([id]) => id);
+}
+
+/** {@link fuseScores}'s fused score of every candidate, unsorted. */
+export function fusedScores(
+  semantic: ReadonlyArray<{ id: number; distance: number }>,
+  keyword: ReadonlyArray<{ id: number; score: number }>,
+  alpha: number = SCORE_FUSION_ALPHA,
+): Map<number, number> {
   const fused = new Map<number, number>();
   const add = (rows: ReadonlyArray<{ id: number; s: number }>, w: number) => {
     if (rows.length === 0) return;
@@ -62,8 +79,5 @@ export function fuseScores(
     keyword.map((r) => ({ id: r.id, s: r.score })),
     1 - alpha,
   );
-  return [...fused.entries()]
-    .sort((a, b) => b[1] - a[1] || a[0] - b[0])
-    .slice(0, limit)
-    .map(([id]) => id);
+  return fused;
 }

@@ -14,6 +14,8 @@ export interface SearchQuery {
   sourceTypes?: string[] | undefined;
   cosineDistanceThreshold?: number | undefined;
   includeEmbedding: boolean;
+  /** At most this many hits per item (none: as many as rank). */
+  maxPerItem?: number | undefined;
 }
 
 /** A hit as the database reads it (src/db/repositories/search.ts), without its chunk id. */

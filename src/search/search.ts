@@ -4,10 +4,12 @@ import {
   chunkHitsByIds,
   nearestChunksByIndex,
   nearestChunksExact,
+  pageFieldMatches,
 } from '../db/repositories/search.ts';
 import { toVectorParam } from '../embedding/vector.ts';
-import { FUSION_DEPTH, fuseScores } from './fusion.ts';
+import { bestFirst, FUSION_DEPTH, fusedScores } from './fusion.ts';
 import { keyword } from './keyword.ts';
+import { PAGE_WEIGHTS, pageBoost } from './page-signal.ts';
 import type { SearchHit, SearchQuery } from './query.ts';
 import { EF_SEARCH } from './vector-index.ts';
 
@@ -40,28 +42,101 @@ function toHits(rows: ChunkHitRow[], q: SearchQuery): SearchHit[] {
     .map(({ id: _id, ...hit }) => hit);
 }
 
+/** Candidates a ranking reads at most while it looks for enough items to fill `limit` under `maxPerItem`. */
+const MAX_DEPTH = 1000;
+
+/** A candidate chunk's id and score (higher is better), before the page signal. */
+type Scored = Map<number, number>;
+
 /**
- * Run a search; hits nearest first (semantic), by BM25 (keyword) or by fused scores (hybrid). Each
- * statement runs on its own, not in one transaction: a hybrid search's hits are read by a last statement,
- * and a chunk deleted since its ranking is left out of them.
+ * Run a search; hits best first: by cosine similarity (semantic), BM25 (keyword) or fused scores
+ * (hybrid), each plus the page signal of the chunk's page (page-signal.ts). With `maxPerItem`, at most that
+ * many hits per item: the rankings read deeper until `limit` hits are found or the candidates run out.
+ * Each statement runs on its own, not in one transaction: the hits are read by a last statement, and a
+ * chunk deleted since its ranking is left out of them.
  */
 export async function search(db: Database, q: SearchQuery, dims: number): Promise<SearchHit[]> {
   const vector = toVectorParam(q.vector);
+  let depth = Math.max(FUSION_DEPTH, q.limit);
+  for (;;) {
+    const { scores, exhausted } = await candidates(db, q, vector, { dims, depth });
+    const ids = await rankWithPages(db, q, scores);
+    // Only a collapse can leave the list short while more candidates exist.
+    const done = q.maxPerItem === undefined || ids.length >= q.limit || exhausted || depth >= MAX_DEPTH;
+    if (done) return readHits(db, q, vector, dims, ids);
+    depth = Math.min(MAX_DEPTH, depth * 4);
+  }
+}
+
+/** Each mode's candidate chunks with their scores; `exhausted` when no ranking had more than `depth`. */
+async function candidates(
+  db: Database,
+  q: SearchQuery,
+  vector: Uint8Array,
+  { dims, depth }: { dims: number; depth: number },
+): Promise<{ scores: Scored; exhausted: boolean }> {
   if (q.mode === 'semantic') {
-    return toHits(await nearest(db, q, vector, { dims, limit: q.limit, hits: true }), q);
+    const sem = await nearest(db, q, vector, { dims, limit: depth, hits: false });
+    const threshold = q.cosineDistanceThreshold;
+    const kept = sem.filter((r) => threshold === undefined || r.distance <= threshold);
+    return {
+      scores: new Map(kept.map((r) => [Number(r.id), 1 - r.distance])),
+      exhausted: sem.length < depth,
+    };
   }
   // BM25 over its postings index, with planner settings of its own (keyword.ts).
-  const depth = Math.max(FUSION_DEPTH, q.limit);
-  const kwRows = await keyword(db, q, depth);
-  let ids = kwRows.slice(0, q.limit).map((r) => r.id);
-  if (q.mode === 'hybrid') {
-    const sem = await nearest(db, q, vector, { dims, limit: depth, hits: false });
-    ids = fuseScores(
-      sem.map((r) => ({ id: Number(r.id), distance: r.distance })),
-      kwRows,
-      q.limit,
-    );
+  const kw = await keyword(db, q, depth);
+  if (q.mode === 'keyword') {
+    return { scores: fusedScores([], kw, 0), exhausted: kw.length < depth };
   }
+  const sem = await nearest(db, q, vector, { dims, limit: depth, hits: false });
+  return {
+    scores: fusedScores(
+      sem.map((r) => ({ id: Number(r.id), distance: r.distance })),
+      kw,
+    ),
+    exhausted: sem.length < depth && kw.length < depth,
+  };
+}
+
+/** The candidates' ids best first once each has its page's boost, collapsed to `maxPerItem` per item. */
+async function rankWithPages(db: Database, q: SearchQuery, scores: Scored): Promise<number[]> {
+  if (scores.size === 0) return [];
+  const pages = await pageFieldMatches(db, {
+    organizationId: q.organizationId,
+    text: q.text,
+    ids: [...scores.keys()],
+  });
+  const weights = PAGE_WEIGHTS[q.mode];
+  const itemOf = new Map<number, string>();
+  const boosted = new Map(scores);
+  for (const m of pages) {
+    itemOf.set(m.id, m.item_id);
+    boosted.set(m.id, (boosted.get(m.id) ?? 0) + pageBoost(m, weights));
+  }
+  // A chunk deleted since its ranking has no page row: its hit would not be read either.
+  const ranked = bestFirst(boosted, boosted.size).filter((id) => itemOf.has(id));
+  if (q.maxPerItem === undefined) return ranked.slice(0, q.limit);
+  const perItem = new Map<string, number>();
+  const kept: number[] = [];
+  for (const id of ranked) {
+    const item = itemOf.get(id)!;
+    const n = perItem.get(item) ?? 0;
+    if (n >= q.maxPerItem) continue;
+    perItem.set(item, n + 1);
+    kept.push(id);
+    if (kept.length === q.limit) break;
+  }
+  return kept;
+}
+
+async function readHits(
+  db: Database,
+  q: SearchQuery,
+  vector: Uint8Array,
+  dims: number,
+  ids: number[],
+): Promise<SearchHit[]> {
   if (ids.length === 0) return [];
   const rows = await chunkHitsByIds(db, { ids, vector, dims, includeEmbedding: q.includeEmbedding });
   const byId = new Map(rows.map((r) => [Number(r.id), r]));

@@ -40,6 +40,7 @@ describe('kb crawl', () => {
         '--tag',
         'docs',
         '--wait',
+        '--job-only',
         '--json',
         '--interval',
         '0.1',
@@ -69,7 +70,18 @@ describe('kb crawl', () => {
 
   test('--wait for people: progress lines while it runs, then the pages, outcomes and what was not kept', async () => {
     const res = await kb(
-      ['crawl', `${site.origin}/`, '--limit', '3', '--exclude', '^/tutorial/', '--wait', '--interval', '0.1'],
+      [
+        'crawl',
+        `${site.origin}/`,
+        '--limit',
+        '3',
+        '--exclude',
+        '^/tutorial/',
+        '--wait',
+        '--job-only',
+        '--interval',
+        '0.1',
+      ],
       {
         url,
         key,
@@ -89,7 +101,10 @@ describe('kb crawl', () => {
   });
 
   test('a pattern the API refuses: exit 1 with its message naming the pattern', async () => {
-    const res = await kb(['crawl', `${site.origin}/`, '--include', '^/(?=a)', '--wait'], { url, key });
+    const res = await kb(['crawl', `${site.origin}/`, '--include', '^/(?=a)', '--wait', '--job-only'], {
+      url,
+      key,
+    });
     assert.equal(res.code, 1);
     assert.equal(res.stdout, '');
     assert.match(res.stderr, /^kb: .*\^\/\(\?=a\).* \(400 invalid_request\)\n$/);

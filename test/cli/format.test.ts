@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import type { CrawlJob, ItemStats, SyncJob } from '../../src/client/index.ts';
-import { crawlSummary, crawlView } from '../../src/cli/crawl.ts';
+import { crawlSummary, crawlView, indexingView } from '../../src/cli/crawl.ts';
 import { clock, count, duration, eta, oneLine, rate, table } from '../../src/cli/format.ts';
 import { formatItems, titleFor } from '../../src/cli/items.ts';
 import { displayMode, formatProgress, intervalMs, type ProgressView } from '../../src/cli/progress.ts';
@@ -117,7 +117,11 @@ describe('CLI text', () => {
       formatProgress(view, { style: 'line', elapsedMs: 10_000 }),
       '0:10 crawl http://site.test/ scraping: 30/60 pages (limit 100) · 28 created, 2 failed · 1,234 chunks · 3.0 pages/s · ETA 10 s',
     );
-    const summary = crawlSummary('crawl http://site.test/', { ...crawl, status: 'completed' }, stats);
+    const summary = crawlSummary(
+      'crawl http://site.test/',
+      { ...crawl, status: 'completed', items_pending: 12 },
+      stats,
+    );
     assert.equal(
       summary,
       [
@@ -125,9 +129,22 @@ describe('CLI text', () => {
         '  pages      30 of limit 100',
         '  outcomes   28 created, 2 failed',
         '  not kept   budget: 12 (e.g. http://site.test/x)',
-        '  indexing   40 items pending (ETA 2 s); kb stats --wait follows them',
+        '  indexing   12 pages not yet searchable (ETA 2 s); kb stats --wait follows them',
       ].join('\n'),
     );
+    const searchable = crawlSummary(
+      'crawl http://site.test/',
+      { ...crawl, status: 'completed', items_pending: 0 },
+      stats,
+    );
+    assert.equal(searchable.split('\n').at(-1), '  searchable every stored page');
+    // Once the job has ended, --wait follows the indexing of its pages.
+    const indexing = indexingView(
+      'crawl http://site.test/',
+      { ...crawl, status: 'completed', items_pending: 12 },
+      stats,
+    );
+    assert.deepEqual([indexing.status, indexing.done, indexing.total], ['indexing', 18, 30]);
   });
 
   test('the sync summary: counts, duration, items searchable, the first failures', () => {

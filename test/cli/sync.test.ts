@@ -6,6 +6,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { connect, type SyncApp, startSyncApp } from '../jobs/helpers.ts';
+import { withSearch } from '../support/embedding.ts';
 import { allOutput, hasStackTrace, jsonLines, kb, keySecret, listen, startKb, waitUntil } from './helpers.ts';
 
 describe('kb sync', () => {
@@ -32,7 +33,7 @@ describe('kb sync', () => {
 
   test('--wait --json ends with the job in its final state, its documents as the API reports them', async () => {
     s.source.seed(7);
-    const res = await run(['sync', 'docs_space', '--wait', '--json', '--interval', '0.1']);
+    const res = await run(['sync', 'docs_space', '--wait', '--job-only', '--json', '--interval', '0.1']);
     assert.equal(res.code, 0, res.stderr);
     const lines = jsonLines(res.stdout);
     const result = lines.at(-1)!;
@@ -60,7 +61,7 @@ describe('kb sync', () => {
     const release = s.source.hold();
     let released = false;
     try {
-      const p = startKb(['sync', 'docs_space', '--wait', '--interval', '0.1'], { url, key });
+      const p = startKb(['sync', 'docs_space', '--wait', '--job-only', '--interval', '0.1'], { url, key });
       await waitUntil(() => / running: /.test(p.stderr()), 'a progress line of the running job');
       release();
       released = true;
@@ -84,7 +85,7 @@ describe('kb sync', () => {
   test('a sync with failed documents ends incomplete (exit 3) and lists them', async () => {
     s.source.put('bad1', 'Broken page');
     s.source.breakDoc('bad1');
-    const res = await run(['sync', 'docs_space', '--wait', '--interval', '0.1']);
+    const res = await run(['sync', 'docs_space', '--wait', '--job-only', '--interval', '0.1']);
     assert.equal(res.code, 3, res.stdout + res.stderr);
     assert.match(res.stdout, /^sync docs_space \(job \d+\) incomplete in /m);
     assert.match(res.stdout, /failures {3}bad1 \(docs_space_pages\): document bad1 cannot be exported/);
@@ -98,7 +99,10 @@ describe('kb sync', () => {
       const queued = await run(['sync', 'docs_space', '--json']);
       assert.equal(queued.code, 0, queued.stderr);
       const { jobId } = JSON.parse(queued.stdout) as { jobId: number };
-      const p = startKb(['sync', 'docs_space', '--wait', '--json', '--interval', '0.1'], { url, key });
+      const p = startKb(['sync', 'docs_space', '--wait', '--job-only', '--json', '--interval', '0.1'], {
+        url,
+        key,
+      });
       await waitUntil(() => p.stdout().includes('"type":"progress"'), 'the second kb to follow');
       release();
       const res = await p.done;
@@ -151,5 +155,24 @@ describe('kb sync', () => {
     assert.ok(allOutput.length >= 20, 'every run was collected');
     const secret = keySecret(key);
     for (const out of allOutput) assert.ok(!out.includes(secret), 'an output holds the key');
+  });
+  // Last: it gives the service a model, which the tests above rely on it not having.
+  test('--wait follows the sync past its end until its items are searchable', async () => {
+    s.source.seed(4, 'searchable');
+    const p = startKb(['sync', 'docs_space', '--wait', '--json', '--interval', '0.1'], { url, key });
+    // Nothing indexes until the CLI has reported the job's end with items still pending: it must not stop there.
+    await waitUntil(
+      () =>
+        jsonLines(p.stdout()).some(
+          (l) => l['type'] === 'progress' && l['status'] === 'succeeded' && l['done'] < l['total'],
+        ),
+      'a progress line of the ended job with items not yet searchable',
+    );
+    await (await withSearch(s.t)).drain();
+    const res = await p.done;
+    assert.equal(res.code, 0, res.stderr);
+    const result = jsonLines(res.stdout).at(-1)!;
+    assert.equal(result['job'].status, 'succeeded');
+    assert.equal(result['items'].byIndexingStatus.pending, 0, 'every item searchable when it returns');
   });
 });

@@ -35,7 +35,7 @@ describe('shared host slots (postgres)', () => {
   /** Two "processes": a gate each, over its own pool, with the same limits. */
   function twoGates(limits: { concurrency: number; minDelayMs: number }): [HostGate, HostGate] {
     return [db, other].map(
-      (q) => new HostGate({ ...limits, shared: new DatabaseHostSlots(q, { ...limits, leaseMs: 10_000 }) }),
+      (q) => new HostGate({ ...limits, shared: new DatabaseHostSlots(q, { leaseMs: 10_000 }) }),
     ) as [HostGate, HostGate];
   }
 
@@ -158,8 +158,8 @@ describe('shared host slots (postgres)', () => {
   });
 
   it('renews a held slot past its lease while its process lives', async () => {
-    const slots = new DatabaseHostSlots(db, { concurrency: 1, minDelayMs: 0, leaseMs: 300 });
-    const release = await slots.acquire('r.example');
+    const slots = new DatabaseHostSlots(db, { leaseMs: 300 });
+    const release = await slots.acquire('r.example', { concurrency: 1, delayMs: 0 });
     await sleep(900); // three leases
     const probe = {
       host: 'r.example',

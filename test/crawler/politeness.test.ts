@@ -178,7 +178,7 @@ describe('politeness across worker processes (postgres)', () => {
       a.kill('SIGKILL');
       await once(a, 'exit');
 
-      const slots = new DatabaseHostSlots(db, { concurrency: 1, minDelayMs: 0, leaseMs: 10_000 });
+      const slots = new DatabaseHostSlots(db, { leaseMs: 10_000 });
       const refused = await tryTakeHostSlot(db, {
         host: site.host,
         token: 'probe',
@@ -189,7 +189,7 @@ describe('politeness across worker processes (postgres)', () => {
       });
       assert.equal(refused.granted, false, "the dead worker's slot still counts until its lease ends");
       const deadline = AbortSignal.timeout(leaseMs + 10_000);
-      const release = await slots.acquire(site.host, deadline);
+      const release = await slots.acquire(site.host, { concurrency: 1, delayMs: 0 }, deadline);
       assert.equal(await leasesOf(site.host), 1, "the dead worker's lease was dropped; only ours is left");
       await release();
       assert.equal(await leasesOf(site.host), 0);

@@ -81,7 +81,17 @@ for (const mode of STORAGE_MODES) {
 
     test('each problem is a warning on the job, in the API and in the CLI summary', async () => {
       const run = await kb(
-        ['crawl', `${site.origin}/`, '--external', '--exclude', '^/private', '--wait', '--interval', '0.1'],
+        [
+          'crawl',
+          `${site.origin}/`,
+          '--external',
+          '--exclude',
+          '^/private',
+          '--wait',
+          '--job-only',
+          '--interval',
+          '0.1',
+        ],
         { url, key: c.t.orgA.key },
       );
       assert.equal(run.code, 0, run.stderr);

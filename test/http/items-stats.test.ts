@@ -5,6 +5,9 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { Embedder } from '../../src/embedding/index.ts';
+import { Indexer } from '../../src/ingest/indexer.ts';
 import { withSearch } from '../support/embedding.ts';
 import { expectError, STORAGE_MODES } from '../support/harness.ts';
 import { connect, type SyncApp, startSyncApp, syncAndWait } from '../jobs/helpers.ts';
@@ -80,9 +83,13 @@ for (const mode of STORAGE_MODES) {
       assert.equal(indexed.chunks, chunks!.n);
       assert.equal(indexed.indexer.etaSeconds, 0, 'nothing pending');
 
-      // As if the indexer had taken the last minute for those seven: 7 / 60 items a second.
+      // As if the indexer had worked 10 s on those seven, then idled for 80 s: 7 / 10 items a second of
+      // work. The idle time does not dilute the rate (over the window it would be 7 / 90).
       await t.db.query(
-        "UPDATE items SET indexed_at = now() - make_interval(secs => 60) WHERE title = 'First upload'",
+        `UPDATE items SET indexing_started_at = now() - make_interval(secs => 90),
+                          indexed_at = now() - make_interval(secs => 80)
+          WHERE organization_id = $1`,
+        [t.orgA.id],
       );
       // Another organization's item, changed first, is queued ahead of this one's new uploads.
       await upload('Other organization upload', t.orgB.key);
@@ -92,7 +99,7 @@ for (const mode of STORAGE_MODES) {
       assert.deepEqual(queued.byIndexingStatus, { pending: 2, indexed: 7, failed: 0 });
       assert.equal(queued.indexer.queuedAhead, 3, "B's item and A's two");
       const rate = queued.indexer.ratePerSecond as number;
-      assert.ok(Math.abs(rate - 7 / 60) < 0.01, `rate ${rate}`);
+      assert.ok(Math.abs(rate - 7 / 10) < 0.01, `rate ${rate}`);
       assert.equal(queued.indexer.etaSeconds, Math.ceil(3 / rate));
 
       const other = await stats(t.orgB.key);
@@ -115,6 +122,47 @@ for (const mode of STORAGE_MODES) {
       const a = await stats();
       assert.equal(a.byIndexingStatus.pending, 6);
       assert.equal(a.indexer.queuedAhead, 7);
+    });
+
+    test('the time to drain, estimated after a quiet spell, is what the drain then takes (within 2x)', async () => {
+      const { t } = s;
+      const { embedder } = await withSearch(t);
+      await new Indexer(t.db, embedder).drain();
+      // The earlier tests' indexing (some of it made up) leaves the rate's window.
+      await t.db.query(
+        `UPDATE items SET indexing_started_at = now() - make_interval(hours => 2),
+                          indexed_at = now() - make_interval(hours => 2)
+          WHERE indexed_at IS NOT NULL`,
+      );
+      // Each text costs the same fixed time on top of the model, so both bursts do the same work per item.
+      const perText: Embedder = Object.create(embedder, {
+        embed: {
+          value: async (texts: string[], signal?: AbortSignal) => {
+            await sleep(60 * texts.length);
+            return embedder.embed(texts, signal);
+          },
+        },
+      });
+      const indexer = new Indexer(t.db, perText, { batchItems: 4 });
+      for (let i = 0; i < 12; i++) await upload(`Burst one, item ${i}`);
+      await indexer.drain();
+      // Two quiet minutes pass (the items' indexing moved back in time).
+      await t.db.query(
+        `UPDATE items SET indexing_started_at = indexing_started_at - make_interval(secs => 120),
+                          indexed_at = indexed_at - make_interval(secs => 120)
+          WHERE indexed_at IS NOT NULL`,
+      );
+      for (let i = 0; i < 12; i++) await upload(`Burst two, item ${i}`);
+      const { indexer: estimate } = await stats();
+      assert.equal(estimate.queuedAhead, 12);
+      const estimated = estimate.queuedAhead / estimate.ratePerSecond;
+      const started = performance.now();
+      assert.equal(await indexer.drain(), 12);
+      const drained = (performance.now() - started) / 1000;
+      assert.ok(
+        estimated <= 2 * drained && drained <= 2 * estimated,
+        `estimated ${estimated.toFixed(2)} s, drained in ${drained.toFixed(2)} s`,
+      );
     });
 
     test('takes no parameters', async () => {

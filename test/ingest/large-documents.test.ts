@@ -130,6 +130,10 @@ describe('search words split in slices', () => {
       '',
       'Short text, one slice.',
       longManual(3 * SEARCH_WORDS_SLICE_CHARS),
+      // Links whose targets' words must not count, wherever a slice ends.
+      'See [the guide](https://docs.example.com/guide/body.html "Body") now, <b>bold</b> too.\n'.repeat(
+        SEARCH_WORDS_SLICE_CHARS / 40,
+      ),
       // Final sigma depends on what follows the letter: slices end only after whitespace.
       `${'ΟΔΟΣ. ΣΟΦΟΣ\tΚΑΙ\nΣΑΣ '.repeat(SEARCH_WORDS_SLICE_CHARS / 8)}`,
       // Astral letters (surrogate pairs) and no whitespace for longer than a slice.

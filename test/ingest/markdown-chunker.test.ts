@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { LocalEmbedder } from '../../src/embedding/local.ts';
-import { type Chunk, chunkMarkdown } from '../../src/ingest/markdown-chunker.ts';
+import { type Chunk, chunkMarkdown, rankingText } from '../../src/ingest/markdown-chunker.ts';
 import { createTestEmbedder } from '../support/model.ts';
 
 /** A stand-in tokenizer that makes sizes easy to reason about: one token per word, plus [CLS] and [SEP]. */
@@ -264,5 +264,131 @@ describe('chunkMarkdown with the real model tokenizer', () => {
       assert.ok(c.text.trim().length > 0);
     }
     assert.deepEqual(chunkMarkdown({ title: 'Handbook', markdown: md }, opts), chunks);
+  });
+});
+
+describe('chunkMarkdown: passages that stand on their own', () => {
+  const opts = (minTokens: number, maxTokens = 64) => ({
+    maxTokens,
+    overlapTokens: 0,
+    minTokens,
+    countTokens: words,
+  });
+  const contentTokens = (c: Chunk) => words(c.embedText.split('\n\n').slice(1).join('\n\n')) - 2;
+
+  test('a section shorter than minTokens joins its neighbour under the same parent, its heading kept in the text', () => {
+    const md = [
+      '# Guide',
+      '## Install',
+      Array.from({ length: 3 }, (_, i) => sentence(i)).join(' '),
+      '## Check it',
+      'The docs will show it like this:',
+      '## Usage',
+      Array.from({ length: 3 }, (_, i) => sentence(10 + i)).join(' '),
+    ].join('\n\n');
+    const before = chunkMarkdown({ title: 'Manual', markdown: md }, opts(0));
+    assert.ok(
+      before.some((c) => c.text === 'The docs will show it like this:'),
+      'alone without minTokens',
+    );
+
+    const chunks = chunkMarkdown({ title: 'Manual', markdown: md }, opts(16));
+    for (const c of chunks) assert.ok(contentTokens(c) >= 16, `${contentTokens(c)} tokens: ${c.text}`);
+    const holder = chunks.find((c) => c.text.includes('The docs will show it like this:'))!;
+    assert.ok(holder.text.includes('## Check it'), holder.text);
+    assert.ok(holder.embedText.includes('Check it\n\nThe docs will show it like this:'), holder.embedText);
+    assert.deepEqual(holder.headingPath, ['Guide'], 'the path the joined sections share');
+    assert.equal(holder.embedText.split('\n')[1], 'Guide');
+  });
+
+  test('a short parent introduction joins its first child rather than the previous sibling', () => {
+    const md = [
+      '## A',
+      Array.from({ length: 4 }, (_, i) => sentence(i)).join(' '),
+      '## B',
+      'Intro to B.',
+      '### B.1',
+      Array.from({ length: 3 }, (_, i) => sentence(20 + i)).join(' '),
+    ].join('\n\n');
+    const chunks = chunkMarkdown({ title: 'Doc', markdown: md }, opts(16));
+    const intro = chunks.find((c) => c.text.includes('Intro to B.'))!;
+    assert.deepEqual(intro.headingPath, ['B']);
+    assert.ok(intro.text.includes('### B.1') && intro.text.includes(sentence(20)), intro.text);
+    assert.ok(!intro.text.includes(sentence(0)));
+  });
+
+  test('no chunk is left below minTokens at the end of a long section; a short document stays one chunk', () => {
+    const text = Array.from({ length: 11 }, (_, i) => sentence(i)).join(' ');
+    const chunks = chunkMarkdown({ title: 'Doc', markdown: text }, opts(24));
+    assert.ok(chunks.length >= 2);
+    for (const c of chunks) assert.ok(contentTokens(c) >= 24, `${contentTokens(c)}: ${c.text}`);
+    assert.ok(words(chunks.at(-1)!.embedText) <= 64);
+    assert.equal(chunks.map((c) => c.text).join(' '), text);
+
+    const [only, ...rest] = chunkMarkdown(
+      { title: 'Doc', markdown: '# Doc\n\nOne line.\n\n## More\n\nTwo.' },
+      opts(24),
+    );
+    assert.equal(rest.length, 0);
+    assert.equal(only!.text, 'One line.\n\n## More\n\nTwo.');
+  });
+
+  test('a code block that starts a new chunk takes the sentence introducing it along', () => {
+    const code = ['```python', ...Array.from({ length: 12 }, (_, i) => `x${i} = ${i}`), '```'].join('\n');
+    const md = `${Array.from({ length: 3 }, (_, i) => sentence(i)).join(' ')}\n\nWrite this:\n\n${code}`;
+    const chunks = chunkMarkdown({ title: 'Doc', markdown: md }, { ...opts(8), overlapTokens: 0 });
+    const holder = chunks.find((c) => c.text.includes(code))!;
+    assert.ok(holder.text.startsWith(`Write this:\n\n${code}`), holder.text);
+    assert.ok(!chunks[0]!.text.includes('Write this:'));
+  });
+
+  test('links, images and tags are left out of embedText (and so of the keyword index); the text keeps them', () => {
+    const md =
+      'See [the `Depends()` guide](https://docs.example.com/tutorial/dependencies/#depends "Depends") and ' +
+      '![a diagram](https://cdn.example.com/img/diagram-v2.png) with <span class="x">**bold**</span> words.\n\n' +
+      '```console\n$ <font color="#4E9A06">uv run fastapi</font> dev &amp; more\n```';
+    const [c] = chunkMarkdown({ title: 'T', markdown: md }, opts(0, 200));
+    assert.equal(c!.text, md);
+    assert.equal(
+      c!.embedText,
+      'T\n\nSee the Depends() guide and a diagram with bold words.\n\n```console\n$ uv run fastapi dev & more\n```',
+    );
+    for (const noise of ['https', 'example', 'png', 'span', '#depends', 'font'])
+      assert.ok(!c!.embedText.includes(noise), noise);
+  });
+
+  test('sizes are counted on the ranking text: long link targets do not cut a passage short', () => {
+    const link = (i: number) => `[item ${i}](https://example.com/${'segment/'.repeat(20)}${i})`;
+    const md = Array.from({ length: 10 }, (_, i) => `Read ${link(i)} now.`).join(' ');
+    // A real tokenizer counts a URL as many tokens: here one per four characters.
+    const charTokens = (s: string) => 2 + Math.ceil(s.replace(/\s/g, '').length / 4);
+    const chunks = chunkMarkdown({ title: 'T', markdown: md }, { ...opts(0, 64), countTokens: charTokens });
+    assert.equal(chunks.length, 1, 'forty words of text fit one chunk however long the targets');
+    assert.equal(chunks[0]!.text, md);
+  });
+});
+
+describe('rankingText', () => {
+  test('keeps anchor text, alt text and code, drops targets, titles and tags', () => {
+    assert.equal(rankingText('[a *b*](http://x/y "t") ![c](d.png) `e[f](g)` <br/> h'), 'a b c e[f](g)  h');
+    assert.equal(rankingText('plain words only'), 'plain words only');
+    assert.equal(rankingText('<b>x</b> &amp; y', 'code'), 'x & y');
+  });
+});
+
+describe('chunkMarkdown: what is left below the minimum', () => {
+  test('the end of a section after a block that fills a chunk joins the next chunk, heading and all', () => {
+    const code = ['```', ...Array.from({ length: 28 }, (_, i) => `v${i} = ${i}`), '```'].join('\n');
+    const next = Array.from({ length: 3 }, (_, i) => sentence(i)).join(' ');
+    const md = `## One\n\n${code}\n\nA short end.\n\n## Two\n\n${next}`;
+    const chunks = chunkMarkdown(
+      { title: 'Doc', markdown: md },
+      { maxTokens: 90, overlapTokens: 0, minTokens: 16, countTokens: words },
+    );
+    const end = chunks.find((c) => c.text.includes('A short end.'))!;
+    assert.ok(!end.text.includes('v0 = 0'), 'the block fills its own chunk');
+    assert.equal(end.text, `A short end.\n\n## Two\n\n${next}`);
+    assert.deepEqual(end.headingPath, []);
+    for (const c of chunks) assert.ok(words(c.embedText) <= 90);
   });
 });

@@ -47,3 +47,14 @@ describe('search words', () => {
     assert.equal(keptAccented.length, Math.floor(MAX_WORDS_BYTES / 12));
   });
 });
+
+test('link targets, image URLs and tags are not words of an item; anchor and alt text are', () => {
+  const md =
+    'Use [the guide](https://docs.example.com/tutorial/body.html#request-body "Body") and ' +
+    '![diagram of flow](https://cdn.example.net/img/flow.png) <span class="note">noted</span> <https://kept.example.org>.';
+  const words = itemSearchWords('Title', md).split(' ');
+  for (const w of ['use', 'the', 'guide', 'diagram', 'of', 'flow', 'noted', 'kept'])
+    assert.ok(words.includes(w), w);
+  for (const w of ['docs', 'tutorial', 'html', 'request', 'body', 'cdn', 'png', 'span', 'note'])
+    assert.ok(!words.includes(w), w);
+});

@@ -39,7 +39,7 @@
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import { isAppError } from '../../lib/errors.ts';
-import { isSourceHttpError, isTransientSourceError } from '../http.ts';
+import { isSourceHttpError, isTransientSourceError, SourcePermissionError } from '../http.ts';
 import { PaginationError } from '../toolkit/pagination.ts';
 import { knownById } from '../toolkit/known.ts';
 import type { ConnectorContext, KnownDocument, SourceDocument, SyncEvent, SyncOptions } from '../types.ts';
@@ -713,11 +713,13 @@ function leftOutNote(pageId: string, table: string, block: LeftOut): SyncEvent<N
   const what = block.syncedFrom
     ? `synced block ${block.blockId}: its original, block ${canon(block.syncedFrom)}, sits in a page not shared with the integration; share that page with the integration to include it`
     : `the content of block ${block.blockId} (${block.type}), which Notion did not find`;
+  const message = `Notion page ${pageId} was synced without ${what} (${messageOf(block.cause)})`;
   return {
     kind: 'failure',
     externalId: pageId,
     table,
-    error: new Error(`Notion page ${pageId} was synced without ${what} (${messageOf(block.cause)})`),
+    // A page not shared with the integration is a permission someone can grant; a block gone is not.
+    error: block.syncedFrom ? new SourcePermissionError(message) : new Error(message),
     retryable: false,
   };
 }

@@ -16,7 +16,7 @@ import { z } from 'zod';
 import type { AppError } from '../../lib/errors.ts';
 import { joinUrl, pathSegment } from '../base-url.ts';
 import { redactSecrets, sourceName, sourceRefusal } from '../credential-check.ts';
-import { SourceHttpError, vendorErrorText } from '../http.ts';
+import { SourceHttpError, SourcePermissionError, vendorErrorText } from '../http.ts';
 import { paginateCursor } from '../toolkit/pagination.ts';
 import type {
   ConnectorContext,
@@ -254,9 +254,10 @@ export class ShopifyQueryError extends Error {
 
 /**
  * ACCESS_DENIED: the token lacks the access scope a field needs. Costs the resources behind that field
- * only: the sync reports it as a failure naming the scope and goes on with the rest.
+ * only: the sync reports it as a failure naming the scope and goes on with the rest. A permission error
+ * (the job warns `permission_missing`), otherwise handled as a query error.
  */
-export class ShopifyAccessDenied extends ShopifyQueryError {
+export class ShopifyAccessDenied extends SourcePermissionError {
   /** The scope Shopify names, or the one this kind of query needs. */
   readonly scope: string;
   /** The field refused (`["shop", "shopPolicies"]`), when Shopify says. */

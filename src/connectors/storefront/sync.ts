@@ -52,7 +52,7 @@ import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import { isAppError } from '../../lib/errors.ts';
 import { sourceName } from '../credential-check.ts';
-import { isSourceHttpError, isTransientSourceError } from '../http.ts';
+import { isSourceHttpError, isTransientSourceError, SourcePermissionError } from '../http.ts';
 import { knownById } from '../toolkit/known.ts';
 import {
   deleteUnlisted,
@@ -239,7 +239,8 @@ async function* runPass(
     },
   };
 
-  for (const [table, message] of denied) yield failure(table, undefined, message, { retryable: false });
+  for (const [table, message] of denied)
+    yield failure(table, undefined, message, { retryable: false, scopeDenied: true });
   if (shop.shopPolicies) yield* syncPolicies(pass, shop.shopPolicies);
   const cursor: StorefrontCursor = { ...opts.cursor };
   if (!denied.has(PRODUCTS_TABLE)) {
@@ -343,6 +344,7 @@ async function* scoped(table: Table, phase: AsyncGenerator<Event>): AsyncGenerat
     if (!(err instanceof ShopifyAccessDenied)) throw err;
     yield failure(table, undefined, `${table.replace('storefront_', '')} could not be read: ${bare(err)}`, {
       retryable: false,
+      scopeDenied: true,
     });
   }
 }
@@ -364,13 +366,15 @@ function failure(
   table: Table,
   id: string | undefined,
   message: string,
-  { retryable }: { retryable: boolean },
+  { retryable, scopeDenied = false }: { retryable: boolean; scopeDenied?: boolean },
 ): Event {
+  const text = `${sourceName(STOREFRONT_SOURCE)} ${message}`;
   return {
     kind: 'failure',
     ...(id === undefined ? {} : { externalId: id }),
     table,
-    error: new Error(`${sourceName(STOREFRONT_SOURCE)} ${message}`),
+    // A scope the app lacks is a permission the merchant can grant (the job warns `permission_missing`).
+    error: scopeDenied ? new SourcePermissionError(text) : new Error(text),
     retryable,
   };
 }
@@ -407,7 +411,7 @@ function quoted(time: string): string {
 /** Whether an error is one document's (a failure) rather than the whole store's (thrown). */
 function isDocumentError(ctx: Pass['ctx'], err: unknown): boolean {
   if (ctx.signal.aborted || isAppError(err)) return false;
-  return err instanceof ShopifyQueryError || isSourceHttpError(err);
+  return err instanceof ShopifyQueryError || err instanceof ShopifyAccessDenied || isSourceHttpError(err);
 }
 
 /**
@@ -562,7 +566,7 @@ async function* checkPublications(
         PRODUCTS_TABLE,
         undefined,
         `active products not on the Online Store could not be checked for other publications (headless storefronts): ${bare(err)}`,
-        { retryable: false },
+        { retryable: false, scopeDenied: true },
       );
       break;
     }
@@ -817,8 +821,8 @@ async function* deletionEvents(
       }
     }
   } catch (err) {
-    if (!(err instanceof ShopifyQueryError) && !(isSourceHttpError(err) && err.kind === 'invalid_response'))
-      throw err;
+    const queryError = err instanceof ShopifyQueryError || err instanceof ShopifyAccessDenied;
+    if (!queryError && !(isSourceHttpError(err) && err.kind === 'invalid_response')) throw err;
     pass.ctx.log.warn(
       { error: err.message },
       'storefront: deletionEvents did not answer (deprecated); the id pass finds deletions alone',

@@ -18,6 +18,8 @@ export interface LeasedItem {
   tags: string[];
   visibility: string;
   source_type: string;
+  /** A crawled page's crawl asked for its lists of links to be searchable too (crawl option `indexListPages`). */
+  index_list_pages: boolean;
 }
 
 /**
@@ -47,9 +49,11 @@ const LEASE_SQL = `
            AND (i.indexing_lease_until IS NULL OR i.indexing_lease_until < now())
          ORDER BY i.updated_at LIMIT $1 FOR UPDATE SKIP LOCKED) AS o
   )
-  UPDATE items SET indexing_lease_until = now() + make_interval(secs => $2)
+  UPDATE items SET indexing_lease_until = now() + make_interval(secs => $2), indexing_started_at = now()
    WHERE id IN (SELECT id FROM offers ORDER BY turn, updated_at LIMIT $1)
-  RETURNING id, organization_id, title, content, content_hash, tags, visibility, source_type`;
+  RETURNING id, organization_id, title, content, content_hash, tags, visibility, source_type,
+            coalesce((SELECT (c.options->>'indexListPages')::boolean FROM crawl_jobs AS c WHERE c.id = items.crawl_job_id),
+                     false) AS index_list_pages`;
 
 /** Lease up to `limit` pending items for `leaseSeconds`, in turns across queues ({@link LEASE_SQL}). */
 export function leasePendingItems(

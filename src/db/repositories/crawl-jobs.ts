@@ -15,6 +15,11 @@ export interface CrawlOptions {
   /** Link depth from the start URL (0: the start page only); absent: no depth limit. */
   maxDepth?: number;
   tags: string[];
+  /** Pages that are lists of links (src/ingest/link-lists.ts) are chunked for search too; absent: they are not. */
+  indexListPages?: boolean;
+  /** The crawl's pace per host, as asked (within the operator's bounds); absent: the host's default. */
+  maxConcurrency?: number;
+  delayMs?: number;
 }
 
 export type CrawlStatus = 'idle' | 'scraping' | 'completed' | 'failed' | 'cancelled';
@@ -49,6 +54,9 @@ export interface CrawlJobView {
   allowExternalLinks: boolean;
   maxDepth: number | null;
   tags: string[];
+  indexListPages: boolean;
+  maxConcurrency: number | null;
+  delayMs: number | null;
   /** Finished pages by outcome (`created`, `updated`, `unchanged`, `removed`, `duplicate`, `failed`...). */
   outcomes: Record<string, number>;
   refused: RefusalSummary;
@@ -78,7 +86,17 @@ const VIEW = `SELECT c.id, c.organization_id AS service_project_id, c.url,
   FROM crawl_jobs c JOIN jobs j ON j.id = c.job_id`;
 
 interface ViewRow
-  extends Omit<CrawlJobView, 'includePaths' | 'excludePaths' | 'allowExternalLinks' | 'maxDepth' | 'tags'> {
+  extends Omit<
+    CrawlJobView,
+    | 'includePaths'
+    | 'excludePaths'
+    | 'allowExternalLinks'
+    | 'maxDepth'
+    | 'tags'
+    | 'maxConcurrency'
+    | 'delayMs'
+    | 'indexListPages'
+  > {
   options: CrawlOptions;
 }
 
@@ -90,7 +108,10 @@ function toView(row: ViewRow): CrawlJobView {
     excludePaths: options.excludePaths ?? [],
     allowExternalLinks: options.allowExternalLinks ?? false,
     maxDepth: options.maxDepth ?? null,
+    indexListPages: options.indexListPages ?? false,
     tags: options.tags ?? [],
+    maxConcurrency: options.maxConcurrency ?? null,
+    delayMs: options.delayMs ?? null,
     outcomes,
     refused,
     warnings,
@@ -254,4 +275,18 @@ export async function saveCrawlJob(q: Queryable, crawlJobId: string, job: Locked
 /** The site's sitemaps were read and their URLs admitted: a resumed attempt skips them. */
 export async function markSitemapsDone(q: Queryable, crawlJobId: string): Promise<void> {
   await q.query('UPDATE crawl_jobs SET sitemaps_done = true, updated_at = now() WHERE id = $1', [crawlJobId]);
+}
+
+/** Items this crawl stored (or updated) that are not yet searchable: the crawl is searchable when 0. */
+export async function crawlItemsPending(
+  q: Queryable,
+  organizationId: string,
+  crawlJobId: string,
+): Promise<number> {
+  const [row] = await q.query<{ n: number }>(
+    `SELECT count(*)::int AS n FROM items
+      WHERE crawl_job_id = $2 AND indexing_status = 'pending' AND organization_id = $1`,
+    [organizationId, crawlJobId],
+  );
+  return row?.n ?? 0;
 }

@@ -4,6 +4,34 @@ import type { IndexingStatus, ItemSourceType } from './items.ts';
 /** The window the indexing rate is measured over. */
 export const RATE_WINDOW_SECONDS = 300;
 
+/**
+ * Items indexed in the last $1 seconds and the seconds the indexer spent on them: the union of their
+ * [indexing_started_at, indexed_at] intervals (gaps and islands: an interval starting after every earlier
+ * one ended opens an island), clipped to the window. Idle time between bursts of work is no part of it, so
+ * 30 items stored after five quiet minutes get the rate the indexer works at, not one diluted by the quiet.
+ * Items indexed before indexing_started_at existed are left out.
+ */
+const BUSY_RATE_SQL = `
+  WITH done AS (
+    SELECT greatest(indexing_started_at, now() - make_interval(secs => $1)) AS s, indexed_at AS e
+      FROM items
+     WHERE indexed_at > now() - make_interval(secs => $1) AND indexing_started_at IS NOT NULL
+       AND indexing_started_at <= indexed_at
+  ),
+  ordered AS (
+    SELECT s, e, max(e) OVER (ORDER BY s, e ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS ended_before
+      FROM done
+  ),
+  islands AS (
+    SELECT s, e, count(*) FILTER (WHERE ended_before IS NULL OR s > ended_before) OVER (ORDER BY s, e) AS island
+      FROM ordered
+  )
+  SELECT coalesce(sum(n), 0)::int AS n, coalesce(sum(seconds), 0)::float8 AS busy
+    FROM (SELECT count(*) AS n, extract(epoch FROM max(e) - min(s)) AS seconds FROM islands GROUP BY island) AS i`;
+
+/** Shortest busy time a rate is worked out from: a single quick item says little about the next thousand. */
+const MIN_BUSY_SECONDS = 0.5;
+
 interface ConnectionItemCounts {
   connectionId: string;
   type: string;
@@ -18,7 +46,10 @@ interface ItemStats {
   byConnection: ConnectionItemCounts[];
   chunks: number;
   indexer: {
-    /** Items indexed per second, service-wide, over the last {@link RATE_WINDOW_SECONDS}; null when too few. */
+    /**
+     * Items indexed per second of the indexer's work, service-wide, over the last {@link RATE_WINDOW_SECONDS}
+     * ({@link BUSY_RATE_SQL}); null when too few.
+     */
     ratePerSecond: number | null;
     /** Pending items (every organization's) the indexer takes before this organization's last one. */
     queuedAhead: number;
@@ -89,11 +120,7 @@ export async function itemStats(q: Queryable, organizationId: string): Promise<I
       WHERE c.organization_id = $1 AND c.generation NOT IN (SELECT generation FROM chunk_staging)`,
     [organizationId],
   );
-  const [rate] = await q.query<{ n: number; span: number | null }>(
-    `SELECT count(*)::int AS n, extract(epoch FROM now() - min(indexed_at))::float8 AS span
-       FROM items WHERE indexed_at > now() - make_interval(secs => $1)`,
-    [RATE_WINDOW_SECONDS],
-  );
+  const [rate] = await q.query<{ n: number; busy: number }>(BUSY_RATE_SQL, [RATE_WINDOW_SECONDS]);
   const [ahead] = await q.query<{ n: number }>(QUEUED_AHEAD_SQL, [organizationId]);
 
   const byIndexingStatus = zeroes(STATUSES);
@@ -116,9 +143,7 @@ export async function itemStats(q: Queryable, organizationId: string): Promise<I
     }
   }
 
-  // A rate needs a span: two items indexed in the same instant say nothing about the next thousand.
-  const span = rate?.span ?? 0;
-  const ratePerSecond = rate && rate.n >= 2 && span >= 1 ? rate.n / Math.max(span, 1) : null;
+  const ratePerSecond = rate && rate.n >= 2 && rate.busy >= MIN_BUSY_SECONDS ? rate.n / rate.busy : null;
   const queuedAhead = ahead?.n ?? 0;
   const etaSeconds =
     byIndexingStatus.pending === 0 ? 0 : ratePerSecond ? Math.ceil(queuedAhead / ratePerSecond) : null;

@@ -244,3 +244,64 @@ export async function rankChunksByBm25(
   );
   return rows.map((r) => ({ id: Number(r.id), score: Number(r.score) }));
 }
+
+// ---- Page fields -----------------------------------------------------------------------------------
+
+/** How well the title and the headings of a chunk's page match a query (src/search/page-signal.ts). */
+export interface PageFieldMatch {
+  id: number;
+  item_id: string;
+  /** Cosine of the query's and the title's idf-weighted term sets, 0-1. */
+  title: number;
+  /** The idf share of the query's terms found among the headings, 0-1. */
+  headings_share: number;
+  /** Distinct lexemes of the title and headings (the field's length). */
+  headings_len: number;
+}
+
+/**
+ * The page fields (migration 021) of the items of chunks `ids` matched against `text`: for each chunk,
+ * its item and that item's title and heading matches. Terms are the query's lexemes as BM25 takes them,
+ * weighted by their BM25 idf over the organization's chunks (a term no chunk has gets the highest idf).
+ */
+export async function pageFieldMatches(
+  db: Pick<Database, 'query'>,
+  req: { organizationId: string; text: string; ids: number[] },
+): Promise<PageFieldMatch[]> {
+  if (req.ids.length === 0) return [];
+  const rows = await db.query<PageFieldMatch>(
+    `WITH st AS (SELECT coalesce((SELECT chunk_count::float8 FROM bm25_org_stats WHERE organization_id = $1), 0) AS n),
+     cand AS (SELECT c.id, c.item_id FROM chunks AS c WHERE c.id = ANY($3::bigint[])),
+     page AS (
+       SELECT it.id AS item_id, it.fields, length(it.fields) AS len
+         FROM (SELECT DISTINCT item_id FROM cand) AS d JOIN items AS it ON it.id = d.item_id),
+     title AS (
+       SELECT page.item_id, t.lexeme
+         FROM page, unnest(tsvector_to_array(ts_filter(page.fields, '{a}'))) AS t(lexeme)),
+     qterms AS (SELECT DISTINCT lexeme AS term FROM unnest(tsvector_to_array(to_tsvector('english', $2))) AS lexeme),
+     idf AS (
+       SELECT nd.term, ln(1 + (st.n - coalesce(bt.df, 0) + 0.5::float8) / (coalesce(bt.df, 0) + 0.5::float8)) AS idf
+         FROM (SELECT term FROM qterms UNION SELECT lexeme FROM title) AS nd CROSS JOIN st
+         LEFT JOIN bm25_terms AS bt ON bt.organization_id = $1 AND bt.term = nd.term),
+     qt AS (SELECT idf.term, idf.idf FROM qterms JOIN idf USING (term)),
+     q AS (SELECT sum(idf * idf) AS sq, sum(idf) AS s FROM qt),
+     -- The title's few lexemes are read out; the headings are only probed for the query's terms.
+     title_match AS (
+       SELECT title.item_id, sum(qt.idf * qt.idf) AS dot, sum(ti.idf * ti.idf) AS sq
+         FROM title JOIN idf AS ti ON ti.term = title.lexeme LEFT JOIN qt ON qt.term = title.lexeme
+        GROUP BY title.item_id),
+     headings_match AS (
+       SELECT page.item_id, sum(qt.idf) AS hit
+         FROM page JOIN qt ON page.fields @@ (quote_literal(qt.term) || ':B')::tsquery
+        GROUP BY page.item_id)
+     SELECT cand.id, cand.item_id,
+            coalesce(tm.dot / nullif(sqrt(q.sq * tm.sq), 0), 0)::float8 AS title,
+            coalesce(hm.hit / nullif(q.s, 0), 0)::float8 AS headings_share,
+            coalesce(page.len, 0)::int AS headings_len
+       FROM cand CROSS JOIN q JOIN page ON page.item_id = cand.item_id
+       LEFT JOIN title_match AS tm ON tm.item_id = cand.item_id
+       LEFT JOIN headings_match AS hm ON hm.item_id = cand.item_id`,
+    [req.organizationId, req.text, req.ids],
+  );
+  return rows.map((r) => ({ ...r, id: Number(r.id) }));
+}

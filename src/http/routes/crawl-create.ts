@@ -1,5 +1,7 @@
 import { z } from 'zod';
+import { crawlerPaceSettings } from '../../config.ts';
 import { compilePathFilters, MAX_PATH_PATTERN_LENGTH, MAX_PATH_PATTERNS } from '../../crawler/filters.ts';
+import { paceBounds } from '../../crawler/settings.ts';
 import { canonicalizeUrl } from '../../crawler/url.ts';
 import { type CrawlOptions, getCrawlJob } from '../../db/repositories/crawl-jobs.ts';
 import { enqueueCrawlJob } from '../../jobs/crawl-job.ts';
@@ -7,7 +9,7 @@ import { AppError } from '../../lib/errors.ts';
 import { newId } from '../../lib/ids.ts';
 import { type App, type RouteDeps, callerOf } from '../context.ts';
 import { bodyInteger, commonErrors, httpUrl, tagsSchema } from '../schemas.ts';
-import { crawlJobSchema } from './crawl-shared.ts';
+import { crawlJobSchema, crawlPaceSchema } from './crawl-shared.ts';
 
 const DEFAULT_LIMIT = 100;
 
@@ -46,6 +48,15 @@ function bodySchema(maxLimit: number) {
         'extension: tags added to every crawled item; an item reached by several crawls carries all their tags, and ' +
           "a crawl removes none (a user's stay until a user changes them)",
       ),
+    indexListPages: z
+      .boolean()
+      .default(false)
+      .describe(
+        'extension: make pages that are lists of links (indexes, tables of contents, sitemaps, tag pages: most of their ' +
+          'text in links, little text a link) searchable too. By default they are stored and listed, and their links ' +
+          'followed, but they are not chunked for search, where they would outrank the pages they list',
+      ),
+    ...crawlPaceSchema,
   });
 }
 
@@ -82,12 +93,16 @@ export function register(app: App, deps: RouteDeps): void {
       }
       // Invalid patterns are a 400 naming the pattern (compilePathFilters throws it).
       compilePathFilters(b.includePaths, b.excludePaths);
+      checkPace(b, new URL(url).hostname, deps);
       const options: CrawlOptions = {
         includePaths: b.includePaths,
         excludePaths: b.excludePaths,
         allowExternalLinks: b.allowExternalLinks,
         ...(b.maxDepth !== undefined ? { maxDepth: b.maxDepth } : {}),
         tags: [...new Set(b.tags)],
+        ...(b.maxConcurrency !== undefined ? { maxConcurrency: b.maxConcurrency } : {}),
+        ...(b.delayMs !== undefined ? { delayMs: b.delayMs } : {}),
+        ...(b.indexListPages ? { indexListPages: true } : {}),
       };
       const id = newId();
       const job = await deps.db.transaction(async (tx) => {
@@ -98,4 +113,29 @@ export function register(app: App, deps: RouteDeps): void {
       return job!;
     },
   );
+}
+
+/** A pace outside the operator's bounds for the start URL's host is a 400 naming the field and the bound. */
+function checkPace(
+  b: { maxConcurrency?: number | undefined; delayMs?: number | undefined },
+  hostname: string,
+  deps: RouteDeps,
+): void {
+  const bounds = paceBounds(hostname, crawlerPaceSettings(deps.config));
+  const where = bounds.fast ? `on ${hostname} (a fast host)` : 'on this service';
+  if (b.maxConcurrency !== undefined && b.maxConcurrency > bounds.maxConcurrency) {
+    throw new AppError(
+      'invalid_request',
+      `body.maxConcurrency: at most ${bounds.maxConcurrency} ${where} (the operator's KB_CRAWL_${bounds.fast ? 'FAST' : 'MAX'}_CONCURRENCY).`,
+      { field: 'maxConcurrency' },
+    );
+  }
+  if (b.delayMs !== undefined && (b.delayMs < bounds.minDelayMs || b.delayMs > bounds.maxDelayMs)) {
+    throw new AppError(
+      'invalid_request',
+      `body.delayMs: from ${bounds.minDelayMs} to ${bounds.maxDelayMs} ${where} (the operator's ` +
+        `KB_CRAWL_${bounds.fast ? 'FAST_DELAY_MS' : 'MIN_DELAY_MS'} and KB_CRAWL_MAX_CRAWL_DELAY_MS).`,
+      { field: 'delayMs' },
+    );
+  }
 }

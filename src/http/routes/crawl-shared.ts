@@ -1,6 +1,27 @@
 /** The crawl job as every crawl endpoint shows it (seed "Crawl job" plus extensions), and its id param. */
 import { z } from 'zod';
+import { bodyInteger } from '../schemas.ts';
 import { jobWarningsSchema } from './job-warnings-schema.ts';
+
+/**
+ * A crawl's pace per host, the create body's extensions. The schema bounds are the widest any operator may
+ * set; the operator's bounds for the start URL's host are checked by the route (400 beyond them).
+ */
+export const crawlPaceSchema = {
+  maxConcurrency: bodyInteger(1, 64)
+    .optional()
+    .describe(
+      "extension: requests in flight per host at most (default the operator's KB_CRAWL_CONCURRENCY, 2; at most " +
+        'KB_CRAWL_MAX_CONCURRENCY, 4, or KB_CRAWL_FAST_CONCURRENCY on hosts the operator lists in KB_CRAWL_FAST_HOSTS)',
+    ),
+  delayMs: bodyInteger(0, 600_000)
+    .optional()
+    .describe(
+      "extension: ms between two request starts per host (default the operator's KB_CRAWL_DELAY_MS, 100; at least " +
+        'KB_CRAWL_MIN_DELAY_MS, 50, or KB_CRAWL_FAST_DELAY_MS on fast hosts). A robots.txt Crawl-delay, when larger, wins, ' +
+        'and a host answering 429/503 or slowing down gets a wider gap',
+    ),
+};
 
 export const crawlJobSchema = z
   .object({
@@ -41,6 +62,21 @@ export const crawlJobSchema = z
     allowExternalLinks: z.boolean(),
     maxDepth: z.number().nullable().describe('extension: link depth limit; null for none'),
     tags: z.array(z.string()).describe('extension: tags given to every crawled item'),
+    indexListPages: z
+      .boolean()
+      .describe(
+        'extension: pages that are lists of links are searchable too (false: stored and listed, not chunked)',
+      ),
+    maxConcurrency: z
+      .number()
+      .nullable()
+      .describe("extension: requests in flight per host the crawl asked for; null: the host's default"),
+    delayMs: z
+      .number()
+      .nullable()
+      .describe(
+        "extension: ms between request starts per host the crawl asked for; null: the host's default",
+      ),
     outcomes: z
       .record(z.string(), z.number())
       .describe(

@@ -26,6 +26,11 @@ import * as runSync from './run-sync.ts';
 import * as search from './search.ts';
 import * as secretIdExists from './secret-id-exists.ts';
 import * as syncJobsList from './sync-jobs-list.ts';
+import * as webhookDeliveriesList from './webhook-deliveries-list.ts';
+import * as webhookEndpointCreate from './webhook-endpoint-create.ts';
+import * as webhookEndpointDelete from './webhook-endpoint-delete.ts';
+import * as webhookEndpointList from './webhook-endpoint-list.ts';
+import * as webhookEndpointUpdate from './webhook-endpoint-update.ts';
 
 /** Every endpoint lives in its own file; adding one means one file and one line here. */
 const routes: Array<{ register(app: App, deps: RouteDeps): void }> = [
@@ -54,6 +59,11 @@ const routes: Array<{ register(app: App, deps: RouteDeps): void }> = [
   crawlList,
   crawlGet,
   crawlCancel,
+  webhookEndpointCreate,
+  webhookEndpointList,
+  webhookEndpointUpdate,
+  webhookEndpointDelete,
+  webhookDeliveriesList,
   mcp,
   consolePage,
 ];

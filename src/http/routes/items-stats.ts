@@ -21,7 +21,7 @@ const statsSchema = z
         .number()
         .nullable()
         .describe(
-          `Items indexed per second, by every worker for every organization, over the last ${RATE_WINDOW_SECONDS / 60} minutes; null when too few were`,
+          `Items indexed per second of indexing work, by every worker for every organization, over the last ${RATE_WINDOW_SECONDS / 60} minutes (time with nothing to index does not count); null when too few were`,
         ),
       queuedAhead: z
         .number()

@@ -37,6 +37,11 @@ const bodySchema = z.strictObject({
     .optional()
     .describe('extension'),
   includeEmbedding: z.boolean().default(true).describe('extension: false leaves `embedding` out of the hits'),
+  maxPerItem: bodyInteger(1, 100)
+    .optional()
+    .describe(
+      'extension: at most this many hits per item (1: one passage per page, the best); fewer than `limit` hits only when fewer items match',
+    ),
 });
 
 const resultSchema = z
@@ -98,6 +103,7 @@ export function register(app: App, deps: RouteDeps): void {
           sourceTypes: b.sourceTypes,
           cosineDistanceThreshold: b.cosineDistanceThreshold,
           includeEmbedding: b.includeEmbedding,
+          maxPerItem: b.maxPerItem,
         },
         embedder.dimensions,
       );
