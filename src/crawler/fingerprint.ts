@@ -24,19 +24,22 @@
  * A page is a near-duplicate of a stored one ({@link duplicateOf}) when
  * - their shingle sets are {@link NEAR_DUPLICATE_SIMILARITY} (0.9) alike: one word changed in a 150-word
  *   page leaves 0.97; a 40-word paragraph added to a 200-word page leaves 0.83 and is kept; or
- * - it is a variant: the page has at least {@link VARIANT_MIN_SHINGLES} shingles, at least
- *   {@link VARIANT_CONTAINMENT} of them are in the stored page, at most {@link VARIANT_OWN_WORDS} of its
- *   words are not, and the stored page is at most {@link VARIANT_MAX_RATIO} times its size; then confirmed
- *   word by word against the stored page's text (word-diff.ts: the page's own words in short runs, not a
- *   page simply contained in a longer one, nor one with a paragraph of its own). A store's
- *   variant pages differ in a title, a SKU, a colour, a size and a price: scattered single words, each
- *   breaking two shingles, so the shingle similarity of two variants falls to 0.8 and of a variant and its
- *   product page (which carries reviews the variant lacks) to 0.3, while the variant's words are nearly
- *   all its product's (0.78 to 0.82 of a variant's shingles are in its product page in the generated store).
- *   Distinct documentation pages that share a template differ by sentences of their own: on the
- *   fastapi-docs mirror no page of 80 shingles or more has more than 0.69 of them in another,
- *   and the pairs above 0.6 have 16 words or more of their own (bench/fingerprint.ts measures this on
- *   every generated shape). Below 80 shingles a page is compared by similarity alone: two reference stubs
+ * - it is a variant: the page has at least {@link VARIANT_MIN_SHINGLES} shingles, an estimated
+ *   {@link VARIANT_CONTAINMENT} of them or more are in the stored page, an estimated
+ *   {@link VARIANT_OWN_WORDS} of its words or fewer are not, and the stored page is at most
+ *   {@link VARIANT_MAX_RATIO} times its size; then confirmed word by word against the stored page's text
+ *   (word-diff.ts, on exact counts: at least 0.7 of its word pairs in the stored page, at most 10 words
+ *   of its own, in short runs; not a page simply contained in a longer one, nor one with a paragraph of
+ *   its own). The estimates are loose because they only choose what to compare: a variant three times
+ *   shorter than its product page has its share estimated within about 0.08, and the exact gates decide.
+ *   A store's variant pages differ in a title, a SKU, a colour, a size and a price: scattered single
+ *   words, each breaking two shingles, so the shingle similarity of two variants falls to 0.8 and of a
+ *   variant and its product page (which carries reviews the variant lacks) to 0.3, while the variant's
+ *   words are nearly all its product's. Distinct documentation pages that share a template differ by
+ *   sentences of their own: in the generated reference manual the pairs with 0.7 of their word pairs in
+ *   another page have 21 words or more of their own, and on the fastapi-docs mirror no pair passes the
+ *   gates (bench/fingerprint.ts measures this on every generated shape). Below 80 shingles a page is
+ *   compared by similarity alone: two reference stubs
  *   that differ only in the class they name are distinct pages.
  *
  * Short texts ({@link MIN_SHINGLES}) get no signature and are never compared: below that size one word
@@ -62,10 +65,14 @@ const WORD_BANDS = Math.floor(WORD_MINS / ROWS_PER_WORD_BAND);
 export const NEAR_DUPLICATE_SIMILARITY = 0.9;
 /** Fewest shingles a page needs to be judged a variant (below, similarity alone decides). */
 export const VARIANT_MIN_SHINGLES = 80;
-/** Share of a variant's shingles found in the page it varies. */
-export const VARIANT_CONTAINMENT = 0.7;
-/** Most words a variant has that the page it varies lacks. */
-export const VARIANT_OWN_WORDS = 10;
+/**
+ * Least estimated share of a variant's shingles found in the page it varies. Loose on purpose: the
+ * estimate only picks pages to compare word by word (word-diff.ts decides on exact counts); a variant
+ * three times shorter than its product page is estimated within about 0.08 of its true share.
+ */
+export const VARIANT_CONTAINMENT = 0.5;
+/** Most estimated words a variant has that the page it varies lacks (loose, as above). */
+export const VARIANT_OWN_WORDS = 20;
 /** The page a variant varies is at most this many times its size (beyond, estimates are noise). */
 export const VARIANT_MAX_RATIO = 4;
 /**

@@ -5,17 +5,22 @@
  *
  * A store's variant differs from the page it varies in attribute values: a colour, a size, a price, and
  * the lines that carry them: against its product page, which has no such lines, a variant's SKU, stock
- * and attribute table are one run of up to 15 words in the generated stores (`SKU: HB-01000-RED-ONE-SIZE.
+ * and attribute table are one run of up to 17 words in the generated stores (`SKU: HB-01000-RED-ONE-SIZE.
  * In stock: 3.` then `Colour Red Size ONE SIZE Material`), its `Item no. ... Price 42,00 kr. Colour: red.
  * Size: M.` line 13. A page that is wholly contained in a longer one (the longer one has a paragraph of
  * its own) has no run of its own at all, and a page with a paragraph of its own has a longer run: both are
- * distinct pages. A single sentence of its own is left to the signatures (at most 10 words the stored
- * page lacks). Runs of the stored page's own words are not limited: a product page carries reviews its
+ * distinct pages. Before the alignment, exact counts: a variant has most of its word pairs in the page it
+ * varies and few distinct words of its own (a template's distinct pages have a sentence of their own:
+ * 21 words or more in the generated reference manual). Runs of the stored page's own words are not limited: a product page carries reviews its
  * variants lack.
  */
 
 /** Longest run of a variant's own words (an attribute value or a line of them; see above). */
-export const VARIANT_MAX_RUN = 16;
+export const VARIANT_MAX_RUN = 20;
+/** Least share of a variant's distinct word pairs that the page it varies has (counted exactly). */
+export const VARIANT_MIN_CONTAINMENT = 0.7;
+/** Most distinct words a variant has that the page it varies lacks (counted exactly). */
+export const VARIANT_MAX_OWN_WORDS = 10;
 /**
  * Most edits (words of either page the other lacks) the alignment looks for; beyond, the pages are too
  * different to be variants, and the diff's cost (time O((n + m) d), memory O(d²)) stays bounded.
@@ -52,11 +57,45 @@ export function ownRuns(page: readonly string[], stored: readonly string[]): num
 
 /**
  * Whether the page of text `pageText` is a variant of the stored page of text `storedText` (module
- * comment): it has words of its own, in runs of at most {@link VARIANT_MAX_RUN}.
+ * comment): at least {@link VARIANT_MIN_CONTAINMENT} of its word pairs are in the stored page, at most
+ * {@link VARIANT_MAX_OWN_WORDS} of its distinct words are not, and it has words of its own, in runs of at
+ * most {@link VARIANT_MAX_RUN}.
  */
 export function isVariantText(pageText: string, storedText: string): boolean {
+  // The counts first: they are linear in the texts, the alignment is not.
+  const m = variantMeasures(pageText, storedText);
+  if (m.containment < VARIANT_MIN_CONTAINMENT || m.ownWords > VARIANT_MAX_OWN_WORDS) return false;
   const runs = ownRuns(comparedWords(pageText), comparedWords(storedText));
   return runs !== null && runs.length > 0 && runs.every((r) => r <= VARIANT_MAX_RUN);
+}
+
+/** What a page shares with a stored page, counted exactly on their words (digits as one word, `0`). */
+export interface VariantMeasures {
+  /** Share of the page's distinct word pairs that the stored page has. */
+  containment: number;
+  /** The page's distinct words that the stored page lacks. */
+  ownWords: number;
+}
+
+const HAS_DIGIT = /\p{N}/u;
+
+/** {@link VariantMeasures} of `pageText` against `storedText`. */
+export function variantMeasures(pageText: string, storedText: string): VariantMeasures {
+  const norm = (t: string) => comparedWords(t).map((w) => (HAS_DIGIT.test(w) ? '0' : w));
+  const page = norm(pageText);
+  const stored = norm(storedText);
+  const pairs = (ws: string[]) => {
+    const out = new Set<string>();
+    for (let i = 1; i < ws.length; i++) out.add(`${ws[i - 1]} ${ws[i]}`);
+    return out;
+  };
+  const pagePairs = pairs(page);
+  const storedPairs = pairs(stored);
+  let shared = 0;
+  for (const p of pagePairs) if (storedPairs.has(p)) shared++;
+  const storedWords = new Set(stored);
+  const own = new Set(page.filter((w) => !storedWords.has(w)));
+  return { containment: pagePairs.size === 0 ? 0 : shared / pagePairs.size, ownWords: own.size };
 }
 
 /** For each word of `a`, whether a shortest edit script from `a` to `b` deletes it; null past the cap. */

@@ -8,8 +8,12 @@ import { describe, test } from 'node:test';
 import { isVariantText, ownRuns } from '../../src/crawler/word-diff.ts';
 
 const w = (s: string) => s.split(' ');
+// As long as a store's product description: a variant is judged on pages of 80 word pairs or more.
 const DESCRIPTION =
-  'Soft cotton shirt with a relaxed fit, stitched seams and a button collar, washed for a lived-in feel.';
+  'Soft cotton shirt with a relaxed fit, stitched seams and a button collar, washed for a lived-in feel. ' +
+  'Cut a little longer at the back so it stays tucked in, with a chest pocket deep enough for a notebook ' +
+  'and cuffs that roll up and hold. Woven at a family mill from long-staple organic fibre, then garment ' +
+  'dyed in small batches, so each piece has a slightly different shade. Machine wash cold, dry flat.';
 
 describe('variant confirmation by words', () => {
   test("the runs of a page's own words follow a shortest alignment", () => {
