@@ -124,6 +124,12 @@ for (const mode of STORAGE_MODES) {
         const variants = second.outcome === 'near_duplicate' ? 2 : 1;
         const kept = items.find((i) => i.source_url === `${site.origin}/${slug}`)!;
         assert.ok(kept.tags.includes(`variants:${variants}`), `${slug}: ${JSON.stringify(kept.tags)}`);
+        // The variants' URL pattern counts the take-over as a collapse (what pushes a pattern back).
+        const [pattern] = await h.t.db.query<{ fetched: number; collapsed: number }>(
+          'SELECT fetched, collapsed FROM crawl_patterns WHERE crawl_job_id = $1 AND pattern = $2',
+          [done.id, `//${new URL(site.origin).host}/${slug}/*`],
+        );
+        assert.deepEqual(pattern, { fetched: variants, collapsed: variants });
       }
     });
   });
