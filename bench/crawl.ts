@@ -18,7 +18,11 @@
  * - `limit` = the distinct pages (251), path-style variants listed in the sitemap after their product (the
  *   hard case: only the URL patterns' collapses tell variants from products), and query-style variants
  *   found by links only;
- * - `limit` 1000 (more than the site has: every URL is fetched, the budget caps nothing).
+ * - `limit` 1000 (more than the site has: every URL is fetched, the budget caps nothing);
+ * and two stores of other shapes, `limit` = their distinct pages: catalogue-store.ts (120 products, variants
+ * reachable by links only, at the products' depth, product pages with reviews the variants lack) and
+ * catalogue-listed.ts (120 products behind one script with query variants, listed in the sitemap before
+ * their product, faceted listings).
  * Rows: items stored, distinct among them, products reached (stored under their own URL), fetches and
  * fetches per stored item, near-duplicates collapsed, pages fetched per second.
  *
@@ -54,7 +58,9 @@ import type { Database } from '../src/db/database.ts';
 import type { Embedder } from '../src/embedding/types.ts';
 import { chunkForIndexing } from '../src/ingest/chunk.ts';
 import { Indexer } from '../src/ingest/indexer.ts';
+import { serveListedStore } from '../test/support/catalogue-listed.ts';
 import { serveCatalogue } from '../test/support/catalogue-site.ts';
+import { serveStore } from '../test/support/catalogue-store.ts';
 import { testEmbedder } from '../test/support/embedding.ts';
 import { type StorageMode, startTestApp } from '../test/support/harness.ts';
 import { writeDocsSite } from '../test/support/docs-site.ts';
@@ -274,6 +280,8 @@ async function plainFetch(tool: 'wget' | 'curl'): Promise<{ pages: number; secon
 
 interface CatalogueScenario {
   id: string;
+  /** Which generated site: catalogue-site.ts (default), catalogue-store.ts or catalogue-listed.ts. */
+  shape?: 'store' | 'listed';
   storage: StorageMode;
   variantUrls: 'query' | 'path';
   sitemap: 'none' | 'all';
@@ -286,12 +294,38 @@ const CATALOGUE_SCENARIOS: CatalogueScenario[] = [
   { id: 'catalogue-path-postgres', storage: 'postgres', variantUrls: 'path', sitemap: 'all', limit: null },
   { id: 'catalogue-query-postgres', storage: 'postgres', variantUrls: 'query', sitemap: 'none', limit: null },
   { id: 'catalogue-1000-postgres', storage: 'postgres', variantUrls: 'query', sitemap: 'all', limit: 1000 },
+  // The variant fields below only label these rows: each store's shape is its own.
+  {
+    id: 'store-links-postgres',
+    shape: 'store',
+    storage: 'postgres',
+    variantUrls: 'path',
+    sitemap: 'none',
+    limit: null,
+  },
+  {
+    id: 'store-listed-postgres',
+    shape: 'listed',
+    storage: 'postgres',
+    variantUrls: 'query',
+    sitemap: 'all',
+    limit: null,
+  },
 ];
+
+/** The label of a catalogue scenario's row. */
+function catalogueLabel(c: CatalogueScenario): string {
+  if (c.shape === 'store') return 'store: variants by links only, reviews (catalogue-store.ts)';
+  if (c.shape === 'listed') return 'store: query variants in the sitemap first, facets (catalogue-listed.ts)';
+  return `catalogue: ${c.variantUrls} variants, sitemap ${c.sitemap}`;
+}
 
 interface CatalogueMeasured {
   id: string;
   limit: number;
   sitePages: number;
+  /** Products the site has. */
+  productsTotal: number;
   items: number;
   distinct: number;
   products: number;
@@ -303,7 +337,12 @@ interface CatalogueMeasured {
 
 /** One catalogue crawl, in this process. */
 async function runCatalogue(c: CatalogueScenario): Promise<CatalogueMeasured> {
-  const site = await serveCatalogue({ variantUrls: c.variantUrls, sitemap: c.sitemap });
+  const site =
+    c.shape === 'store'
+      ? await serveStore()
+      : c.shape === 'listed'
+        ? await serveListedStore()
+        : await serveCatalogue({ variantUrls: c.variantUrls, sitemap: c.sitemap });
   const t = await startTestApp(c.storage, {
     config: { KB_CRAWL_ALLOW_PRIVATE: 'true' },
     parts: { crawler: FAST },
@@ -325,6 +364,7 @@ async function runCatalogue(c: CatalogueScenario): Promise<CatalogueMeasured> {
       id: c.id,
       limit,
       sitePages: site.totalPages,
+      productsTotal: site.productPaths.length,
       items: items.length,
       distinct: new Set(contents.filter((x) => x !== null)).size,
       products: new Set(contents.filter((x) => x?.startsWith('product:'))).size,
@@ -588,12 +628,13 @@ async function main(): Promise<void> {
     const m = await spawnScenario<CatalogueMeasured>(c.id);
     raw[c.id] = m;
     catalogueRows.push({
-      scenario: `${c.variantUrls} variants, sitemap ${c.sitemap}`,
+      scenario: catalogueLabel(c),
       storage: c.storage,
+      'site pages': String(m.sitePages),
       limit: String(m.limit),
       items: String(m.items),
       'distinct / items': `${m.distinct} / ${m.items} (${((100 * m.distinct) / Math.max(1, m.items)).toFixed(1)}%)`,
-      'products reached (own URL)': `${m.products} (${m.productsOwnUrl}) of 200`,
+      'products reached (own URL)': `${m.products} (${m.productsOwnUrl}) of ${m.productsTotal}`,
       fetches: String(m.fetches),
       'fetches / item': (m.fetches / Math.max(1, m.items)).toFixed(2),
       'near-dups': String(m.nearDuplicates),
@@ -603,7 +644,7 @@ async function main(): Promise<void> {
   }
   if (catalogueRows.length > 0)
     printTable(
-      `Crawling the generated catalogue (251 distinct pages of 2,201), embedding excluded; requests in flight ${CONCURRENCY}, pages in flight ${PAGE_CONCURRENCY}`,
+      `Crawling generated stores (limit: their distinct pages unless given), embedding excluded; requests in flight ${CONCURRENCY}, pages in flight ${PAGE_CONCURRENCY}`,
       catalogueRows,
     );
   await docsRows(wanted, raw);

@@ -7,23 +7,31 @@
  * item of its own it had from an earlier crawl, so a page is one item however often it is crawled.
  *
  * Near-duplicates (fingerprint.ts): a page whose text has estimated similarity >= 0.9 with a page of the
- * same host that the organization has stored (in this crawl, or in an earlier one and not yet refused by
+ * same host, or is a variant of it (most of its text in that page, few words of its own), that the organization has stored (in this crawl, or in an earlier one and not yet refused by
  * this one) is counted under `near_duplicate` with the URL it duplicates; the kept item's `variants:N` tag
- * says how many pages this crawl collapsed into it (exact duplicates included).
+ * says how many pages this crawl collapsed into it (exact duplicates included). A page that a variant
+ * stored earlier in this crawl varies takes that variant's place (variant-takeover.ts): the variant's
+ * item goes and its URL is counted as a near-duplicate of the page.
  */
 import type { Queryable } from '../db/database.ts';
 import {
   claimCrawlText,
   type FrontierRow,
   type FrontierRowState,
+  finishFrontierRow,
   getFrontierRow,
   insertFrontierRows,
+  moveCrawlTexts,
+  notePatternCollapse,
+  shiftPatternPriority,
 } from '../db/repositories/crawl-frontier.ts';
 import type { LockedCrawlJob } from '../db/repositories/crawl-jobs.ts';
 import {
   countVariant,
+  crawledPageText,
   deletePageMemory,
   type FingerprintCandidate,
+  moveVariants,
   pageTwins,
   type PageMemory,
   refreshVariantsTag,
@@ -35,9 +43,12 @@ import { sha256Hex } from '../lib/crypto.ts';
 import type { Admission } from './admission.ts';
 import type { ExtractedPage } from './extract.ts';
 import type { FetchPageResult } from './fetch-page.ts';
-import { NEAR_DUPLICATE_SIMILARITY, signatureBands, signatureSimilarity } from './fingerprint.ts';
+import { type DuplicateVerdict, duplicateOf, signatureBands } from './fingerprint.ts';
 import { noteRefusals, STORED_OUTCOMES } from './frontier.ts';
+import { isPushedBack, PUSH_BACK, urlPattern } from './patterns.ts';
 import { PdfRefusal } from './pdf.ts';
+import { pagesToTakeOver, type TakenOver } from './variant-takeover.ts';
+import { isVariantText } from './word-diff.ts';
 import type { FinalResponse } from './redirects.ts';
 import type { CrawlerRuntime } from './runtime.ts';
 import { urlKey } from './url.ts';
@@ -208,7 +219,11 @@ export class PageSettler {
         if (duplicate) return duplicate;
       }
       if (!row.admitted) return 'links_only';
-      return (await this.#refusePage(tx, locked, prepared)) ?? (await this.#storePage(tx, prepared));
+      const judged = await this.#refusePage(tx, locked, prepared);
+      if ('refusal' in judged) return judged.refusal;
+      const stored = await this.#storePage(tx, prepared);
+      if (stored !== 'tombstoned') await this.#takeOver(tx, locked, prepared, judged.takeOver);
+      return stored;
     });
   }
 
@@ -278,19 +293,24 @@ export class PageSettler {
 
   /**
    * Why an admitted page is not stored (noindex, empty, canonical elsewhere, the same or nearly the same
-   * text as a stored page, budget spent), its own earlier item dropped where it had one; null to store it.
+   * text as a stored page, budget spent), its own earlier item dropped where it had one; else the stored
+   * pages of this crawl it takes over once stored (variant-takeover.ts).
    */
-  async #refusePage(tx: Queryable, locked: LockedCrawlJob, p: PreparedPage): Promise<CommitResult | null> {
+  async #refusePage(
+    tx: Queryable,
+    locked: LockedCrawlJob,
+    p: PreparedPage,
+  ): Promise<{ refusal: CommitResult } | { takeOver: TakenOver[] }> {
     const org = this.#job.organizationId;
     const { res, page, finalUrl, finalKey, sourceKey, canonical } = p;
     if (res.noindex || page.noindex) {
       noteRefusals(locked, [{ url: finalUrl, reason: 'noindex' }]);
       await this.#dropOwnItem(tx, sourceKey);
-      return 'noindex';
+      return { refusal: 'noindex' };
     }
     if (p.markdown === '') {
       noteRefusals(locked, [{ url: finalUrl, reason: 'empty' }]);
-      return 'empty';
+      return { refusal: 'empty' };
     }
     if (canonical) {
       await this.#admission.admit(tx, locked, canonical.candidates);
@@ -299,7 +319,7 @@ export class PageSettler {
       if (target && canonicalTaken(target)) {
         noteRefusals(locked, [{ url: finalUrl, reason: 'canonical', of: target.url }]);
         await this.#dropOwnItem(tx, sourceKey);
-        return { outcome: 'canonical', detail: `canonical: ${target.url}` };
+        return { refusal: { outcome: 'canonical', detail: `canonical: ${target.url}` } };
       }
     }
     const twins = await pageTwins(tx, {
@@ -314,24 +334,74 @@ export class PageSettler {
       noteRefusals(locked, [{ url: finalUrl, reason: 'duplicate', of: holder.url }]);
       await this.#dropOwnItem(tx, sourceKey);
       await countVariant(tx, org, crawlSourceKey(holder.key), this.#job.id);
-      return { outcome: 'duplicate', detail: `duplicate of ${holder.url}` };
+      return { refusal: { outcome: 'duplicate', detail: `duplicate of ${holder.url}` } };
     }
-    const near = page.signature ? nearestDuplicate(page.signature, twins.candidates) : null;
-    if (near) {
+    const near = page.signature
+      ? await nearestDuplicate(tx, org, { signature: page.signature, text: p.markdown }, twins.candidates)
+      : null;
+    const takeOver =
+      page.signature && near?.kind !== 'similar'
+        ? await pagesToTakeOver(
+            tx,
+            { organizationId: org, crawlJobId: this.#job.id },
+            {
+              url: finalUrl,
+              signature: page.signature,
+              text: p.markdown,
+              refusedAs: near ? near.sourceKey : null,
+            },
+            twins.candidates,
+          )
+        : [];
+    if (near && takeOver.length === 0) {
       noteRefusals(locked, [{ url: finalUrl, reason: 'near_duplicate', of: near.url }]);
       await this.#dropOwnItem(tx, sourceKey);
       await countVariant(tx, org, near.sourceKey, this.#job.id);
       return {
-        outcome: 'near_duplicate',
-        detail: `near-duplicate of ${near.url} (similarity ${near.similarity.toFixed(2)})`,
+        refusal: {
+          outcome: 'near_duplicate',
+          detail: `near-duplicate of ${near.url} (similarity ${near.similarity.toFixed(2)}${near.kind === 'variant' ? `; a variant: ${near.containment.toFixed(2)} of its text is there` : ''})`,
+        },
       };
     }
     // Not reached while the claim keeps stored + in flight below the limit; kept as the last guard.
     if (locked.stored >= locked.limit) {
       noteRefusals(locked, [{ url: finalUrl, reason: 'budget' }]);
-      return 'budget';
+      return { refusal: 'budget' };
     }
-    return null;
+    return { takeOver };
+  }
+
+  /**
+   * The stored page `p` takes the place of pages of this crawl it varies (variant-takeover.ts): each one's
+   * item goes, its row becomes a near-duplicate of `p` (its slot in the page budget free again), what it
+   * stood for is counted on `p`, and its URL pattern counts one more collapsed page.
+   */
+  async #takeOver(tx: Queryable, locked: LockedCrawlJob, p: PreparedPage, pages: TakenOver[]): Promise<void> {
+    const org = this.#job.organizationId;
+    const jobId = this.#job.id;
+    for (const v of pages) {
+      await moveVariants(tx, org, { sourceKey: v.sourceKey, to: p.sourceKey }, jobId);
+      await moveCrawlTexts(tx, jobId, v.key, p.finalKey);
+      await this.#dropOwnItem(tx, v.sourceKey);
+      await finishFrontierRow(
+        tx,
+        jobId,
+        v.key,
+        'near_duplicate',
+        `near-duplicate of ${p.finalUrl} (a variant of it, stored first and taken over)`,
+      );
+      const left = (locked.outcomes[v.outcome] ?? 1) - 1;
+      if (left > 0) locked.outcomes[v.outcome] = left;
+      else delete locked.outcomes[v.outcome];
+      locked.outcomes['near_duplicate'] = (locked.outcomes['near_duplicate'] ?? 0) + 1;
+      locked.stored--;
+      noteRefusals(locked, [{ url: v.url, reason: 'near_duplicate', of: p.finalUrl }]);
+      const pattern = v.pattern || urlPattern(v.url);
+      const verdict = await notePatternCollapse(tx, jobId, pattern, isPushedBack);
+      if (verdict.changed)
+        await shiftPatternPriority(tx, jobId, pattern, verdict.pushedBack ? PUSH_BACK : -PUSH_BACK);
+    }
   }
 
   /** Stores the page as an item and remembers its validators, links and text for the next crawl. */
@@ -383,18 +453,45 @@ export class PageSettler {
   }
 }
 
-/** The most similar candidate page at or above the near-duplicate threshold, if any. */
-function nearestDuplicate(
-  signature: number[],
+/** Variant verdicts confirmed against stored text per page: each is one read of an item's content. */
+const MAX_VARIANT_CONFIRMATIONS = 3;
+
+/**
+ * The candidate page this one is a near-duplicate or a variant of (fingerprint.ts `duplicateOf`), if any:
+ * the most similar near-copy, else the variant holding most of its text. Signatures only estimate a variant, and a page wholly contained in a
+ * longer one looks like one to them; a variant is taken only once the page's words, aligned with the
+ * stored page's, differ in short runs of their own (word-diff.ts).
+ */
+async function nearestDuplicate(
+  tx: Queryable,
+  organizationId: string,
+  page: { signature: number[]; text: string },
   candidates: readonly FingerprintCandidate[],
-): { sourceKey: string; url: string; similarity: number } | null {
-  let best: { sourceKey: string; url: string; similarity: number } | null = null;
+): Promise<({ sourceKey: string; url: string } & DuplicateVerdict) | null> {
+  const verdicts: Array<{ sourceKey: string; url: string } & DuplicateVerdict> = [];
   for (const c of candidates) {
-    const similarity = signatureSimilarity(signature, c.signature);
-    if (similarity >= NEAR_DUPLICATE_SIMILARITY && similarity > (best?.similarity ?? 0))
-      best = { sourceKey: c.sourceKey, url: c.url, similarity };
+    const verdict = duplicateOf(page.signature, c.signature);
+    if (verdict) verdicts.push({ sourceKey: c.sourceKey, url: c.url, ...verdict });
   }
-  return best;
+  // A near-copy first (the most similar), then variants by how much of the page they hold.
+  verdicts.sort((a, b) =>
+    a.kind !== b.kind
+      ? a.kind === 'similar'
+        ? -1
+        : 1
+      : a.kind === 'similar'
+        ? b.similarity - a.similarity
+        : b.containment - a.containment,
+  );
+  let confirmations = 0;
+  for (const v of verdicts) {
+    if (v.kind === 'similar') return v;
+    if (confirmations >= MAX_VARIANT_CONFIRMATIONS) continue;
+    confirmations++;
+    const stored = await crawledPageText(tx, organizationId, v.sourceKey);
+    if (stored !== null && isVariantText(page.text, stored)) return v;
+  }
+  return null;
 }
 
 /**

@@ -256,6 +256,49 @@ export async function notePatternPage(
   return { changed: true, pushedBack };
 }
 
+/**
+ * Counts one more collapsed page of `pattern` that was counted as fetched already (a stored page taken
+ * over by a later one), and says whether the pattern's push-back changed, as {@link notePatternPage}.
+ */
+export async function notePatternCollapse(
+  q: Queryable,
+  crawlJobId: string,
+  pattern: string,
+  decide: (fetched: number, collapsed: number) => boolean,
+): Promise<{ changed: boolean; pushedBack: boolean }> {
+  const [row] = await q.query<{ fetched: number; collapsed: number; pushed_back: boolean }>(
+    `UPDATE crawl_patterns SET collapsed = collapsed + 1 WHERE crawl_job_id = $1 AND pattern = $2
+     RETURNING fetched, collapsed, pushed_back`,
+    [crawlJobId, pattern],
+  );
+  if (!row) return { changed: false, pushedBack: false };
+  const pushedBack = decide(row.fetched, row.collapsed);
+  if (pushedBack === row.pushed_back) return { changed: false, pushedBack };
+  await q.query('UPDATE crawl_patterns SET pushed_back = $3 WHERE crawl_job_id = $1 AND pattern = $2', [
+    crawlJobId,
+    pattern,
+    pushedBack,
+  ]);
+  return { changed: true, pushedBack };
+}
+
+/**
+ * The texts frontier key `from` took in crawl `crawlJobId` are `to`'s now (`crawl_texts`): a later fetch of
+ * the same text is a duplicate of the page that took `from` over.
+ */
+export async function moveCrawlTexts(
+  q: Queryable,
+  crawlJobId: string,
+  from: string,
+  to: string,
+): Promise<void> {
+  await q.query('UPDATE crawl_texts SET url_key = $3 WHERE crawl_job_id = $1 AND url_key = $2', [
+    crawlJobId,
+    from,
+    to,
+  ]);
+}
+
 /** Moves the queued URLs of a pattern by `delta` in the queue's order. */
 export async function shiftPatternPriority(
   q: Queryable,

@@ -188,6 +188,22 @@ export async function pageTwins(
 }
 
 /**
+ * The text of the organization's crawled page `sourceKey` (its item's content): what a page the
+ * fingerprints take for a variant of it is compared with word by word. Null when it has no item.
+ */
+export async function crawledPageText(
+  q: Queryable,
+  organizationId: string,
+  sourceKey: string,
+): Promise<string | null> {
+  const rows = await q.query<{ content: string }>(
+    'SELECT content FROM items WHERE organization_id = $1 AND source_key = $2',
+    [organizationId, sourceKey],
+  );
+  return rows[0]?.content ?? null;
+}
+
+/**
  * Counts one more page that crawl `crawlJobId` collapsed into the stored page `sourceKey` (a count left
  * by an earlier crawl starts over) and writes the count into its item's variants tag.
  */
@@ -245,4 +261,28 @@ export async function refreshVariantsTag(
     [organizationId, sourceKey, crawlJobId],
   );
   await setVariantsTag(q, organizationId, sourceKey, rows[0]?.variants ?? 0);
+}
+
+/**
+ * The stored page `fromSourceKey`, taken over by `toSourceKey` in crawl `crawlJobId`, passes on what it
+ * stood for: itself and the pages this crawl collapsed into it are counted on `toSourceKey`, whose item's
+ * variants tag follows. Run before `fromSourceKey`'s memory is deleted.
+ */
+export async function moveVariants(
+  q: Queryable,
+  organizationId: string,
+  from: { sourceKey: string; to: string },
+  crawlJobId: string,
+): Promise<void> {
+  const rows = await q.query<{ variants: number }>(
+    `WITH moved AS (
+       SELECT 1 + COALESCE((SELECT CASE WHEN variants_crawl_job_id = $4 THEN variants ELSE 0 END
+                              FROM crawl_pages WHERE organization_id = $1 AND source_key = $2), 0) AS n)
+     UPDATE crawl_pages SET
+       variants = (CASE WHEN variants_crawl_job_id = $4 THEN variants ELSE 0 END) + (SELECT n FROM moved),
+       variants_crawl_job_id = $4
+     WHERE organization_id = $1 AND source_key = $3 RETURNING variants`,
+    [organizationId, from.sourceKey, from.to, crawlJobId],
+  );
+  if (rows[0]) await setVariantsTag(q, organizationId, from.to, rows[0].variants);
 }
