@@ -16,6 +16,7 @@
  *    under headings: prose, as a manual or an export is), then the `--more` documents one after the
  *    other, and crawls a loopback site of `--crawl-pages` pages of `--crawl-page-chars` characters of
  *    HTML each; the window ends when all of them are indexed (or after `--max-seconds`).
+ * 4. After window: the readers alone again for `--quiet-seconds`, over the index now holding A's chunks.
  *
  * Reported: per read, p50/p95/p99/max ms quiet and loaded and their ratio; the event-loop delay of this
  * process (perf_hooks.monitorEventLoopDelay, 10 ms resolution) in each window; every stall of the loop
@@ -257,8 +258,7 @@ async function runClients(job: ClientJob): Promise<void> {
       await writers.catch((err: Error) => process.stderr.write(`writers failed: ${err.message}\n`));
       const r = await readers;
       say({ type: 'latencies', window: 'load', ...r });
-      break;
-    }
+    } else break; // `end`
   }
   site.close();
   agent.destroy();
@@ -528,6 +528,12 @@ async function main(): Promise<void> {
     session.disconnect();
     const loadDelay = { p99: delay.percentile(99) / 1e6, max: delay.max / 1e6 };
     const loadAfter = loadAverage();
+    // 4. After: the readers alone again, over organization A's chunks now stored. Reads over a larger index
+    // (the HNSW graph and BM25 statistics are shared) cost more by themselves; the ratio to this window is
+    // what the indexing's competition for the database and the cores adds.
+    send({ type: 'quiet', seconds: Number(values['quiet-seconds']) });
+    const settled = await receive('latencies');
+    send({ type: 'end' });
 
     // Report.
     const f = (n: number) => (Number.isFinite(n) ? n.toFixed(n < 10 ? 1 : 0) : '-');
@@ -535,6 +541,7 @@ async function main(): Promise<void> {
     const rows = READS.map((read) => {
       const a = sorted(quiet.data[read]);
       const b = sorted(load.data[read]);
+      const c = sorted(settled.data[read]);
       return {
         read,
         'quiet n': String(a.length),
@@ -543,6 +550,8 @@ async function main(): Promise<void> {
         'load p50/p95/p99/max ms': `${f(percentile(b, 50))} / ${f(percentile(b, 95))} / ${f(percentile(b, 99))} / ${f(b.at(-1) ?? Number.NaN)}`,
         'p95 ratio': (percentile(b, 95) / percentile(a, 95)).toFixed(2),
         'p99 ratio': (percentile(b, 99) / percentile(a, 99)).toFixed(2),
+        'after p50/p95 ms': `${f(percentile(c, 50))} / ${f(percentile(c, 95))}`,
+        'p95 ratio to after': (percentile(b, 95) / percentile(c, 95)).toFixed(2),
       };
     });
     const title = `${storage}, model ${values.model}${values.busy ? ', BUSY (2 CPU hogs)' : ''}; load ${loadBefore} -> ${loadAfter}`;
@@ -612,7 +621,7 @@ async function main(): Promise<void> {
           ]
         : []),
     ]);
-    const errors = [...quiet.errors, ...load.errors];
+    const errors = [...quiet.errors, ...load.errors, ...settled.errors];
     if (errors.length > 0)
       console.log(`\n${errors.length} read errors, first: ${errors.slice(0, 3).join(' | ')}`);
     writeResult(`event-loop-${storage}-${values.model}${values.busy ? '-busy' : ''}`, {
