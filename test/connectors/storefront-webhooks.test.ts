@@ -247,7 +247,8 @@ for (const mode of STORAGE_MODES) {
       try {
         assert.equal((await deliver(t, fake.store.webhookDelivery('products/update', gid))).status, 200);
         await waitFor(() => during !== undefined, 30_000, 'the read to start');
-        assert.equal((await during!).status, 200);
+        const answer = await during!;
+        assert.equal(answer.status, 200, JSON.stringify(answer.body));
         await waitFor(
           async () => (await countRows(t, 'SELECT count(*) AS n FROM source_document_work')) === 0,
           30_000,

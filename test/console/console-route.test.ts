@@ -131,6 +131,7 @@ describe('the console as the service serves it', () => {
       'domain_name:string:required',
       'email:string:required',
       'api_token:string:required:secret',
+      'webhook_secret:string:optional:secret',
     ]);
     assert.deepEqual(fields('support_desk'), [
       'subdomain:string:required',
@@ -140,7 +141,10 @@ describe('the console as the service serves it', () => {
       'include_tickets:boolean:optional',
       'brands:string:optional',
     ]);
-    assert.deepEqual(fields('notes'), ['access_token:string:optional:secret']);
+    assert.deepEqual(fields('notes'), [
+      'access_token:string:optional:secret',
+      'webhook_verification_token:string:optional:secret',
+    ]);
     assert.deepEqual((byType.get('notes') as { oauth: unknown }).oauth, {
       tenantField: null,
       configured: true,

@@ -75,12 +75,19 @@ function methodNotAllowed(reply: FastifyReply) {
     });
 }
 
+/**
+ * The origin of the URLs the in-process client and the transport are handed. Both only need a URL to
+ * parse; the caller's `Host` is not one to trust (a port like 99999 made `new Request` throw), and the
+ * in-process fetch forwards the caller's host header itself.
+ */
+const IN_PROCESS_ORIGIN = 'http://mcp.invalid';
+
 export function register(app: App, _deps: RouteDeps): void {
   app.post(MCP_PATH, { schema: { hide: true } }, async (request, reply) => {
     // The auth hook has checked this key; the tools call the API with it, as this caller.
     const apiKey = bearerToken(request)!;
     const client = createKbClient({
-      baseUrl: `${request.protocol}://${request.host}`,
+      baseUrl: IN_PROCESS_ORIGIN,
       apiKey,
       fetch: inProcessFetch(app, request),
     });
@@ -99,7 +106,7 @@ export function register(app: App, _deps: RouteDeps): void {
         if (typeof value === 'string') headers.set(name, value);
       }
       const answer = await transport.handleRequest(
-        new Request(`${request.protocol}://${request.host}${request.url}`, { method: 'POST', headers }),
+        new Request(`${IN_PROCESS_ORIGIN}${request.url}`, { method: 'POST', headers }),
         { parsedBody: request.body },
       );
       reply.status(answer.status);

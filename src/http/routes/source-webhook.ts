@@ -117,8 +117,11 @@ async function receive(
         changes: message.changes,
       });
       if (eventId === null || message.changes.length === 0) continue;
-      await addDocumentWork(tx, { ...c, eventId, changes: message.changes });
+      // The job's row before the work's rows, the order the running job's own transaction takes them in
+      // (its lease, then the work it finished): the other order deadlocked with a job finishing the same
+      // document while its next event arrived.
       if (c.status === 'active' && (await enqueueSourceChangesJob(tx, c)) !== null) jobs++;
+      await addDocumentWork(tx, { ...c, eventId, changes: message.changes });
     }
     return jobs;
   });
