@@ -237,7 +237,7 @@ for (const mode of STORAGE_MODES) {
     test('an event that arrives while its product is being read makes one more read', async () => {
       const gid = productId('Trail Running Shoe v2');
       const fetchesBefore = fetchesOf(fake, gid);
-      let during: Promise<{ status: number }> | undefined;
+      let during: Promise<{ status: number; body: unknown }> | undefined;
       fake.store.onQuery = (roots, variables) => {
         const ids = variables['ids'];
         if (during || !roots.includes('nodes') || !Array.isArray(ids) || !ids.includes(gid)) return;
