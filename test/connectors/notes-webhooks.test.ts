@@ -30,7 +30,7 @@ import { plainFetch } from '../support/plain-fetch.ts';
 import { fastHttp, SyncedSet } from './helpers.ts';
 
 const hooks = notesConnector.webhooks!;
-const TOKEN = 'secret_tMrlL1qK5vuQAh1b6cZGhFChZTSYJlce98V0pYn7yBl';
+const TOKEN = 'secret_FAKE_notion_verification_token_for_tests';
 const ADMIN_TOKEN = 'admin-token-for-notes-webhook-tests-0123';
 
 /** A request as the route hands it over: the body's bytes, signed with `token` unless told otherwise. */
