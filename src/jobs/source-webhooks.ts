@@ -76,12 +76,21 @@ export async function recordMissingWebhookAccounts(
  * a public URL and the connection has no subscription yet (a rotation of credentials keeps the one it
  * has); a failure is logged (never with a secret) and changes nothing else.
  */
+/**
+ * Whether the service subscribes a connection of this source to its change notifications: the connector
+ * can subscribe and the service has a public URL for the vendor to call. A consent asks for what
+ * subscribing needs by the same rule.
+ */
+export function subscribesTo(connector: AnyConnector, publicUrl: string | undefined): boolean {
+  return connector.webhooks?.subscribe !== undefined && Boolean(publicUrl);
+}
+
 export async function subscribeConnection(
   deps: { db: Database; sources: SourceServices; log: Logger; publicUrl: string | undefined },
   c: { connectionId: string; organizationId: string; connector: AnyConnector; credentials: object },
 ): Promise<void> {
   const subscribe = c.connector.webhooks?.subscribe;
-  if (!subscribe || !deps.publicUrl) return;
+  if (!subscribe || !deps.publicUrl || !subscribesTo(c.connector, deps.publicUrl)) return;
   if (await getWebhookSubscription(deps.db, c.connectionId)) return;
   const callbackUrl = `${deps.publicUrl.replace(/\/+$/, '')}${sourceWebhookPath(c.connector.type)}`;
   const secrets = secretValues(c.credentials as Record<string, unknown>);

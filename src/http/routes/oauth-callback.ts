@@ -7,7 +7,7 @@ import { clipInput } from '../errors.ts';
 import { errorBodySchema } from '../schemas.ts';
 import { encodeStoredTokens } from '../../jobs/oauth-tokens.ts';
 import { oauthSecretAad } from '../oauth-state.ts';
-import { receivesChanges } from '../receives-changes.ts';
+import { subscribesTo } from '../../jobs/source-webhooks.ts';
 
 // Loose on purpose: authorization servers add parameters of their own.
 const querySchema = z.object({
@@ -111,7 +111,7 @@ async function storeConsentToken(
   const token = await steps.exchangeCode(deps.sources.oauthHttp(), oauthApp, {
     code: q.code,
     redirectUri: state.callbackUri,
-    receivesChanges: receivesChanges(deps, connector),
+    receivesChanges: subscribesTo(connector, deps.config.KB_PUBLIC_URL),
   });
   await saveOAuthSecret(deps.db, {
     id: state.secretId,

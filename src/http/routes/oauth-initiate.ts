@@ -6,7 +6,7 @@ import { type App, type RouteDeps, callerOf } from '../context.ts';
 import { commonErrors, httpUrl } from '../schemas.ts';
 import { credentialRules, publicOrigin, withCredentialRule } from './connection-shared.ts';
 import { newStateNonce, OAUTH_STATE_TTL_MS } from '../oauth-state.ts';
-import { receivesChanges } from '../receives-changes.ts';
+import { subscribesTo } from '../../jobs/source-webhooks.ts';
 
 /**
  * The request body: `type` is one of the sources that declare OAuth steps (type or alias), plus the
@@ -117,7 +117,7 @@ export function register(app: App, deps: RouteDeps): void {
       const consentUrl = steps.authorizeUrl(oauthApp, {
         redirectUri: callbackUri,
         state,
-        receivesChanges: receivesChanges(deps, connector),
+        receivesChanges: subscribesTo(connector, deps.config.KB_PUBLIC_URL),
       });
       return { consentUrl, secretId, expiresAt: Date.now() + OAUTH_STATE_TTL_MS };
     },
