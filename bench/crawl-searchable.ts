@@ -52,7 +52,15 @@ import { writeDocsSite } from '../test/support/docs-site.ts';
 import { testEmbedder } from '../test/support/embedding.ts';
 import { type StorageMode, type TestApp, startTestApp } from '../test/support/harness.ts';
 import { hashEmbedder } from '../test/support/hash-embedder.ts';
-import { embedInRounds, loadAverage, ModelIdle, percentile, printTable, writeResult } from './lib.ts';
+import {
+  embedInRounds,
+  loadAverage,
+  ModelIdle,
+  percentile,
+  printTable,
+  serveSiteElsewhere,
+  writeResult,
+} from './lib.ts';
 
 const FASTAPI = fileURLToPath(new URL('../../shared/data/sites/fastapi-docs', import.meta.url));
 
@@ -328,29 +336,6 @@ async function measure(run: Run): Promise<Measured> {
   }
 }
 
-/** Serves `dir` from a process of its own (bench/serve-site.ts). */
-async function serveElsewhere(dir: string): Promise<{ origin: string; stop: () => Promise<void> }> {
-  const child = spawn(process.execPath, [fileURLToPath(new URL('./serve-site.ts', import.meta.url)), dir], {
-    stdio: ['pipe', 'pipe', 'inherit'],
-  });
-  const origin = await new Promise<string>((resolve, reject) => {
-    let out = '';
-    child.stdout.on('data', (d) => {
-      out += d;
-      if (out.includes('\n')) resolve(out.trim());
-    });
-    child.on('exit', (code) => reject(new Error(`site server exited with ${code}`)));
-  });
-  return {
-    origin,
-    stop: () =>
-      new Promise<void>((resolve) => {
-        child.on('exit', () => resolve());
-        child.stdin.end();
-      }),
-  };
-}
-
 function runInChild(run: Run): Promise<Measured> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [fileURLToPath(import.meta.url), '--run', JSON.stringify(run)], {
@@ -439,7 +424,7 @@ async function main(): Promise<void> {
     const generated = site === 'docs500' ? mkdtempSync(path.join(os.tmpdir(), 'kb-docs-site-')) : null;
     if (generated) writeDocsSite(generated, { pages: Number(values.pages) });
     const dir = generated ?? FASTAPI;
-    const served = await serveElsewhere(dir);
+    const served = await serveSiteElsewhere(dir);
     try {
       for (const storage of storages)
         for (const model of models)

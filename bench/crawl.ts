@@ -65,7 +65,7 @@ import { testEmbedder } from '../test/support/embedding.ts';
 import { type StorageMode, startTestApp } from '../test/support/harness.ts';
 import { writeDocsSite } from '../test/support/docs-site.ts';
 import { serveDirectory } from '../test/support/sites.ts';
-import { embedInRounds, ModelIdle, printTable, writeResult } from './lib.ts';
+import { embedInRounds, ModelIdle, printTable, serveSiteElsewhere, writeResult } from './lib.ts';
 
 const SITE = fileURLToPath(new URL('../../shared/data/sites/fastapi-docs', import.meta.url));
 const CONCURRENCY = Number(process.env['BENCH_CRAWL_CONCURRENCY'] ?? 4);
@@ -429,29 +429,6 @@ async function runDocs(d: DocsScenario): Promise<DocsMeasured> {
   }
 }
 
-/** Serves `dir` from a process of its own; resolves to its origin and a function that stops it. */
-async function serveElsewhere(dir: string): Promise<{ origin: string; stop: () => Promise<void> }> {
-  const child = spawn(process.execPath, [fileURLToPath(new URL('./serve-site.ts', import.meta.url)), dir], {
-    stdio: ['pipe', 'pipe', 'inherit'],
-  });
-  const origin = await new Promise<string>((resolve, reject) => {
-    let out = '';
-    child.stdout.on('data', (d) => {
-      out += d;
-      if (out.includes('\n')) resolve(out.trim());
-    });
-    child.on('exit', (code) => reject(new Error(`site server exited with ${code}`)));
-  });
-  return {
-    origin,
-    stop: () =>
-      new Promise<void>((resolve) => {
-        child.on('exit', () => resolve());
-        child.stdin.end();
-      }),
-  };
-}
-
 /** `wget -r` of the site, HTML only: its pages, seconds and CPU seconds (its own rusage, via `times`). */
 async function wgetRecursive(
   origin: string,
@@ -486,7 +463,7 @@ async function docsRows(wanted: string[] | undefined, raw: Record<string, unknow
   if (scenarios.length === 0) return;
   const dir = mkdtempSync(path.join(os.tmpdir(), 'kb-docs-site-'));
   const written = writeDocsSite(dir, { pages: DOCS_PAGES });
-  const site = await serveElsewhere(dir);
+  const site = await serveSiteElsewhere(dir);
   try {
     const wget = await wgetRecursive(site.origin);
     raw['docs500-wget'] = wget;

@@ -1,7 +1,9 @@
+import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os, { tmpdir } from 'node:os';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import type { Database, Queryable } from '../src/db/database.ts';
 import { openPgliteThread } from '../src/db/pglite-thread.ts';
@@ -277,4 +279,29 @@ export class ModelIdle {
   ms(): number {
     return this.#idle + (this.#outstanding === 0 ? performance.now() - this.#since : 0);
   }
+}
+
+/** Serves `dir` from a process of its own (bench/serve-site.ts); resolves to its origin and a function that stops it. */
+export async function serveSiteElsewhere(
+  dir: string,
+): Promise<{ origin: string; stop: () => Promise<void> }> {
+  const child = spawn(process.execPath, [fileURLToPath(new URL('./serve-site.ts', import.meta.url)), dir], {
+    stdio: ['pipe', 'pipe', 'inherit'],
+  });
+  const origin = await new Promise<string>((resolve, reject) => {
+    let out = '';
+    child.stdout.on('data', (d) => {
+      out += d;
+      if (out.includes('\n')) resolve(out.trim());
+    });
+    child.on('exit', (code) => reject(new Error(`site server exited with ${code}`)));
+  });
+  return {
+    origin,
+    stop: () =>
+      new Promise<void>((resolve) => {
+        child.on('exit', () => resolve());
+        child.stdin.end();
+      }),
+  };
 }
