@@ -1,7 +1,8 @@
 /**
  * The test suite's driver (`npm test` runs lint and type-check, then this):
  * 1. fetch the fixtures (embedding model, native Postgres) into .cache/ when missing;
- * 2. start one native Postgres with pgvector for the whole run (each test makes its own database); its
+ * 2. start one native Postgres with pgvector for the whole run (each test makes its own database), and
+ *    build the images embedded-mode test databases start from (test/support/pglite-image.ts); Postgres's
  *    pre-flight proves pgvector works on this CPU, or the run stops here with one message naming the cause;
  * 3. run the test files, two at a time, each in its own `node --test` process group under a wall-clock
  *    limit, and print each file's output whole when it ends (no interleaving);
@@ -301,6 +302,15 @@ async function main(): Promise<void> {
       ],
       1,
     );
+  }
+  // The test databases' starting images (test/support/pglite-image.ts), built once here rather than by
+  // the first files at once.
+  const { pgliteImageFile } = await import('../test/support/pglite-image.ts');
+  try {
+    await Promise.all([pgliteImageFile('empty'), pgliteImageFile('migrated')]);
+  } catch (err) {
+    await pg.stop();
+    finish([], performance.now() - wallStart, [`run-tests: no PGlite image was built; no test ran.`, String(err)], 1);
   }
   const env: NodeJS.ProcessEnv = { ...process.env, KB_TEST_DATABASE_URL: pg.url };
   // Set when this driver itself runs inside a node test; it would make each `node --test` child stream

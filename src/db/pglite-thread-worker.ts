@@ -77,7 +77,10 @@ class RollBack extends Error {}
 let db: Database;
 try {
   // The opening thread holds the directory's lock (openPgliteThread).
-  db = await openPgliteUnderLock(settings.dataDir, { sharedBuffersMb: settings.sharedBuffersMb });
+  db = await openPgliteUnderLock(settings.dataDir, {
+    sharedBuffersMb: settings.sharedBuffersMb,
+    image: settings.image,
+  });
 } catch (err) {
   send({ type: 'open-failed', error: errorFields(err) });
   port.close();

@@ -2,6 +2,7 @@ import { MessageChannel, type MessagePort, receiveMessageOnPort, Worker } from '
 import { ForegroundGate } from '../lib/foreground-gate.ts';
 import { lockDataDir } from './data-dir-lock.ts';
 import type { Database, Queryable, TransactionOptions } from './database.ts';
+import type { PgliteOpenOptions } from './pglite.ts';
 
 /**
  * Embedded mode's database: PGlite on a thread of its own (pglite-thread-worker.ts runs it with
@@ -28,11 +29,12 @@ import type { Database, Queryable, TransactionOptions } from './database.ts';
  */
 export async function openPgliteThread(
   dataDir: string | null,
-  opts: { sharedBuffersMb?: number | undefined } = {},
+  opts: PgliteOpenOptions = {},
 ): Promise<Database> {
   const lock = dataDir ? lockDataDir(dataDir) : null;
   try {
-    return await startPgliteThread({ dataDir, sharedBuffersMb: opts.sharedBuffersMb }, () => lock?.release());
+    const settings = { dataDir, sharedBuffersMb: opts.sharedBuffersMb, image: opts.image };
+    return await startPgliteThread(settings, () => lock?.release());
   } catch (err) {
     lock?.release();
     throw err;
@@ -246,6 +248,7 @@ function asError(fields: ErrorFields, origin: Error): Error {
 export interface PgliteThreadSettings {
   dataDir: string | null;
   sharedBuffersMb: number | undefined;
+  image: string | undefined;
 }
 
 export interface PgliteThreadData {

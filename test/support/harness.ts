@@ -1,11 +1,11 @@
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import pg from 'pg';
 import type { Logger as PinoLogger } from 'pino';
 import { type Config, loadConfig } from '../../src/config.ts';
 import { registeredConnectors } from '../../src/connectors/registry.ts';
 import type { AnyConnector } from '../../src/connectors/types.ts';
 import type { Database } from '../../src/db/database.ts';
-import { migrate } from '../../src/db/migrate.ts';
+import { listMigrations, migrate } from '../../src/db/migrate.ts';
 import { openPgliteThread } from '../../src/db/pglite-thread.ts';
 import { openPostgres } from '../../src/db/postgres.ts';
 import {
@@ -19,6 +19,7 @@ import type { App } from '../../src/http/context.ts';
 import { CredentialCipher } from '../../src/lib/crypto.ts';
 import { ensureVectorIndex } from '../../src/search/vector-index.ts';
 import { startNativePostgres } from './native-postgres.ts';
+import { pgliteImageFile } from './pglite-image.ts';
 
 export type StorageMode = 'pglite' | 'postgres';
 
@@ -39,35 +40,86 @@ async function adminUrl(): Promise<string> {
   return server.url;
 }
 
-/** A fresh, empty database of the given mode (a new database on the native server, or PGlite in memory). */
+/**
+ * A fresh database of the given mode (a new database on the native server, or PGlite in memory): empty,
+ * or with `migrated` every migration applied already (from a migrated image or template, which is what
+ * running them would leave, in a fraction of the time: see pglite-image.ts and migratedTemplate).
+ */
 export async function freshDatabase(
   mode: StorageMode,
+  opts: { migrated?: boolean } = {},
 ): Promise<{ db: Database; url?: string; drop(): Promise<void> }> {
   if (mode === 'pglite') {
     // As the service opens it: on a thread of its own.
-    const db = await openPgliteThread(null);
+    const image = await pgliteImageFile(opts.migrated ? 'migrated' : 'empty');
+    const db = await openPgliteThread(null, { image });
     return { db, drop: () => db.close() };
   }
   const admin = new URL(await adminUrl());
+  const template = opts.migrated ? await migratedTemplate(admin) : null;
   const name = `kbtest_${randomBytes(6).toString('hex')}`;
-  const client = new pg.Client({ connectionString: admin.toString() });
-  await client.connect();
-  await client.query(`CREATE DATABASE ${name}`);
-  await client.end();
-  const url = new URL(admin);
-  url.pathname = `/${name}`;
-  const db = await openPostgres(url.toString(), { max: 5 });
+  await adminQuery(admin, `CREATE DATABASE ${name}${template ? ` TEMPLATE ${template}` : ''}`);
+  const url = databaseUrl(admin, name);
+  const db = await openPostgres(url, { max: 5 });
   return {
     db,
-    url: url.toString(),
+    url,
     async drop() {
       await db.close();
-      const c = new pg.Client({ connectionString: admin.toString() });
-      await c.connect();
-      await c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-      await c.end();
+      await adminQuery(admin, `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
     },
   };
+}
+
+function databaseUrl(admin: URL, name: string): string {
+  const url = new URL(admin);
+  url.pathname = `/${name}`;
+  return url.toString();
+}
+
+async function adminQuery(admin: URL, sql: string, params: unknown[] = []): Promise<pg.QueryResult> {
+  const client = new pg.Client({ connectionString: admin.toString() });
+  await client.connect();
+  try {
+    return await client.query(sql, params);
+  } finally {
+    await client.end();
+  }
+}
+
+let templateName: Promise<string> | undefined;
+
+/**
+ * A database on the native server with every migration applied, named by the migrations' hash, that
+ * CREATE DATABASE copies (nobody connects to it once built, as a template requires). Files running at once
+ * may each build one: each migrates a database of its own and renames it into place; the loser drops its
+ * own.
+ */
+function migratedTemplate(admin: URL): Promise<string> {
+  templateName ??= (async () => {
+    const hash = createHash('sha256');
+    for (const m of listMigrations()) hash.update(`${m.name}\0${m.sql}\0`);
+    const name = `kbtemplate_${hash.digest('hex').slice(0, 16)}`;
+    const exists = await adminQuery(admin, 'SELECT 1 FROM pg_database WHERE datname = $1', [name]);
+    if (exists.rowCount) return name;
+    const building = `kbbuild_${randomBytes(6).toString('hex')}`;
+    await adminQuery(admin, `CREATE DATABASE ${building}`);
+    const db = await openPostgres(databaseUrl(admin, building), { max: 1 });
+    try {
+      await migrate(db);
+    } finally {
+      await db.close();
+    }
+    try {
+      await adminQuery(admin, `ALTER DATABASE ${building} RENAME TO ${name}`);
+    } catch (err) {
+      // Another file's template got there first.
+      await adminQuery(admin, `DROP DATABASE IF EXISTS ${building} WITH (FORCE)`);
+      if ((err as { code?: string }).code !== '42P04') throw err;
+    }
+    return name;
+  })();
+  return templateName;
 }
 
 /** A fresh database with the migrations applied and the vector index of `model` (the indexer's tests). */
@@ -75,7 +127,7 @@ export async function indexerDatabase(
   mode: StorageMode,
   model: { modelId: string; dimensions: number },
 ): Promise<{ db: Database; drop(): Promise<void> }> {
-  const fresh = await freshDatabase(mode);
+  const fresh = await freshDatabase(mode, { migrated: true });
   await migrate(fresh.db);
   await ensureVectorIndex(fresh.db, { id: model.modelId, dimensions: model.dimensions });
   return { db: fresh.db, drop: fresh.drop };
@@ -151,7 +203,7 @@ export async function startTestApp(
 ): Promise<TestApp> {
   const fresh = opts.pgliteDir
     ? await openPgliteThread(opts.pgliteDir).then((db) => ({ db, drop: () => db.close() }))
-    : await freshDatabase(mode);
+    : await freshDatabase(mode, { migrated: true });
   const db = fresh.db;
   await migrate(db);
   const makeOrg = async (name: string): Promise<TestOrg> => {
