@@ -1,6 +1,7 @@
 /**
  * The test suite's driver (`npm test` runs lint and type-check, then this):
- * 1. fetch the fixtures (embedding model, native Postgres) into .cache/ when missing;
+ * 1. fetch the fixtures (embedding model, native Postgres) into .cache/ when missing: the model beside the
+ *    first test files, since only some files need it;
  * 2. start one native Postgres with pgvector for the whole run (each test makes its own database), and
  *    build the images embedded-mode test databases start from (test/support/pglite-image.ts); Postgres's
  *    pre-flight proves pgvector works on this CPU, or the run stops here with one message naming the cause;
@@ -260,10 +261,17 @@ function finish(results: FileResult[], wallMs: number, notes: string[] = [], ext
  * busy machine stretches but does not reorder much.
  */
 const SLOW_FILES = [
-  'test/ingest/indexer-commit.test.ts',
+  // Those that need no model first: the model fixture may still be building (see main).
+  'test/crawler/budget.test.ts',
+  'test/ops/fuzz.test.ts',
+  'test/crawler/render.test.ts',
+  'test/ops/shutdown.test.ts',
+  'test/crawler/politeness-pace.test.ts',
+  'test/ops/local-commands.test.ts',
   'test/db/native-postgres-fixture.test.ts',
   'test/ops/crash.test.ts',
-  'test/ops/shutdown.test.ts',
+  'test/console/console.test.ts',
+  'test/readme/readme.test.ts',
 ];
 
 async function main(): Promise<void> {
@@ -271,14 +279,18 @@ async function main(): Promise<void> {
   const limitMs = positiveNumber('KB_TEST_FILE_TIMEOUT_S', 600) * 1000;
   const concurrency = Math.floor(positiveNumber('KB_TEST_CONCURRENCY', 2));
 
-  for (const script of ['scripts/fixtures/model.sh', 'scripts/fixtures/postgres.sh']) {
-    if (!existsSync(script)) continue;
-    const r = spawnSync('bash', [script], { stdio: ['ignore', 'ignore', 'inherit'] });
+  // The model fixture is built beside the first files (on a fresh clone it is a download and an export
+  // of about 40 s on one core): only files that embed with the model wait for it, on its lock
+  // (test/support/model.ts runs the same script, which waits for the build in progress and reuses it).
+  const modelFixture = runFixtureAside('scripts/fixtures/model.sh');
+  const postgresFixture = 'scripts/fixtures/postgres.sh';
+  if (existsSync(postgresFixture)) {
+    const r = spawnSync('bash', [postgresFixture], { stdio: ['ignore', 'ignore', 'inherit'] });
     if (r.status !== 0) {
       finish(
         [],
         performance.now() - wallStart,
-        [`run-tests: ${script} failed (exit ${r.status}); no test ran`],
+        [`run-tests: ${postgresFixture} failed (exit ${r.status}); no test ran`],
         1,
       );
     }
@@ -310,7 +322,12 @@ async function main(): Promise<void> {
     await Promise.all([pgliteImageFile('empty'), pgliteImageFile('migrated')]);
   } catch (err) {
     await pg.stop();
-    finish([], performance.now() - wallStart, [`run-tests: no PGlite image was built; no test ran.`, String(err)], 1);
+    finish(
+      [],
+      performance.now() - wallStart,
+      [`run-tests: no PGlite image was built; no test ran.`, String(err)],
+      1,
+    );
   }
   const env: NodeJS.ProcessEnv = { ...process.env, KB_TEST_DATABASE_URL: pg.url };
   // Set when this driver itself runs inside a node test; it would make each `node --test` child stream
@@ -328,8 +345,15 @@ async function main(): Promise<void> {
   process.once('SIGINT', () => void stopAll('SIGINT'));
   process.once('SIGTERM', () => void stopAll('SIGTERM'));
 
-  const slow = (f: string): boolean => SLOW_FILES.includes(path.normalize(f));
-  const queue = [...files.filter(slow), ...files.filter((f) => !slow(f))];
+  // The slow files in SLOW_FILES's order, then the rest.
+  const rank = (f: string): number => {
+    const i = SLOW_FILES.indexOf(path.normalize(f));
+    return i < 0 ? SLOW_FILES.length : i;
+  };
+  const queue = files
+    .map((f, i) => ({ f, i }))
+    .sort((a, b) => rank(a.f) - rank(b.f) || a.i - b.i)
+    .map((x) => x.f);
   const worker = async () => {
     for (let file = queue.shift(); file !== undefined; file = queue.shift()) {
       const result = await runFile(file, env, limitMs, countsDir);
@@ -341,7 +365,37 @@ async function main(): Promise<void> {
 
   await pg.stop();
   rmSync(countsDir, { recursive: true, force: true });
-  finish(results, performance.now() - wallStart);
+  const model = await modelFixture;
+  if (model.ok) finish(results, performance.now() - wallStart);
+  else finish(results, performance.now() - wallStart, [`run-tests: ${model.problem}`], 1);
+}
+
+/**
+ * Run a fixture script without waiting for it; its output is printed when it ends (not between the
+ * files' outputs). Resolves with whether it succeeded.
+ */
+function runFixtureAside(script: string): Promise<{ ok: true } | { ok: false; problem: string }> {
+  if (!existsSync(script)) return Promise.resolve({ ok: true });
+  const started = performance.now();
+  const child = spawn('bash', [script], { stdio: ['ignore', 'ignore', 'pipe'] });
+  const err: Buffer[] = [];
+  child.stderr.on('data', (b: Buffer) => err.push(b));
+  return new Promise((resolve) => {
+    child.once('error', (e) => resolve({ ok: false, problem: `${script} did not start: ${e.message}` }));
+    child.once('close', (code) => {
+      const text = Buffer.concat(err).toString().trimEnd();
+      if (code === 0) {
+        if (text) process.stdout.write(`\n━━ ${script} (${seconds(performance.now() - started)})\n${text}\n`);
+        resolve({ ok: true });
+      } else {
+        process.stdout.write(`\n━━ ${script} failed (exit ${code})\n${text}\n`);
+        resolve({
+          ok: false,
+          problem: `${script} failed (exit ${code}); the files that embed with the model failed with it`,
+        });
+      }
+    });
+  });
 }
 
 if (import.meta.main) await main();
