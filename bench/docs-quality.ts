@@ -4,6 +4,10 @@
  * asked in semantic and hybrid mode.
  *
  *   node bench/docs-quality.ts [--split tune|heldout|both] [--save-index DIR] [--limit N]
+ *   node bench/docs-quality.ts --grid semantic|hybrid [--save-index DIR]
+ *
+ * --grid asks the tuning half only, once for each pair of page-signal weights (title, headings) of that
+ * mode (src/search/page-signal.ts), and prints a table of them: how the weights are chosen.
  *
  * The question set was written by reading the pages, before any measurement, and is split half/half into
  * `tune` and `heldout` (a shuffle seeded with 31): choose parameters on `tune` only, judge on `heldout`.
@@ -32,6 +36,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { z } from 'zod';
 import { Indexer } from '../src/ingest/indexer.ts';
+import { PAGE_WEIGHTS } from '../src/search/page-signal.ts';
 import { testEmbedder } from '../test/support/embedding.ts';
 import { type TestApp, startTestApp } from '../test/support/harness.ts';
 import { testModelDir } from '../test/support/model.ts';
@@ -55,9 +60,12 @@ const { values } = parseArgs({
     'save-index': { type: 'string' },
     /** Only the first N questions (a quick look; the figures to report use all). */
     limit: { type: 'string' },
+    /** A mode whose page-signal weights are swept on the tuning half. */
+    grid: { type: 'string' },
   },
 });
-const splitArg = z.enum(['tune', 'heldout', 'both']).parse(values.split);
+const gridMode = values.grid === undefined ? undefined : z.enum(MODES).parse(values.grid);
+const splitArg = gridMode ? 'tune' : z.enum(['tune', 'heldout', 'both']).parse(values.split);
 
 const Question = z.object({
   id: z.string(),
@@ -248,6 +256,36 @@ function score(ranks: Array<number | null>): Scores {
   return { n, hits1: share(1), hits3: share(3), mrr10: mrr };
 }
 
+/** Tuning-half scores of `mode` for each pair of page weights; the weights in the code are restored after. */
+async function sweepPageWeights(t: TestApp, mode: (typeof MODES)[number]): Promise<void> {
+  const kept = { ...PAGE_WEIGHTS[mode] };
+  const rows: Array<Record<string, string>> = [];
+  const grid = {
+    title: [0, 0.1, 0.2, 0.3, 0.4, 0.5],
+    headings: [0, 0.04, 0.08, 0.12, 0.2, 0.3],
+  };
+  try {
+    for (const title of grid.title) {
+      for (const headings of grid.headings) {
+        PAGE_WEIGHTS[mode] = { title, headings };
+        const ranks: Array<number | null> = [];
+        for (const q of questions) ranks.push((await ask(t, q, mode)).rank);
+        const s = score(ranks);
+        rows.push({
+          title: String(title),
+          headings: String(headings),
+          'hits@1': s.hits1.toFixed(3),
+          'hits@3': s.hits3.toFixed(3),
+          'MRR@10': s.mrr10.toFixed(3),
+        });
+      }
+    }
+  } finally {
+    PAGE_WEIGHTS[mode] = kept;
+  }
+  printTable(`${mode}: page weights on the tuning half (${questions.length} questions)`, rows);
+}
+
 const started = performance.now();
 const { t, figures, cleanup } = await openIndexed();
 try {
@@ -257,6 +295,15 @@ try {
       `p90 ${figures.chunksPerPage.p90}, max ${figures.chunksPerPage.max}); crawl ${figures.crawlSeconds.toFixed(0)} s, ` +
       `searchable ${figures.indexSeconds.toFixed(0)} s after the crawl's start; ${questions.length} questions`,
   );
+  if (gridMode) await sweepPageWeights(t, gridMode);
+  else await measure(t, figures);
+} finally {
+  await t.close();
+  cleanup();
+}
+
+/** Every question in both modes; the table, and per question the results, in bench/results. */
+async function measure(t: TestApp, figures: IndexFigures): Promise<void> {
   const perQuestion: Array<Question & { modes: Record<string, Asked> }> = [];
   const msPerQuery: Record<string, number> = {};
   for (const mode of MODES) {
@@ -292,7 +339,4 @@ try {
   const seconds = (performance.now() - started) / 1000;
   console.log(`\ntotal ${seconds.toFixed(0)} s; per question: bench/results/docs-quality.json`);
   writeResult('docs-quality', { split: splitArg, index: figures, summary, msPerQuery, seconds, perQuestion });
-} finally {
-  await t.close();
-  cleanup();
 }

@@ -27,7 +27,7 @@ export interface PageWeights {
 }
 
 export const PAGE_WEIGHTS: Record<SearchMode, PageWeights> = {
-  semantic: { title: 0.2, headings: 0.08 },
+  semantic: { title: 0.2, headings: 0.2 },
   hybrid: { title: 0.3, headings: 0.2 },
   keyword: { title: 0.3, headings: 0.2 },
 };
