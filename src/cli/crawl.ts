@@ -31,6 +31,9 @@ interface CrawlOptions extends RemoteOptions {
   external?: boolean;
   maxDepth?: number;
   tag?: string[];
+  render?: boolean;
+  maxConcurrency?: number;
+  delayMs?: number;
   wait?: boolean;
   /** With --wait: stop when the job ends, before its pages are searchable. */
   jobOnly?: boolean;
@@ -136,6 +139,17 @@ export function register(program: Command): void {
         intOption('--max-depth', 0, 1000),
       )
       .option('--tag <tag>', 'tag every crawled item (repeatable)', collect)
+      .option('--render', 'render each page in a headless browser before extracting it (slower)')
+      .option(
+        '--max-concurrency <n>',
+        "requests in flight per host at most (default and ceiling: the operator's)",
+        intOption('--max-concurrency', 1, 64),
+      )
+      .option(
+        '--delay-ms <ms>',
+        "milliseconds between two request starts per host (default and floor: the operator's)",
+        intOption('--delay-ms', 0, 600_000),
+      )
       .option(
         '--wait',
         'follow the job until it ends and its pages are searchable, then print a summary (exit 1 when it ' +
@@ -157,6 +171,9 @@ export function register(program: Command): void {
       ...(opts.external ? { allowExternalLinks: true } : {}),
       ...(opts.maxDepth !== undefined ? { maxDepth: opts.maxDepth } : {}),
       ...(opts.tag ? { tags: opts.tag } : {}),
+      ...(opts.render ? { renderJavaScript: true } : {}),
+      ...(opts.maxConcurrency !== undefined ? { maxConcurrency: opts.maxConcurrency } : {}),
+      ...(opts.delayMs !== undefined ? { delayMs: opts.delayMs } : {}),
     };
     const created = await ok(remote.client.POST('/api/connect/crawling/', { body }));
     const label = `crawl ${created.url}`;

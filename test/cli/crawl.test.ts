@@ -110,6 +110,61 @@ describe('kb crawl', () => {
     assert.match(res.stderr, /^kb: .*\^\/\(\?=a\).* \(400 invalid_request\)\n$/);
   });
 
+  test('--render --max-concurrency --delay-ms reach the API as the job shows them', async () => {
+    const res = await kb(
+      [
+        'crawl',
+        `${site.origin}/`,
+        '--limit',
+        '1',
+        '--render',
+        '--max-concurrency',
+        '3',
+        '--delay-ms',
+        '250',
+        '--json',
+      ],
+      { url, key },
+    );
+    assert.equal(res.code, 0, res.stderr);
+    const created = jsonLines(res.stdout).at(-1)! as { id: string };
+    // Rendering is slow and this test needs only the job's options: stop it at once.
+    const cancel = await c.t.call('DELETE', `/api/connect/crawling/${created.id}`);
+    // 409: it ended first (one page), which is as good.
+    assert.ok([200, 409].includes(cancel.status), JSON.stringify(cancel.body));
+    const job = await c.get(created.id);
+    assert.deepEqual(
+      [job.renderJavaScript, job.maxConcurrency, job.delayMs],
+      [true, 3, 250],
+      JSON.stringify(job),
+    );
+  });
+
+  test('a pace the CLI cannot send: exit 2 in one line; one beyond the operator: the API’s 400; no job', async () => {
+    const jobs = async () => (await c.t.call('GET', '/api/connect/crawling/')).body.total as number;
+    const before = await jobs();
+    for (const flags of [
+      ['--max-concurrency', '0'],
+      ['--max-concurrency', 'two'],
+      ['--delay-ms', '-5'],
+      ['--delay-ms', '1.5'],
+    ]) {
+      const res = await kb(['crawl', `${site.origin}/`, ...flags], { url, key });
+      assert.equal(res.code, 2, `${flags.join(' ')}: ${res.stderr}`);
+      assert.equal(res.stdout, '');
+      assert.match(
+        res.stderr,
+        new RegExp(`^kb: ${flags[0]} must be a whole number from \\d+ to [\\d_,]+, not "${flags[1]}"\n$`),
+      );
+    }
+    // The service's ceiling is the operator's KB_CRAWL_MAX_CONCURRENCY (4 by default).
+    const beyond = await kb(['crawl', `${site.origin}/`, '--max-concurrency', '9'], { url, key });
+    assert.equal(beyond.code, 1);
+    assert.equal(beyond.stdout, '');
+    assert.match(beyond.stderr, /^kb: body\.maxConcurrency: at most 4 .*\(400 invalid_request\)\n$/);
+    assert.equal(await jobs(), before, 'no job was created');
+  });
+
   test('the key appears in no output', () => {
     const secret = keySecret(key);
     assert.ok(allOutput.length >= 6);

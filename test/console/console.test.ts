@@ -501,7 +501,7 @@ describe('admin console in Chromium', () => {
     await shoot('items');
   });
 
-  test('crawls: the API’s refusal of a bad pattern, then a crawl with options, its refusals, and cancel', async () => {
+  test('crawls: the API’s refusal of a bad pattern and of a pace, then a crawl with options, its refusals, and cancel', async () => {
     await go('Crawls');
     await assertLabelled();
     const url = `${site.origin}/`;
@@ -515,6 +515,15 @@ describe('admin console in Chromium', () => {
     await page.getByLabel('Page limit').fill('60');
     await page.getByLabel('Exclude paths (one regular expression per line)').fill('^/tutorial/');
     await page.getByLabel('Tags (comma-separated)').fill('fastapi, docs');
+    // A pace beyond the operator's bounds: the API's refusal, shown as the form shows others.
+    await page.getByLabel('Delay between requests, ms (optional)').fill('1');
+    await page.getByRole('button', { name: 'Start crawl' }).click();
+    const tooFast = await t.call('POST', '/api/connect/crawling/', { body: { url, delayMs: 1 } });
+    assert.equal(tooFast.status, 400);
+    await alert().getByText(tooFast.body.message, { exact: true }).waitFor();
+    await page.getByLabel('Delay between requests, ms (optional)').fill('100');
+    await page.getByLabel('Max concurrency per host (optional)').fill('2');
+    await page.getByLabel(/^Render JavaScript/).check();
     await page.getByRole('button', { name: 'Start crawl' }).click();
     await status().getByText(`Crawl of ${url} started.`).waitFor();
     const card = page.locator('li.job').first();
@@ -535,6 +544,11 @@ describe('admin console in Chromium', () => {
     const jobs = await t.call('GET', '/api/connect/crawling/');
     assert.equal(jobs.body.data[0].status, 'cancelled');
     assert.deepEqual(jobs.body.data[0].tags, ['fastapi', 'docs']);
+    const { renderJavaScript, maxConcurrency, delayMs } = jobs.body.data[0];
+    assert.deepEqual(
+      { renderJavaScript, maxConcurrency, delayMs },
+      { renderJavaScript: true, maxConcurrency: 2, delayMs: 100 },
+    );
   });
 
   test('deep links answer the app, and the shell allows only its own origin', async () => {

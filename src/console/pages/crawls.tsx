@@ -1,7 +1,7 @@
 /**
  * Crawl jobs: a form with the seed's options (url, limit, include/exclude paths, external links) and the
- * extensions (depth, tags); the list with progress, outcomes, refusal reasons and cancel, polled while a
- * crawl runs.
+ * extensions (depth, tags, pace per host, JavaScript rendering); the list with progress, outcomes, refusal
+ * reasons and cancel, polled while a crawl runs.
  */
 import { useState } from 'preact/hooks';
 import type { CrawlJob } from '../../client/index.ts';
@@ -81,6 +81,7 @@ function CrawlForm(props: { onStarted(): void }) {
   const [external, setExternal] = useState(false);
   const [depth, setDepth] = useState('');
   const [tags, setTags] = useState('');
+  const [pace, setPace] = useState<CrawlPace>({ render: false, maxConcurrency: '', delayMs: '' });
   return (
     <form
       onSubmit={(e) => {
@@ -96,6 +97,7 @@ function CrawlForm(props: { onStarted(): void }) {
                 allowExternalLinks: external,
                 tags: splitList(tags),
                 ...(depth.trim() !== '' ? { maxDepth: Number(depth) } : {}),
+                ...paceBody(pace),
               },
             }),
           );
@@ -126,6 +128,7 @@ function CrawlForm(props: { onStarted(): void }) {
         />
         <label for="crawl-external">Follow links to other sites</label>
       </div>
+      <CrawlPaceAndRendering pace={pace} onPace={setPace} />
       <button type="submit" disabled={busy}>
         Start crawl
       </button>
@@ -163,6 +166,9 @@ function CrawlCard(props: { job: CrawlJob; onChanged(): void }) {
         {formatNumber(j.fetch_limit)}
         {j.maxDepth !== null ? ` · depth ${j.maxDepth}` : ''}
         {j.tags.length > 0 ? ` · tags ${j.tags.join(', ')}` : ''}
+        {j.renderJavaScript ? ' · rendered' : ''}
+        {j.maxConcurrency !== null ? ` · ${j.maxConcurrency} at a time per host` : ''}
+        {j.delayMs !== null ? ` · ${j.delayMs} ms apart` : ''}
       </p>
       {outcomes.length > 0 && (
         <ul class="chips" aria-label="Outcomes">
@@ -235,6 +241,69 @@ function CrawlLimitAndDepth(props: {
       <p id="crawl-depth-hint" class="hint">
         With a depth, only links are followed (no sitemaps); 0 crawls the start page alone.
       </p>
+    </>
+  );
+}
+
+/** The form's pace and rendering fields as typed: empty numbers are not sent (the operator's defaults). */
+interface CrawlPace {
+  render: boolean;
+  maxConcurrency: string;
+  delayMs: string;
+}
+
+function paceBody(pace: CrawlPace): { renderJavaScript?: true; maxConcurrency?: number; delayMs?: number } {
+  return {
+    ...(pace.render ? { renderJavaScript: true } : {}),
+    ...(pace.maxConcurrency.trim() !== '' ? { maxConcurrency: Number(pace.maxConcurrency) } : {}),
+    ...(pace.delayMs.trim() !== '' ? { delayMs: Number(pace.delayMs) } : {}),
+  };
+}
+
+/** How hard the crawl presses each host (within the operator's bounds, which the API enforces), and rendering. */
+function CrawlPaceAndRendering(props: { pace: CrawlPace; onPace(pace: CrawlPace): void }) {
+  const { pace, onPace } = props;
+  return (
+    <>
+      <div class="row">
+        <div>
+          <label for="crawl-max-concurrency">Max concurrency per host (optional)</label>
+          <input
+            id="crawl-max-concurrency"
+            type="number"
+            inputMode="numeric"
+            min={1}
+            value={pace.maxConcurrency}
+            onInput={(e) => onPace({ ...pace, maxConcurrency: e.currentTarget.value })}
+          />
+        </div>
+        <div>
+          <label for="crawl-delay-ms">Delay between requests, ms (optional)</label>
+          <input
+            id="crawl-delay-ms"
+            type="number"
+            inputMode="numeric"
+            min={0}
+            value={pace.delayMs}
+            aria-describedby="crawl-pace-hint"
+            onInput={(e) => onPace({ ...pace, delayMs: e.currentTarget.value })}
+          />
+        </div>
+      </div>
+      <p id="crawl-pace-hint" class="hint">
+        Empty: the service's defaults. The service refuses a pace beyond what its operator allows.
+      </p>
+      <div class="check">
+        <input
+          id="crawl-render"
+          type="checkbox"
+          checked={pace.render}
+          onChange={(e) => onPace({ ...pace, render: e.currentTarget.checked })}
+        />
+        <label for="crawl-render">
+          Render JavaScript (slower; for pages that build their content with scripts)
+        </label>
+      </div>
     </>
   );
 }
