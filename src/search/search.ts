@@ -4,6 +4,7 @@ import {
   chunkHitsByIds,
   nearestChunksByIndex,
   nearestChunksExact,
+  organizationChunkCount,
   pageFieldMatches,
 } from '../db/repositories/search.ts';
 import { toVectorParam } from '../embedding/vector.ts';
@@ -14,6 +15,16 @@ import type { SearchHit, SearchQuery } from './query.ts';
 import { EF_SEARCH } from './vector-index.ts';
 
 export type { SearchHit, SearchMode, SearchQuery } from './query.ts';
+
+/**
+ * Organizations with at most this many chunks are searched by an exact scan of their own chunks (through
+ * the organization's index), not through the HNSW index. The graph is shared by every organization, so a
+ * small one's index pass walks mostly other organizations' chunks and filters them out one by one: in
+ * embedded mode, an organization with 450 chunks beside another's 6,600 took 10 ms in the index pass and
+ * takes 5 ms in the exact scan (about 12 µs a chunk), which does not grow with the others' data. The
+ * exact answer is also the better one (recall 1).
+ */
+export const EXACT_SCAN_MAX_CHUNKS = 1000;
 
 /**
  * Nearest chunks through the HNSW index (src/db/repositories/search.ts). If the index yields fewer than
@@ -28,9 +39,14 @@ async function nearest(
   { dims, limit, hits }: { dims: number; limit: number; hits: boolean },
 ): Promise<ChunkHitRow[]> {
   const req = { filter: q, vector, dims, limit, hits, includeEmbedding: q.includeEmbedding };
-  let rows = await nearestChunksByIndex(db, req, EF_SEARCH);
-  // With the planner's defaults: the index pass's switches held for its own transaction only.
-  if (rows.length < limit) rows = await nearestChunksExact(db, req);
+  let rows: ChunkHitRow[];
+  if ((await organizationChunkCount(db, q.organizationId)) <= EXACT_SCAN_MAX_CHUNKS) {
+    rows = await nearestChunksExact(db, req);
+  } else {
+    rows = await nearestChunksByIndex(db, req, EF_SEARCH);
+    // With the planner's defaults: the index pass's switches held for its own transaction only.
+    if (rows.length < limit) rows = await nearestChunksExact(db, req);
+  }
   // relaxed_order may return near-ties slightly out of order; the join keeps no order at all.
   return rows.sort((a, b) => a.distance - b.distance || Number(a.id) - Number(b.id));
 }

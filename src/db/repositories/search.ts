@@ -150,6 +150,18 @@ export function nearestChunksExact(
   return db.query<ChunkHitRow>(sql, params);
 }
 
+/** How many chunks the organization has (searchable or being written), from its BM25 statistics row. */
+export async function organizationChunkCount(
+  db: Pick<Database, 'query'>,
+  organizationId: string,
+): Promise<number> {
+  const [row] = await db.query<{ n: number }>(
+    'SELECT chunk_count::int AS n FROM bm25_org_stats WHERE organization_id = $1',
+    [organizationId],
+  );
+  return row?.n ?? 0;
+}
+
 /** The hits of the chunks `ids` (in no particular order), with their distances to the query vector. */
 export function chunkHitsByIds(
   db: Pick<Database, 'query'>,
