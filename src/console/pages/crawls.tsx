@@ -204,6 +204,34 @@ function CrawlCard(props: { job: CrawlJob; onChanged(): void }) {
   );
 }
 
+/** A labelled whole-number input, kept as typed (an empty one is an option left out). */
+function NumberField(props: {
+  id: string;
+  label: string;
+  min: number;
+  required?: boolean;
+  /** The id of the hint that describes it. */
+  hint?: string;
+  value: string;
+  onValue(value: string): void;
+}) {
+  return (
+    <div>
+      <label for={props.id}>{props.label}</label>
+      <input
+        id={props.id}
+        type="number"
+        inputMode="numeric"
+        min={props.min}
+        required={props.required}
+        value={props.value}
+        aria-describedby={props.hint}
+        onInput={(e) => props.onValue(e.currentTarget.value)}
+      />
+    </div>
+  );
+}
+
 function CrawlLimitAndDepth(props: {
   limit: string;
   onLimit(limit: string): void;
@@ -213,30 +241,22 @@ function CrawlLimitAndDepth(props: {
   return (
     <>
       <div class="row">
-        <div>
-          <label for="crawl-limit">Page limit</label>
-          <input
-            id="crawl-limit"
-            type="number"
-            inputMode="numeric"
-            min={1}
-            required
-            value={props.limit}
-            onInput={(e) => props.onLimit(e.currentTarget.value)}
-          />
-        </div>
-        <div>
-          <label for="crawl-depth">Link depth (optional)</label>
-          <input
-            id="crawl-depth"
-            type="number"
-            inputMode="numeric"
-            min={0}
-            value={props.depth}
-            aria-describedby="crawl-depth-hint"
-            onInput={(e) => props.onDepth(e.currentTarget.value)}
-          />
-        </div>
+        <NumberField
+          id="crawl-limit"
+          label="Page limit"
+          min={1}
+          required
+          value={props.limit}
+          onValue={props.onLimit}
+        />
+        <NumberField
+          id="crawl-depth"
+          label="Link depth (optional)"
+          min={0}
+          hint="crawl-depth-hint"
+          value={props.depth}
+          onValue={props.onDepth}
+        />
       </div>
       <p id="crawl-depth-hint" class="hint">
         With a depth, only links are followed (no sitemaps); 0 crawls the start page alone.
@@ -266,29 +286,21 @@ function CrawlPaceAndRendering(props: { pace: CrawlPace; onPace(pace: CrawlPace)
   return (
     <>
       <div class="row">
-        <div>
-          <label for="crawl-max-concurrency">Max concurrency per host (optional)</label>
-          <input
-            id="crawl-max-concurrency"
-            type="number"
-            inputMode="numeric"
-            min={1}
-            value={pace.maxConcurrency}
-            onInput={(e) => onPace({ ...pace, maxConcurrency: e.currentTarget.value })}
-          />
-        </div>
-        <div>
-          <label for="crawl-delay-ms">Delay between requests, ms (optional)</label>
-          <input
-            id="crawl-delay-ms"
-            type="number"
-            inputMode="numeric"
-            min={0}
-            value={pace.delayMs}
-            aria-describedby="crawl-pace-hint"
-            onInput={(e) => onPace({ ...pace, delayMs: e.currentTarget.value })}
-          />
-        </div>
+        <NumberField
+          id="crawl-max-concurrency"
+          label="Max concurrency per host (optional)"
+          min={1}
+          value={pace.maxConcurrency}
+          onValue={(v) => onPace({ ...pace, maxConcurrency: v })}
+        />
+        <NumberField
+          id="crawl-delay-ms"
+          label="Delay between requests, ms (optional)"
+          min={0}
+          hint="crawl-pace-hint"
+          value={pace.delayMs}
+          onValue={(v) => onPace({ ...pace, delayMs: v })}
+        />
       </div>
       <p id="crawl-pace-hint" class="hint">
         Empty: the service's defaults. The service refuses a pace beyond what its operator allows.
