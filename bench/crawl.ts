@@ -30,7 +30,10 @@
  * generator's layout, found by links), served by a process of its own: `wget -r` (HTML only, one
  * connection, no delay) against the crawl at the default pace (2 in flight, 100 ms) and at the fastest
  * the operator allows (its host in KB_CRAWL_FAST_HOSTS: 8 in flight, no delay), PGlite, embedding
- * excluded; pages/s, the share of wget's rate, and CPU ms/page (wget's from its rusage).
+ * excluded; pages/s, the share of wget's rate, and CPU ms/page (wget's from its rusage). With
+ * `docs500-scrapy` in BENCH_SCENARIOS, Scrapy on the same served site in the same run
+ * (bench/scrapy_docs_spider.py: 8 in flight, no delay, links and title only; pinned venv from
+ * scripts/fixtures/scrapy.sh), its CPU from its rusage, whole process and from the spider's opening.
  *
  * How long after a crawl its pages are searchable, chunks a page and bytes on disk by part:
  * bench/crawl-searchable.ts.
@@ -429,6 +432,15 @@ async function runDocs(d: DocsScenario): Promise<DocsMeasured> {
   }
 }
 
+/** The CPU seconds of a `bash -c '...; times'` run's children: `times` prints the shell's, then theirs. */
+function childrenCpuSeconds(stdout: string): number {
+  const children = stdout.trim().split('\n').at(-1) ?? '';
+  return [...children.matchAll(/(\d+)m([\d.]+)s/g)].reduce(
+    (sum, m) => sum + Number(m[1]) * 60 + Number(m[2]),
+    0,
+  );
+}
+
 /** `wget -r` of the site, HTML only: its pages, seconds and CPU seconds (its own rusage, via `times`). */
 async function wgetRecursive(
   origin: string,
@@ -444,12 +456,7 @@ async function wgetRecursive(
       origin,
     ]);
     const seconds = (performance.now() - start) / 1000;
-    // `times`: the shell's user and system time, then its children's (wget's).
-    const children = stdout.trim().split('\n').at(-1) ?? '';
-    const cpuSeconds = [...children.matchAll(/(\d+)m([\d.]+)s/g)].reduce(
-      (sum, m) => sum + Number(m[1]) * 60 + Number(m[2]),
-      0,
-    );
+    const cpuSeconds = childrenCpuSeconds(stdout);
     const listed = await promisify(execFile)('find', [dir, '-name', '*.html']);
     return { pages: listed.stdout.trim().split('\n').filter(Boolean).length, seconds, cpuSeconds };
   } finally {
@@ -457,10 +464,91 @@ async function wgetRecursive(
   }
 }
 
-/** The docs-site rows: wget -r, then each pace, against one server process. */
+interface ScrapyMeasured {
+  pages: number;
+  /** The whole process: the interpreter's start-up and Scrapy's imports included. */
+  seconds: number;
+  cpuSeconds: number;
+  /** From the spider's opening to its closing, as the spider measures its own process. */
+  crawlSeconds: number;
+  crawlCpuSeconds: number;
+}
+
+/**
+ * Scrapy on the site (bench/scrapy_docs_spider.py in the venv of scripts/fixtures/scrapy.sh): its pages,
+ * seconds and CPU seconds (its rusage, via `times`); the reason instead when the venv cannot be built.
+ */
+async function scrapyRecursive(origin: string): Promise<ScrapyMeasured | string> {
+  let python: string;
+  try {
+    const fixture = await promisify(execFile)(
+      path.join(import.meta.dirname, '../scripts/fixtures/scrapy.sh'),
+    );
+    python = fixture.stdout.trim().split('\n').at(-1) ?? '';
+  } catch (err) {
+    const stderr = String((err as { stderr?: unknown }).stderr ?? err).trim();
+    return `not measured: scripts/fixtures/scrapy.sh failed (${stderr.split('\n').at(-1)?.slice(0, 160)})`;
+  }
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'kb-scrapy-'));
+  try {
+    const items = path.join(dir, 'items.jsonl');
+    const start = performance.now();
+    const { stdout, stderr } = await promisify(execFile)('bash', [
+      '-c',
+      '"$1" "$2" "$3" "$4"; times',
+      'scrapy',
+      python,
+      path.join(import.meta.dirname, 'scrapy_docs_spider.py'),
+      origin,
+      items,
+    ]);
+    const seconds = (performance.now() - start) / 1000;
+    // The spider prints its own figures when it closes; a spider that failed prints none.
+    const printed = stdout.split('\n').find((l) => l.startsWith('{'));
+    if (!printed)
+      return `not measured: the spider failed (${stderr.trim().split('\n').at(-1)?.slice(0, 160)})`;
+    const spider = JSON.parse(printed) as { crawlSeconds: number; crawlCpuSeconds: number };
+    return {
+      pages: readFileSync(items, 'utf8').split('\n').filter(Boolean).length,
+      seconds,
+      cpuSeconds: childrenCpuSeconds(stdout),
+      crawlSeconds: spider.crawlSeconds,
+      crawlCpuSeconds: spider.crawlCpuSeconds,
+    };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** The row of Scrapy on the docs site, beside wget's and the crawl's. */
+function scrapyRow(m: ScrapyMeasured | string, wgetRate: number): Record<string, string> {
+  const scenario = 'Scrapy (defaults; 8 in flight, 0 ms; links and title only)';
+  if (typeof m === 'string')
+    return {
+      scenario: `${scenario}: ${m}`,
+      pages: '-',
+      'pages/s': '-',
+      'of wget': '-',
+      seconds: '-',
+      'CPU ms/page': '-',
+    };
+  return {
+    scenario,
+    pages: String(m.pages),
+    'pages/s': (m.pages / m.seconds).toFixed(1),
+    'of wget': (m.pages / m.seconds / wgetRate).toFixed(2),
+    // In brackets: from the spider's opening to its closing (no interpreter start-up, no imports).
+    seconds: `${m.seconds.toFixed(2)} (crawl ${m.crawlSeconds.toFixed(2)})`,
+    'CPU ms/page': `${((1000 * m.cpuSeconds) / m.pages).toFixed(1)} (crawl ${((1000 * m.crawlCpuSeconds) / m.pages).toFixed(1)})`,
+  };
+}
+
+/** The docs-site rows: wget -r, then each pace, then Scrapy when asked for, against one server process. */
 async function docsRows(wanted: string[] | undefined, raw: Record<string, unknown>): Promise<void> {
   const scenarios = DOCS_SCENARIOS.filter((d) => !wanted || wanted.includes(d.id));
-  if (scenarios.length === 0) return;
+  // Scrapy only when the scenario list names it: it needs a venv built from PyPI.
+  const withScrapy = wanted?.includes('docs500-scrapy') ?? false;
+  if (scenarios.length === 0 && !withScrapy) return;
   const dir = mkdtempSync(path.join(os.tmpdir(), 'kb-docs-site-'));
   const written = writeDocsSite(dir, { pages: DOCS_PAGES });
   const site = await serveSiteElsewhere(dir);
@@ -490,6 +578,11 @@ async function docsRows(wanted: string[] | undefined, raw: Record<string, unknow
         seconds: m.seconds.toFixed(2),
         'CPU ms/page': ((1000 * m.cpuSeconds) / m.pages).toFixed(1),
       });
+    }
+    if (withScrapy) {
+      const scrapy = await scrapyRecursive(site.origin);
+      raw['docs500-scrapy'] = scrapy;
+      rows.push(scrapyRow(scrapy, wgetRate));
     }
     printTable(
       `Crawling a generated documentation site (${written.pages} pages, links only), PGlite, embedding excluded; the site served by another process`,
