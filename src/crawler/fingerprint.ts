@@ -58,6 +58,8 @@ const WORD_MINS = 64;
 const SIGNATURE_SIZE = SHINGLE_MINS + WORD_MINS + 2;
 const ROWS_PER_BAND = 4;
 const BANDS = SHINGLE_MINS / ROWS_PER_BAND;
+/** How many of {@link signatureBands}' bands come first from shingles; the rest are of words. */
+export const SHINGLE_BAND_COUNT = BANDS;
 /** Rows per band over the word minimums, and those bands (after the shingle bands). */
 const ROWS_PER_WORD_BAND = 3;
 const WORD_BANDS = Math.floor(WORD_MINS / ROWS_PER_WORD_BAND);

@@ -43,7 +43,7 @@ import { sha256Hex } from '../lib/crypto.ts';
 import type { Admission } from './admission.ts';
 import type { ExtractedPage } from './extract.ts';
 import type { FetchPageResult } from './fetch-page.ts';
-import { type DuplicateVerdict, duplicateOf, signatureBands } from './fingerprint.ts';
+import { type DuplicateVerdict, duplicateOf, SHINGLE_BAND_COUNT, signatureBands } from './fingerprint.ts';
 import { noteRefusals, STORED_OUTCOMES } from './frontier.ts';
 import { isPushedBack, PUSH_BACK, urlPattern } from './patterns.ts';
 import { PdfRefusal } from './pdf.ts';
@@ -327,6 +327,7 @@ export class PageSettler {
       organizationId: org,
       textHash: p.textHash,
       bands: p.bands,
+      wordBandsFrom: SHINGLE_BAND_COUNT,
       exceptSourceKey: sourceKey,
     });
     const holder = twins.sameText;

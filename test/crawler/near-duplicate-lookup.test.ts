@@ -5,13 +5,19 @@
  * statistics on these tables, and the planner had walked every item of the organization and probed
  * crawl_pages for each, so a crawl's cost a page grew with the pages stored. The lookup's plan is read
  * with EXPLAIN (buffers touched: a count of pages read, not a time) at two sizes of the same site.
+ * Pages that share only a band of words (one template's pages share most of their words) are capped.
  */
 import assert from 'node:assert/strict';
 import { randomInt } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import type { Database, Queryable } from '../../src/db/database.ts';
 import { migrate } from '../../src/db/migrate.ts';
-import { pageTwins, preferIndexLookups, savePageMemory } from '../../src/db/repositories/crawl-pages.ts';
+import {
+  MAX_WORD_BAND_CANDIDATES,
+  pageTwins,
+  preferIndexLookups,
+  savePageMemory,
+} from '../../src/db/repositories/crawl-pages.ts';
 import { createOrganization } from '../../src/db/repositories/organizations.ts';
 import { crawlSourceKey, storeDocument } from '../../src/ingest/hash-skip.ts';
 import { freshDatabase, STORAGE_MODES } from '../support/harness.ts';
@@ -118,6 +124,38 @@ for (const mode of STORAGE_MODES) {
       // Walking the organization's pages touched about 3 buffers a page stored (1,500 at 500 pages).
       assert.ok(at500 < 200, `${at500} buffers read at 500 pages (${at100} at 100)`);
       assert.ok(at500 < 2 * at100, `${at500} buffers read at 500 pages against ${at100} at 100`);
+    });
+
+    test('pages sharing only a band of words are read at most MAX_WORD_BAND_CANDIDATES, the latest first; a band of shingles finds its page among them', async () => {
+      // One template's pages: the same word band on 100 pages (the 500 above have other bands).
+      const wordBand = randomInts(1)[0]!;
+      const template = await db.query<{ source_key: string }>(
+        `UPDATE crawl_pages SET bands = bands || $2::int[], fetched_at = now() - make_interval(secs => 600 - n)
+           FROM (SELECT source_key AS k, row_number() OVER (ORDER BY source_key) AS n FROM crawl_pages
+                  WHERE organization_id = $1 ORDER BY source_key LIMIT 100) AS t
+          WHERE organization_id = $1 AND source_key = t.k RETURNING source_key`,
+        [org, [wordBand]],
+      );
+      assert.equal(template.length, 100);
+      const [near] = await db.query<{ bands: number[]; source_key: string }>(
+        'SELECT bands, source_key FROM crawl_pages WHERE organization_id = $1 AND NOT (bands && $2::int[]) LIMIT 1',
+        [org, [wordBand]],
+      );
+      const latest = await db.query<{ source_key: string }>(
+        `SELECT source_key FROM crawl_pages WHERE organization_id = $1 AND bands && $2::int[]
+          ORDER BY fetched_at DESC, source_key DESC LIMIT ${MAX_WORD_BAND_CANDIDATES}`,
+        [org, [wordBand]],
+      );
+      const found = await pageTwins(db, {
+        crawlJobId: 'crawl-1',
+        organizationId: org,
+        textHash: 'no such text',
+        bands: [near!.bands[0]!, ...randomInts(BANDS - 1), wordBand],
+        wordBandsFrom: BANDS,
+        exceptSourceKey: crawlSourceKey('docs.example.com/another-page'),
+      });
+      const keys = found.candidates.map((c) => c.sourceKey).sort();
+      assert.deepEqual(keys, [...latest.map((r) => r.source_key), near!.source_key].sort());
     });
   });
 }
