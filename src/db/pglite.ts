@@ -40,8 +40,8 @@ export async function openPgliteUnderLock(
   dataDir: string | null,
   opts: PgliteOpenOptions = {},
 ): Promise<Database> {
-  if (dataDir) mkdirSync(dataDir, { recursive: true });
   if (opts.image && dataDir) throw new Error('a PGlite image starts an in-memory database only');
+  if (dataDir) mkdirSync(dataDir, { recursive: true });
   const pg = await PGlite.create(dataDir ?? undefined, {
     extensions: { vector },
     startParams: pgliteStartParams(opts.sharedBuffersMb ?? defaultSharedBuffersMb(dataDir)),

@@ -71,33 +71,39 @@ export async function recordMissingWebhookAccounts(
   }
 }
 
-/**
- * Subscribes a connection to its source's change notifications when the connector can, the service has
- * a public URL and the connection has no subscription yet (a rotation of credentials keeps the one it
- * has); a failure is logged (never with a secret) and changes nothing else.
- */
+/** The connector's subscribe step and the public URL, when the service subscribes (see {@link subscribesTo}). */
+function howToSubscribe(connector: AnyConnector, publicUrl: string | undefined) {
+  const subscribe = connector.webhooks?.subscribe;
+  return subscribe && publicUrl ? { subscribe, publicUrl } : null;
+}
+
 /**
  * Whether the service subscribes a connection of this source to its change notifications: the connector
  * can subscribe and the service has a public URL for the vendor to call. A consent asks for what
  * subscribing needs by the same rule.
  */
 export function subscribesTo(connector: AnyConnector, publicUrl: string | undefined): boolean {
-  return connector.webhooks?.subscribe !== undefined && Boolean(publicUrl);
+  return howToSubscribe(connector, publicUrl) !== null;
 }
 
+/**
+ * Subscribes a connection to its source's change notifications when the service does ({@link subscribesTo})
+ * and the connection has no subscription yet (a rotation of credentials keeps the one it has); a failure
+ * is logged (never with a secret) and changes nothing else.
+ */
 export async function subscribeConnection(
   deps: { db: Database; sources: SourceServices; log: Logger; publicUrl: string | undefined },
   c: { connectionId: string; organizationId: string; connector: AnyConnector; credentials: object },
 ): Promise<void> {
-  const subscribe = c.connector.webhooks?.subscribe;
-  if (!subscribe || !deps.publicUrl || !subscribesTo(c.connector, deps.publicUrl)) return;
+  const can = howToSubscribe(c.connector, deps.publicUrl);
+  if (!can) return;
   if (await getWebhookSubscription(deps.db, c.connectionId)) return;
-  const callbackUrl = `${deps.publicUrl.replace(/\/+$/, '')}${sourceWebhookPath(c.connector.type)}`;
+  const callbackUrl = `${can.publicUrl.replace(/\/+$/, '')}${sourceWebhookPath(c.connector.type)}`;
   const secrets = secretValues(c.credentials as Record<string, unknown>);
   try {
     const signal = AbortSignal.timeout(SUBSCRIBE_TIMEOUT_MS);
     const ctx = deps.sources.syncContext(c.connector, c.credentials, { signal, log: deps.log });
-    const subscription: WebhookSubscription = await subscribe(ctx, { callbackUrl });
+    const subscription: WebhookSubscription = await can.subscribe(ctx, { callbackUrl });
     await saveWebhookSubscription(deps.db, {
       connectionId: c.connectionId,
       organizationId: c.organizationId,

@@ -27,26 +27,22 @@ export type { SearchHit, SearchMode, SearchQuery } from './query.ts';
 export const EXACT_SCAN_MAX_CHUNKS = 1000;
 
 /**
- * Nearest chunks through the HNSW index (src/db/repositories/search.ts). If the index yields fewer than
- * `limit` rows (a filter so selective that the scan budget ran out, or fewer matching chunks than
- * `limit`), an exact scan over the matching chunks answers instead. Hits nearest first. `vector` is the
- * query's {@link toVectorParam}.
+ * Nearest chunks, nearest first: by an exact scan of the organization's chunks when `exact` (a small
+ * organization, {@link EXACT_SCAN_MAX_CHUNKS}), else through the HNSW index (src/db/repositories/search.ts),
+ * and by the exact scan after all if the index yields fewer than `limit` rows (a filter so selective that
+ * the scan budget ran out, or fewer matching chunks than `limit`). `vector` is the query's
+ * {@link toVectorParam}.
  */
 async function nearest(
   db: Database,
   q: SearchQuery,
   vector: Uint8Array,
-  { dims, limit, hits }: { dims: number; limit: number; hits: boolean },
+  { dims, limit, exact }: { dims: number; limit: number; exact: boolean },
 ): Promise<ChunkHitRow[]> {
-  const req = { filter: q, vector, dims, limit, hits, includeEmbedding: q.includeEmbedding };
-  let rows: ChunkHitRow[];
-  if ((await organizationChunkCount(db, q.organizationId)) <= EXACT_SCAN_MAX_CHUNKS) {
-    rows = await nearestChunksExact(db, req);
-  } else {
-    rows = await nearestChunksByIndex(db, req, EF_SEARCH);
-    // With the planner's defaults: the index pass's switches held for its own transaction only.
-    if (rows.length < limit) rows = await nearestChunksExact(db, req);
-  }
+  const req = { filter: q, vector, dims, limit, hits: false, includeEmbedding: q.includeEmbedding };
+  let rows = exact ? await nearestChunksExact(db, req) : await nearestChunksByIndex(db, req, EF_SEARCH);
+  // With the planner's defaults: the index pass's switches held for its own transaction only.
+  if (!exact && rows.length < limit) rows = await nearestChunksExact(db, req);
   // relaxed_order may return near-ties slightly out of order; the join keeps no order at all.
   return rows.sort((a, b) => a.distance - b.distance || Number(a.id) - Number(b.id));
 }
@@ -73,9 +69,12 @@ type Scored = Map<number, number>;
  */
 export async function search(db: Database, q: SearchQuery, dims: number): Promise<SearchHit[]> {
   const vector = toVectorParam(q.vector);
+  // Decided once: the deeper rounds of a `maxPerItem` search scan the same way.
+  const exact =
+    q.mode !== 'keyword' && (await organizationChunkCount(db, q.organizationId)) <= EXACT_SCAN_MAX_CHUNKS;
   let depth = Math.max(FUSION_DEPTH, q.limit);
   for (;;) {
-    const { scores, exhausted } = await candidates(db, q, vector, { dims, depth });
+    const { scores, exhausted } = await candidates(db, q, vector, { dims, depth, exact });
     const ids = await rankWithPages(db, q, scores);
     // Only a collapse can leave the list short while more candidates exist.
     const done = q.maxPerItem === undefined || ids.length >= q.limit || exhausted || depth >= MAX_DEPTH;
@@ -84,15 +83,18 @@ export async function search(db: Database, q: SearchQuery, dims: number): Promis
   }
 }
 
-/** Each mode's candidate chunks with their scores; `exhausted` when no ranking had more than `depth`. */
+/**
+ * Each mode's candidate chunks with their scores; `exhausted` when no ranking had more than `depth`.
+ * `exact`: the vectors' ranking scans the organization's chunks exactly (see {@link nearest}).
+ */
 async function candidates(
   db: Database,
   q: SearchQuery,
   vector: Uint8Array,
-  { dims, depth }: { dims: number; depth: number },
+  { dims, depth, exact }: { dims: number; depth: number; exact: boolean },
 ): Promise<{ scores: Scored; exhausted: boolean }> {
   if (q.mode === 'semantic') {
-    const sem = await nearest(db, q, vector, { dims, limit: depth, hits: false });
+    const sem = await nearest(db, q, vector, { dims, limit: depth, exact });
     const threshold = q.cosineDistanceThreshold;
     const kept = sem.filter((r) => threshold === undefined || r.distance <= threshold);
     return {
@@ -105,7 +107,7 @@ async function candidates(
   if (q.mode === 'keyword') {
     return { scores: fusedScores([], kw, 0), exhausted: kw.length < depth };
   }
-  const sem = await nearest(db, q, vector, { dims, limit: depth, hits: false });
+  const sem = await nearest(db, q, vector, { dims, limit: depth, exact });
   return {
     scores: fusedScores(
       sem.map((r) => ({ id: Number(r.id), distance: r.distance })),

@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { PGlite } from '@electric-sql/pglite';
@@ -16,8 +16,8 @@ import { pgliteDatabase, pgliteImage } from '../../src/db/pglite.ts';
  *
  * Kept in the fixtures cache (`.cache/pglite-images/`), named by a hash of what decides their content
  * (the PGlite and pgvector packages, and for `migrated` every migration's text), so a changed migration
- * builds a new image. Test files running in parallel may build one at once: each writes a file of its
- * own and renames it into place, so a reader sees a whole image or none.
+ * builds a new image (and removes the older one of its kind). Test files running in parallel may build one
+ * at once: each writes a file of its own and renames it into place, so a reader sees a whole image or none.
  */
 export type PgliteImageKind = 'empty' | 'migrated';
 
@@ -48,7 +48,14 @@ function imageKey(kind: PgliteImageKind): string {
   hash.update(
     `${kind}\0${packageVersion('@electric-sql/pglite')}\0${packageVersion('@electric-sql/pglite-pgvector')}`,
   );
-  if (kind === 'migrated') for (const m of listMigrations()) hash.update(`\0${m.name}\0${m.sql}`);
+  if (kind === 'migrated') hash.update(`\0${migrationsHash()}`);
+  return hash.digest('hex').slice(0, 16);
+}
+
+/** A hash of every migration's name and text: names what a migrated database holds. */
+export function migrationsHash(): string {
+  const hash = createHash('sha256');
+  for (const m of listMigrations()) hash.update(`${m.name}\0${m.sql}\0`);
   return hash.digest('hex').slice(0, 16);
 }
 
@@ -64,6 +71,10 @@ async function buildImage(kind: PgliteImageKind): Promise<string> {
     const partial = `${file}.${process.pid}.${randomBytes(4).toString('hex')}`;
     writeFileSync(partial, bytes);
     renameSync(partial, file);
+    // Images of older migrations or packages (40 MB each) are not read again.
+    for (const old of readdirSync(dir))
+      if (old.startsWith(`${kind}-`) && old.endsWith('.tar') && path.join(dir, old) !== file)
+        rmSync(path.join(dir, old), { force: true });
   } finally {
     await pg.close();
   }
